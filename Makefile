@@ -1,0 +1,56 @@
+# Everything a fresh machine needs, installed by the project itself. Each step leaves a stamp
+# (or its product) so the second run is quick.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+CACHE := .cache
+DELTA_VERSION := 4.4.0
+DELTA_JARS := $(CACHE)/jars/delta-spark_4.2_2.13-$(DELTA_VERSION).jar $(CACHE)/jars/delta-storage-$(DELTA_VERSION).jar
+SYSTEM_PACKAGES := unixodbc tdsodbc postgresql openjdk-17-jre-headless maven
+# Spark 4.2 runs on Java 17 or 21; machines may carry other JDKs too, so pick one explicitly.
+JAVA_HOME ?= $(firstword $(wildcard /usr/lib/jvm/java-17-openjdk-* /usr/lib/jvm/java-21-openjdk-*))
+export JAVA_HOME
+export SQLQUEUE_JARS_DIR := $(abspath $(CACHE)/jars)
+PYTEST_ARGS ?=
+
+.PHONY: setup system venv jars demo test test-fast bench clean
+setup: system venv jars
+
+system: $(CACHE)/system.stamp
+$(CACHE)/system.stamp:
+	@mkdir -p $(CACHE)
+	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing system packages: $$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@touch $@
+
+venv: $(VENV)/.installed
+$(VENV)/.installed: pyproject.toml | $(CACHE)/system.stamp
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $@
+
+jars: $(DELTA_JARS)
+$(CACHE)/jars/%.jar: | $(CACHE)/system.stamp
+	@mkdir -p $(CACHE)/jars
+	artifact=$$(echo $* | sed -E 's/^(.*)-([0-9][^-]*)$$/io.delta:\1:\2/'); \
+	mvn -q -B org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy \
+	  -Dartifact=$$artifact -DoutputDirectory=$(CACHE)/jars
+
+demo: setup
+	$(PY) jobs/demo.py
+
+test: setup
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-fast: setup
+	$(PY) -m pytest -m "not crash" $(PYTEST_ARGS)
+
+bench: setup
+	$(PY) benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) $(CACHE) .pytest_cache

@@ -1,0 +1,117 @@
+"""Where the queue lives: a URL (or driver connection string) turned into a dialect and a connect call.
+
+Passwords are kept out of every string this module produces: ``ConnectionSpec`` never shows one in
+its repr or ``display``, and ``redact`` scrubs them from any text (driver errors included).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from .errors import ConfigError
+
+DIALECT_ALIASES = {
+    "sqlite": "sqlite",
+    "postgresql": "postgres",
+    "postgres": "postgres",
+    "sqlserver": "sqlserver",
+    "mssql": "sqlserver",
+}
+_SECRET_IN_TEXT = re.compile(r"(?i)\b(pwd|password)\s*=\s*(\{[^}]*\}|[^;\s&]*)")
+_SECRET_IN_URL = re.compile(r"(//[^:/@\s]+:)[^@/\s]+@")
+
+
+def redact(text: str, *secrets: str | None) -> str:
+    """Remove passwords from text: key=value forms, user:password@ in URLs, and known secret values."""
+    text = _SECRET_IN_TEXT.sub(lambda m: f"{m.group(1)}=***", text)
+    text = _SECRET_IN_URL.sub(r"\1***@", text)
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+@dataclass(frozen=True)
+class ConnectionSpec:
+    """A database address. ``params`` are dialect-specific; ``password`` never appears in repr."""
+
+    dialect: str
+    params: tuple[tuple[str, str], ...]
+    user: str | None = None
+    password: str | None = field(default=None, repr=False)
+    raw: str | None = field(default=None, repr=False)  # a driver connection string given verbatim
+
+    @property
+    def display(self) -> str:
+        """A human-readable address without secrets, for logs and errors."""
+        if self.raw is not None:
+            return f"{self.dialect}:{redact(self.raw, self.password)}"
+        shown = ";".join(f"{k}={v}" for k, v in self.params)
+        return f"{self.dialect}:{shown}" + (f" (user {self.user})" if self.user else "")
+
+    def param(self, key: str, default: str | None = None) -> str | None:
+        return dict(self.params).get(key, default)
+
+    @property
+    def cache_key(self) -> tuple:
+        return (self.dialect, self.params, self.user, self.password, self.raw)
+
+
+def parse_connection(
+    url: str | None,
+    connection_string: str | None = None,
+    dialect: str | None = None,
+    user: str | None = None,
+    password: str | None = None,
+) -> ConnectionSpec:
+    """Build a spec from either ``url`` or ``connectionString`` + ``dialect``."""
+    if url and connection_string:
+        raise ConfigError("options 'url' and 'connectionString' are exclusive: give one of them")
+    if connection_string:
+        name = DIALECT_ALIASES.get((dialect or "").lower())
+        if name not in ("postgres", "sqlserver"):
+            raise ConfigError(
+                f"option 'dialect' = {dialect!r} is not allowed with 'connectionString': "
+                "use 'sqlserver' (an ODBC connection string) or 'postgresql' (a libpq conninfo)"
+            )
+        return ConnectionSpec(name, (), user, password, raw=connection_string)
+    if not url:
+        raise ConfigError(
+            "option 'url' is required: e.g. sqlite:///var/queues/jobs.db, "
+            "postgresql://host:5432/db or sqlserver://host:1433/db"
+        )
+    return _parse_url(url, user, password)
+
+
+def _parse_url(url: str, user: str | None, password: str | None) -> ConnectionSpec:
+    scheme, sep, rest = url.partition(":")
+    name = DIALECT_ALIASES.get(scheme.lower())
+    if not sep or name is None:
+        raise ConfigError(
+            f"option 'url' = {redact(url)!r} is not allowed: its scheme must be one of "
+            f"{', '.join(sorted(DIALECT_ALIASES))} (e.g. sqlite:///path/queue.db)"
+        )
+    if name == "sqlite":
+        path = rest[2:] if rest.startswith("//") else rest
+        if not path or path == ":memory:":
+            raise ConfigError(
+                f"option 'url' = {url!r} is not allowed: SQLite needs a file path that every Spark "
+                "process can open, e.g. sqlite:///tmp/queue.db"
+            )
+        return ConnectionSpec("sqlite", (("path", path),))
+    parts = urlsplit(url)
+    if not parts.hostname or not parts.path.strip("/"):
+        raise ConfigError(
+            f"option 'url' = {redact(url)!r} is not allowed: expected {scheme}://host[:port]/database"
+        )
+    params = [("host", parts.hostname), ("database", unquote(parts.path.strip("/")))]
+    if parts.port:
+        params.append(("port", str(parts.port)))
+    params.extend(sorted(parse_qsl(parts.query)))
+    return ConnectionSpec(
+        name,
+        tuple(params),
+        user or (unquote(parts.username) if parts.username else None),
+        password or (unquote(parts.password) if parts.password else None),
+    )

@@ -1,0 +1,295 @@
+"""The dialect contract: every SQL statement sqlqueue runs, built from one shared skeleton.
+
+A dialect subclass varies only what its engine spells differently (types, "now", row limits,
+locking hints, bulk insert). Statements are written with ``:name`` parameters and compiled to the
+driver's positional markers, so parameter order never differs between engines.
+"""
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from ..connection import ConnectionSpec, redact
+from ..errors import DatabaseError
+from ..identifiers import TableName
+from ..schema import (
+    CLAIMED,
+    DONE,
+    LIFECYCLE,
+    ORDERS,
+    READY,
+    READY_INDEX_KEY,
+    STAGED,
+    STATES,
+    Column,
+    QueueSpec,
+)
+
+_PARAM = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
+LEDGER_TABLE = "sqlqueue_sink_ledger"
+
+
+@dataclass(frozen=True)
+class Statement:
+    """SQL text with positional markers, and the parameter name behind each marker."""
+
+    sql: str
+    names: tuple[str, ...]
+
+    def bind(self, values: dict[str, Any]) -> list[Any]:
+        return [values[n] for n in self.names]
+
+
+class Dialect(ABC):
+    name: str
+    marker: str = "?"
+    # Largest number of rows one statement may lock; None means no limit is needed.
+    default_chunk: int | None = None
+
+    # ---- spelling: what subclasses vary -------------------------------------------------------
+    @abstractmethod
+    def quote(self, ident: str) -> str: ...
+
+    @abstractmethod
+    def type_sql(self, column: Column) -> str: ...
+
+    @abstractmethod
+    def now(self) -> str:
+        """The current UTC time as an SQL expression."""
+
+    @abstractmethod
+    def now_plus(self, seconds_param: str) -> str:
+        """The current UTC time plus ``:seconds_param`` seconds."""
+
+    @abstractmethod
+    def create_table_guarded(self, table: TableName, body: str) -> str: ...
+
+    @abstractmethod
+    def create_index_guarded(
+        self, table: TableName, index: str, key: str, include: Sequence[str], where: str, unique: bool = False
+    ) -> str: ...
+
+    @abstractmethod
+    def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool) -> str:
+        """One statement that marks up to ``:limit`` ready rows and returns their ids."""
+
+    def limited_update(self, table: TableName, set_sql: str, where: str, limited: bool) -> str:
+        """UPDATE of the matching rows, at most ``:limit`` of them when ``limited``."""
+        return f"UPDATE {self.table(table)} SET {set_sql} WHERE {self._limited(table, where, limited)}"
+
+    def limited_delete(self, table: TableName, where: str, limited: bool) -> str:
+        return f"DELETE FROM {self.table(table)} WHERE {self._limited(table, where, limited)}"
+
+    def _limited(self, table: TableName, where: str, limited: bool) -> str:
+        if not limited:
+            return where
+        i = self.quote("id")
+        return f"{i} IN (SELECT {i} FROM {self.table(table)} WHERE {where} LIMIT :limit)"
+
+    @abstractmethod
+    def columns_sql(self, table: TableName) -> str:
+        """Rows of (column name, database type name, nullable flag)."""
+
+    @abstractmethod
+    def portable_type(self, db_type: str) -> str: ...
+
+    def identity_sql(self, column: Column) -> str:
+        return f"{self.type_sql(column)} NOT NULL"
+
+    def table_options(self, table: TableName) -> list[str]:
+        """Statements run after CREATE TABLE (engine settings a queue table needs)."""
+        return []
+
+    # ---- driver: each dialect module owns its driver -----------------------------------------
+    @abstractmethod
+    def connect(self, spec: ConnectionSpec) -> Any: ...
+
+    @abstractmethod
+    @contextmanager
+    def transaction(self, conn: Any) -> Iterator[Any]:
+        """A cursor inside one transaction, committed on success and rolled back on error."""
+
+    def autocommit_cursor(self, conn: Any) -> Any:
+        return conn.cursor()
+
+    def insert_many(self, cur: Any, table: TableName, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        """Bulk insert; engines override with their fast path."""
+        names = ", ".join(self.quote(c) for c in columns)
+        marks = ", ".join(self.marker for _ in columns)
+        cur.executemany(f"INSERT INTO {self.table(table)} ({names}) VALUES ({marks})", rows)
+
+    def encode(self, column: Column, value: Any) -> Any:
+        """Turn a Python value into what the driver should send for this column."""
+        return value
+
+    def map_error(self, exc: BaseException, spec: ConnectionSpec | None = None) -> DatabaseError:
+        secret = spec.password if spec else None
+        return DatabaseError(f"{self.name}: {redact(str(exc), secret)}")
+
+    @abstractmethod
+    def is_driver_error(self, exc: BaseException) -> bool: ...
+
+    # ---- shared SQL -------------------------------------------------------------------------
+    def table(self, table: TableName) -> str:
+        if table.schema:
+            return f"{self.quote(table.schema)}.{self.quote(table.name)}"
+        return self.quote(table.name)
+
+    def compile(self, sql: str) -> Statement:
+        names: list[str] = []
+
+        def marker(match: re.Match[str]) -> str:
+            names.append(match.group(1))
+            return self.marker
+
+        return Statement(_PARAM.sub(marker, sql), tuple(names))
+
+    def default_sql(self, default: str) -> str:
+        return self.now() if default == "now" else default
+
+    def create_statements(self, spec: QueueSpec) -> list[str]:
+        """Idempotent DDL for a queue table, its indexes and the sink ledger."""
+        t, q = spec.table, self.quote
+        lines = []
+        for column, default in LIFECYCLE:
+            if default == "identity":
+                lines.append(f"{q(column.name)} {self.identity_sql(column)}")
+                continue
+            sql = f"{q(column.name)} {self.type_sql(column)}"
+            if default is not None:
+                sql += f" DEFAULT {self.default_sql(default)}"
+            lines.append(sql + ("" if column.nullable else " NOT NULL"))
+        lines += [f"{q(c.name)} {self.type_sql(c)}" + ("" if c.nullable else " NOT NULL") for c in spec.domain]
+        states = ", ".join(f"'{s}'" for s in STATES)
+        lines.append(f"CONSTRAINT {q('ck_' + t.name + '_state')} CHECK ({q('state')} IN ({states}))")
+        lines.append(f"CONSTRAINT {q('pk_' + t.name)} PRIMARY KEY ({q('id')})")
+        body = ",\n  ".join(lines)
+        statements = [self.create_table_guarded(t, body)]
+        statements += self.table_options(t)
+        key = ", ".join(f"{q(c)} {d}" for c, d in READY_INDEX_KEY[spec.order])
+        include = [c for c in ("due_at", "priority") if c not in dict(READY_INDEX_KEY[spec.order])]
+        statements.append(
+            self.create_index_guarded(t, f"ix_{t.name}_ready", key, include, f"{q('state')} = '{READY}'")
+        )
+        statements.append(
+            self.create_index_guarded(
+                t, f"ix_{t.name}_claimed", f"{q('consumer')}, {q('claim_seq')}", ["lease_until"],
+                f"{q('state')} = '{CLAIMED}'",
+            )
+        )
+        statements.append(
+            self.create_index_guarded(t, f"ix_{t.name}_staged", q("stage_tag"), [], f"{q('state')} = '{STAGED}'")
+        )
+        statements.append(
+            self.create_index_guarded(t, f"ix_{t.name}_done", q("completed_at"), [], f"{q('state')} = '{DONE}'")
+        )
+        statements.append(
+            self.create_index_guarded(
+                t, f"ux_{t.name}_dedup", q("dedup_key"), [], f"{q('dedup_key')} IS NOT NULL", unique=True
+            )
+        )
+        statements.append(self.create_ledger())
+        return statements
+
+    def create_ledger(self) -> str:
+        q = self.quote
+        ledger = TableName(LEDGER_TABLE)
+        body = (
+            f"{q('queue_name')} {self.type_sql(Column('queue_name', 'string'))} NOT NULL,\n"
+            f"  {q('writer_id')} {self.type_sql(Column('writer_id', 'string'))} NOT NULL,\n"
+            f"  {q('batch_id')} {self.type_sql(Column('batch_id', 'bigint'))} NOT NULL,\n"
+            f"  {q('row_count')} {self.type_sql(Column('row_count', 'bigint'))} NOT NULL,\n"
+            f"  {q('committed_at')} {self.type_sql(Column('committed_at', 'timestamp'))} NOT NULL"
+            f" DEFAULT {self.default_sql('now')},\n"
+            f"  CONSTRAINT {q('pk_' + LEDGER_TABLE)} PRIMARY KEY ({q('queue_name')}, {q('writer_id')}, {q('batch_id')})"
+        )
+        return self.create_table_guarded(ledger, body)
+
+    def ready_predicate(self, bounded: bool) -> str:
+        q = self.quote
+        where = f"{q('state')} = '{READY}' AND {q('due_at')} <= {self.now()}"
+        return where + (f" AND {q('id')} <= :max_id" if bounded else "")
+
+    def claim(self, table: TableName, order: str, strict: bool, bounded: bool) -> Statement:
+        q = self.quote
+        set_sql = (
+            f"{q('state')} = '{CLAIMED}', {q('consumer')} = :consumer, {q('claim_seq')} = :seq, "
+            f"{q('attempts')} = {q('attempts')} + 1, {q('claimed_at')} = {self.now()}, "
+            f"{q('lease_until')} = {self.now_plus('lease_seconds')}"
+        )
+        return self.compile(self.claim_sql(table, set_sql, self.ready_predicate(bounded), order, strict))
+
+    def order_by(self, order: str) -> str:
+        return ", ".join(f"{self.quote(c)} {d}" for c, d in ORDERS[order])
+
+    def tagged(self, exact: bool = False) -> str:
+        """Rows a consumer claimed under one claim number, or a range of them."""
+        q = self.quote
+        if exact:
+            return f"{q('consumer')} = :consumer AND {q('claim_seq')} = :seq"
+        return f"{q('consumer')} = :consumer AND {q('claim_seq')} > :after_seq AND {q('claim_seq')} <= :upto_seq"
+
+    def count_tagged(self, table: TableName) -> Statement:
+        return self.compile(f"SELECT COUNT(*) FROM {self.table(table)} WHERE {self.tagged(exact=True)}")
+
+    def partition_bounds(self, table: TableName, parts: int) -> Statement:
+        """Split the rows of claims (after_seq, upto_seq] into ``parts`` id ranges of equal size.
+
+        ``parts`` is a validated int written as a literal: NTILE takes no parameter marker in every
+        engine's parser.
+        """
+        q = self.quote
+        inner = (
+            f"SELECT {q('id')}, NTILE({int(parts)}) OVER (ORDER BY {q('id')}) AS {q('part')} "
+            f"FROM {self.table(table)} WHERE {self.tagged()}"
+        )
+        return self.compile(
+            f"SELECT MIN(t.{q('id')}) AS {q('lo')}, MAX(t.{q('id')}) AS {q('hi')} FROM ({inner}) AS t "
+            f"GROUP BY t.{q('part')} ORDER BY {q('lo')}"
+        )
+
+    def read_claimed(self, table: TableName, columns: Sequence[str]) -> Statement:
+        cols = ", ".join(self.quote(c) for c in columns)
+        return self.compile(
+            f"SELECT {cols} FROM {self.table(table)} WHERE {self.tagged()} "
+            f"AND {self.quote('id')} BETWEEN :lo AND :hi"
+        )
+
+    def complete(self, table: TableName, keep: bool, limited: bool) -> Statement:
+        """Finish the rows of claims up to ``:upto_seq``: delete them, or mark them done."""
+        q = self.quote
+        where = f"{q('state')} = '{CLAIMED}' AND {q('consumer')} = :consumer AND {q('claim_seq')} <= :upto_seq"
+        if keep:
+            set_sql = f"{q('state')} = '{DONE}', {q('completed_at')} = {self.now()}, {q('lease_until')} = NULL"
+            return self.compile(self.limited_update(table, set_sql, where, limited))
+        return self.compile(self.limited_delete(table, where, limited))
+
+    def max_ready_id(self, table: TableName) -> Statement:
+        return self.compile(
+            f"SELECT MAX({self.quote('id')}) FROM {self.table(table)} WHERE {self.ready_predicate(False)}"
+        )
+
+    def count_by_state(self, table: TableName) -> Statement:
+        q = self.quote
+        return self.compile(
+            f"SELECT {q('state')}, COUNT(*), MIN({q('enqueued_at')}) FROM {self.table(table)} GROUP BY {q('state')}"
+        )
+
+    def table_columns(self, table: TableName) -> Statement:
+        return self.compile(self.columns_sql(table))
+
+
+def rows_in_chunks(rows: Iterable[Sequence[Any]], size: int) -> Iterator[list[Sequence[Any]]]:
+    chunk: list[Sequence[Any]] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+

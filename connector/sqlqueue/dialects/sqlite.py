@@ -1,0 +1,98 @@
+"""SQLite: the embedded default. One writer at a time, so a claim is an immediate transaction."""
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from ..connection import ConnectionSpec
+from ..identifiers import TableName
+from ..schema import Column
+from .base import Dialect
+
+# Declared names are kept by SQLite, so introspection can map them back to portable types.
+_TYPES = {
+    "string": "VARCHAR(200)", "text": "TEXT", "int": "INT", "bigint": "BIGINT", "double": "DOUBLE",
+    "boolean": "BOOLEAN", "timestamp": "TIMESTAMP", "binary": "BLOB",
+}
+_PORTABLE = {v.split("(")[0]: k for k, v in _TYPES.items()} | {"INTEGER": "bigint", "REAL": "double"}
+# Timestamps are ISO text in UTC, which sorts and compares like the instants.
+_NOW = "strftime('%Y-%m-%d %H:%M:%f', 'now')"
+TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+
+
+class SqliteDialect(Dialect):
+    name = "sqlite"
+
+    def quote(self, ident: str) -> str:
+        return f'"{ident}"'
+
+    def type_sql(self, column: Column) -> str:
+        return _TYPES[column.type]
+
+    def identity_sql(self, column: Column) -> str:
+        # INTEGER PRIMARY KEY is SQLite's rowid alias; the PRIMARY KEY constraint below names it.
+        return "INTEGER NOT NULL"
+
+    def now(self) -> str:
+        return _NOW
+
+    def now_plus(self, seconds_param: str) -> str:
+        return f"strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || :{seconds_param} || ' seconds')"
+
+    def default_sql(self, default: str) -> str:
+        return f"({_NOW})" if default == "now" else default
+
+    def create_table_guarded(self, table: TableName, body: str) -> str:
+        return f"CREATE TABLE IF NOT EXISTS {self.table(table)} (\n  {body}\n)"
+
+    def create_index_guarded(
+        self, table: TableName, index: str, key: str, include: Sequence[str], where: str, unique: bool = False
+    ) -> str:
+        key = ", ".join([key, *(self.quote(c) for c in include)])
+        kind = "UNIQUE INDEX" if unique else "INDEX"
+        return f"CREATE {kind} IF NOT EXISTS {self.quote(index)} ON {self.quote(table.name)} ({key}) WHERE {where}"
+
+    def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool) -> str:
+        # The claim runs in BEGIN IMMEDIATE: SQLite's single writer makes it atomic, strict or not.
+        t = self.table(table)
+        order_by = f" ORDER BY {self.order_by(order)}" if order != "heap" else ""
+        return (
+            f"UPDATE {t} SET {set_sql} WHERE {self.quote('id')} IN "
+            f"(SELECT {self.quote('id')} FROM {t} WHERE {where}{order_by} LIMIT :limit) RETURNING {self.quote('id')}"
+        )
+
+    def columns_sql(self, table: TableName) -> str:
+        return 'SELECT name, type, "notnull" = 0 FROM pragma_table_info(:table)'
+
+    def portable_type(self, db_type: str) -> str:
+        return _PORTABLE.get(db_type.upper().split("(")[0], "text")
+
+    def connect(self, spec: ConnectionSpec) -> Any:
+        conn = sqlite3.connect(spec.param("path"), timeout=60, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        return conn
+
+    @contextmanager
+    def transaction(self, conn: Any) -> Iterator[Any]:
+        cur = conn.cursor()
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            yield cur
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        cur.execute("COMMIT")
+
+    def encode(self, column: Column, value: Any) -> Any:
+        if column.type == "timestamp" and isinstance(value, dt.datetime):
+            if value.tzinfo is not None:
+                value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+            return value.strftime(TIMESTAMP_FORMAT)[:-3]
+        return value
+
+    def is_driver_error(self, exc: BaseException) -> bool:
+        return isinstance(exc, sqlite3.Error)

@@ -1,0 +1,44 @@
+"""One exception tree. Every message says what was wrong and what is allowed or what to do."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class SqlQueueError(Exception):
+    """Base of every error sqlqueue raises on purpose."""
+
+
+class ConfigError(SqlQueueError, ValueError):
+    """An option, URL or configuration value is missing or not allowed."""
+
+
+class SchemaError(SqlQueueError):
+    """Columns of a DataFrame or table do not fit the queue."""
+
+
+class DatabaseError(SqlQueueError):
+    """The database refused or failed a statement; the driver's error is the cause."""
+
+
+class MissingDriverError(SqlQueueError, ImportError):
+    """The Python driver a dialect needs is not installed."""
+
+
+def invalid_option(name: str, value: object, allowed: str) -> ConfigError:
+    return ConfigError(f"option '{name}' = {value!r} is not allowed: {allowed}")
+
+
+def missing_option(name: str, hint: str) -> ConfigError:
+    return ConfigError(f"option '{name}' is required: {hint}")
+
+
+def unknown_options(names: Iterable[str], valid: Iterable[str]) -> ConfigError:
+    return ConfigError(
+        f"unknown option(s) {', '.join(sorted(names))}; valid options are: {', '.join(sorted(valid))}"
+    )
+
+
+def missing_driver(module: str, extra: str) -> MissingDriverError:
+    return MissingDriverError(
+        f"the Python module '{module}' is not installed: pip install 'sqlqueue[{extra}]'"
+    )

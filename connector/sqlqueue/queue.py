@@ -1,0 +1,198 @@
+"""The Spark-free queue: create, enqueue, claim, read claimed rows, complete, stats.
+
+A ``Queue`` owns one connection, opened lazily. Every write runs in one transaction through the
+dialect; statements are compiled once per queue. Driver errors leave as ``DatabaseError`` with
+secrets scrubbed, and the broken connection is dropped so the next call reconnects.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from .connection import ConnectionSpec
+from .dialects import Dialect, dialect_for
+from .dialects.base import Statement
+from .errors import SchemaError
+from .identifiers import TableName
+from .schema import LIFECYCLE_NAMES, LIFECYCLE_TYPES, READY, Column, QueueSpec
+
+UNLIMITED = 2**62
+
+
+class Queue:
+    def __init__(self, spec: ConnectionSpec, table: TableName) -> None:
+        self.spec = spec
+        self.table = table
+        self.dialect: Dialect = dialect_for(spec.dialect)
+        self._conn: Any = None
+        self._statements: dict[tuple, Statement] = {}
+
+    def __repr__(self) -> str:
+        return f"Queue({self.table} at {self.spec.display})"
+
+    # ---- connection and error handling --------------------------------------------------------
+    @property
+    def conn(self) -> Any:
+        if self._conn is None:
+            with self._errors():
+                self._conn = self.dialect.connect(self.spec)
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except Exception:  # closing a broken connection must not hide the original error
+                pass
+            self._conn = None
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        try:
+            yield
+        except Exception as exc:
+            if not self.dialect.is_driver_error(exc):
+                raise
+            self.close()
+            raise self.dialect.map_error(exc, self.spec) from None
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        conn = self.conn
+        with self._errors(), self.dialect.transaction(conn) as cur:
+            yield cur
+
+    def _fetch(self, statement: Statement, values: dict[str, Any]) -> list[tuple]:
+        conn = self.conn
+        with self._errors():
+            cur = self.dialect.autocommit_cursor(conn)
+            cur.execute(statement.sql, statement.bind(values))
+            return [tuple(r) for r in cur.fetchall()]
+
+    def _statement(self, kind: str, *args: Any) -> Statement:
+        """Build each statement shape once per queue."""
+        key = (kind, *args)
+        if key not in self._statements:
+            self._statements[key] = getattr(self.dialect, kind)(self.table, *args)
+        return self._statements[key]
+
+    # ---- schema -------------------------------------------------------------------------------
+    def create(self, domain: Sequence[Column] = (Column("payload", "text"),), order: str = "fifo") -> None:
+        spec = QueueSpec(self.table, tuple(domain), order)
+        with self.transaction() as cur:
+            for sql in self.dialect.create_statements(spec):
+                cur.execute(sql)
+
+    def columns(self) -> tuple[Column, ...]:
+        """The table's columns as the database reports them, lifecycle columns included."""
+        rows = self._fetch(
+            self.dialect.table_columns(self.table),
+            {"table": self.table.name, "schema": self.table.schema, "object_name": str(self.table)},
+        )
+        if not rows:
+            raise SchemaError(f"queue table {self.table} does not exist at {self.spec.display}: create it first")
+        return tuple(
+            LIFECYCLE_TYPES.get(name) or Column(name, self.dialect.portable_type(db_type), bool(nullable))
+            for name, db_type, nullable in rows
+        )
+
+    def domain_columns(self) -> tuple[Column, ...]:
+        return tuple(c for c in self.columns() if c.name not in LIFECYCLE_NAMES)
+
+    # ---- producing ----------------------------------------------------------------------------
+    def insert(
+        self, cur: Any, columns: Sequence[Column], rows: Sequence[Sequence[Any]], state: str = READY,
+        stage_tag: str | None = None,
+    ) -> None:
+        """Insert rows in the given state inside the caller's transaction ``cur``."""
+        names = [c.name for c in columns] + ["state", "stage_tag"]
+        encode = self.dialect.encode
+        encoded = [[encode(c, v) for c, v in zip(columns, row)] + [state, stage_tag] for row in rows]
+        self.dialect.insert_many(cur, self.table, names, encoded)
+
+    def enqueue(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Enqueue ready rows (dicts keyed by column name) in one transaction."""
+        if not rows:
+            return 0
+        known = {c.name: c for c in self.columns()}
+        names = list(rows[0])
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise SchemaError(f"column(s) {', '.join(unknown)} are not in queue table {self.table}")
+        with self.transaction() as cur:
+            self.insert(cur, [known[n] for n in names], [[row[n] for n in names] for row in rows])
+        return len(rows)
+
+    # ---- consuming ----------------------------------------------------------------------------
+    def claim(
+        self, consumer: str, seq: int, limit: int, *, order: str = "fifo", strict: bool = False,
+        lease_seconds: int = 300, chunk: int | None = None, max_id: int | None = None,
+    ) -> int:
+        """Claim up to ``limit`` ready rows under (consumer, seq); returns how many were claimed.
+
+        Each chunk commits on its own: a crash between chunks leaves rows tagged with ``seq``,
+        which the claim protocol finds and serves before claiming more.
+        """
+        statement = self._statement("claim", order, strict, max_id is not None)
+        chunk = chunk or self.dialect.default_chunk or limit
+        values = {"consumer": consumer, "seq": seq, "lease_seconds": lease_seconds, "max_id": max_id}
+        claimed = 0
+        while claimed < limit:
+            want = min(chunk, limit - claimed)
+            with self.transaction() as cur:
+                cur.execute(statement.sql, statement.bind({**values, "limit": want}))
+                got = len(cur.fetchall())
+            claimed += got
+            if got < want:
+                break
+        return claimed
+
+    def count_claimed(self, consumer: str, seq: int) -> int:
+        return self._fetch(self._statement("count_tagged"), {"consumer": consumer, "seq": seq})[0][0]
+
+    def partition_bounds(self, consumer: str, after_seq: int, upto_seq: int, parts: int) -> list[tuple[int, int]]:
+        """Id ranges that split the rows of claims (after_seq, upto_seq] into ``parts`` even groups."""
+        rows = self._fetch(
+            self._statement("partition_bounds", parts),
+            {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq},
+        )
+        return [(int(lo), int(hi)) for lo, hi in rows]
+
+    def read_claimed(
+        self, consumer: str, after_seq: int, upto_seq: int, lo: int, hi: int, columns: Sequence[str],
+        batch_rows: int = 10_000,
+    ) -> Iterator[list[tuple]]:
+        """The claimed rows in one id range, in lists of at most ``batch_rows``."""
+        statement = self._statement("read_claimed", tuple(columns))
+        values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
+        conn = self.conn
+        with self._errors():
+            cur = self.dialect.autocommit_cursor(conn)
+            cur.execute(statement.sql, statement.bind(values))
+            while rows := cur.fetchmany(batch_rows):
+                yield [tuple(r) for r in rows]
+
+    def complete(self, consumer: str, upto_seq: int, *, keep: bool = False, chunk: int | None = None) -> int:
+        """Delete (or mark done) every row this consumer claimed under claims up to ``upto_seq``."""
+        chunk = chunk or self.dialect.default_chunk
+        statement = self._statement("complete", keep, chunk is not None)
+        values = {"consumer": consumer, "upto_seq": upto_seq, "limit": chunk}
+        done = 0
+        while True:
+            with self.transaction() as cur:
+                cur.execute(statement.sql, statement.bind(values))
+                count = cur.rowcount
+            done += max(count, 0)
+            if chunk is None or count < chunk:
+                return done
+
+    def max_ready_id(self) -> int | None:
+        return self._fetch(self._statement("max_ready_id"), {})[0][0]
+
+    def stats(self) -> dict[str, dict[str, Any]]:
+        """Rows per state and the enqueue time of the oldest row in each."""
+        return {
+            state: {"rows": count, "oldest_enqueued_at": oldest}
+            for state, count, oldest in self._fetch(self._statement("count_by_state"), {})
+        }

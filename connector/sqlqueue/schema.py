@@ -1,0 +1,102 @@
+"""The queue table's shape: lifecycle columns every queue has, and the user's domain columns.
+
+Types are portable names; each dialect maps them to SQL, and ``spark/types.py`` maps them to Spark.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import ConfigError, SchemaError
+from .identifiers import TableName, check_name
+
+PORTABLE_TYPES = ("string", "text", "int", "bigint", "double", "boolean", "timestamp", "binary")
+
+# Row states. 'staged' rows belong to a sink batch that Spark has not committed yet.
+STAGED, READY, CLAIMED, DONE, FAILED = "staged", "ready", "claimed", "done", "failed"
+STATES = (STAGED, READY, CLAIMED, DONE, FAILED)
+
+# Claim orders and the sort key each one needs from the ready-row index.
+ORDERS = {
+    "heap": (),
+    "fifo": (("id", "ASC"),),
+    "lifo": (("id", "DESC"),),
+    "priority": (("priority", "DESC"), ("id", "ASC")),
+    "pending": (("due_at", "ASC"), ("id", "ASC")),
+}
+# Key of the ready-row index for a queue declared with each order.
+READY_INDEX_KEY = {
+    "heap": (("id", "ASC"),),
+    "fifo": (("id", "ASC"),),
+    "lifo": (("id", "ASC"),),  # scanned backwards
+    "priority": (("priority", "DESC"), ("id", "ASC")),
+    "pending": (("due_at", "ASC"), ("id", "ASC")),
+}
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str
+    nullable: bool = True
+
+    def __post_init__(self) -> None:
+        check_name(self.name, "column name")
+        if self.type not in PORTABLE_TYPES:
+            raise SchemaError(
+                f"column {self.name!r} has type {self.type!r}; allowed types: {', '.join(PORTABLE_TYPES)}"
+            )
+
+
+# (column, default kind) — "identity", "now", a literal, or None.
+LIFECYCLE: tuple[tuple[Column, str | None], ...] = (
+    (Column("id", "bigint", False), "identity"),
+    (Column("state", "string", False), f"'{READY}'"),
+    (Column("priority", "int", False), "0"),
+    (Column("enqueued_at", "timestamp", False), "now"),
+    (Column("due_at", "timestamp", False), "now"),
+    (Column("attempts", "int", False), "0"),
+    (Column("max_attempts", "int"), None),
+    (Column("consumer", "string"), None),
+    (Column("claim_seq", "bigint"), None),
+    (Column("claimed_at", "timestamp"), None),
+    (Column("lease_until", "timestamp"), None),
+    (Column("completed_at", "timestamp"), None),
+    (Column("last_error", "text"), None),
+    (Column("dedup_key", "string"), None),
+    (Column("stage_tag", "string"), None),
+)
+LIFECYCLE_NAMES = tuple(c.name for c, _ in LIFECYCLE)
+LIFECYCLE_TYPES = {c.name: c for c, _ in LIFECYCLE}
+# What a consumer sees by default besides the domain columns.
+DEFAULT_SOURCE_LIFECYCLE = ("id", "enqueued_at", "attempts")
+# What a producer may set besides the domain columns.
+WRITABLE_LIFECYCLE = ("priority", "due_at", "dedup_key", "max_attempts")
+
+
+def parse_columns(text: str) -> tuple[Column, ...]:
+    """Parse "payload text, customer_id bigint not null" into domain columns."""
+    columns = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        words = item.split()
+        if len(words) not in (2, 4) or (len(words) == 4 and [w.lower() for w in words[2:]] != ["not", "null"]):
+            raise ConfigError(f"column definition {item!r} is not allowed: use 'name type [not null]'")
+        columns.append(Column(words[0], words[1].lower(), nullable=len(words) == 2))
+    return tuple(columns)
+
+
+@dataclass(frozen=True)
+class QueueSpec:
+    """What ``create`` builds: a table, its domain columns and the order its ready index serves."""
+
+    table: TableName
+    domain: tuple[Column, ...] = (Column("payload", "text"),)
+    order: str = "fifo"
+
+    def __post_init__(self) -> None:
+        if self.order not in ORDERS:
+            raise ConfigError(f"queue order {self.order!r} is not allowed: use one of {', '.join(ORDERS)}")
+        clash = {c.name for c in self.domain} & set(LIFECYCLE_NAMES)
+        if clash:
+            raise SchemaError(
+                f"domain column(s) {', '.join(sorted(clash))} clash with lifecycle columns; rename them"
+            )

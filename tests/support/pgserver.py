@@ -1,0 +1,98 @@
+"""A throwaway PostgreSQL server for tests and benchmarks: its own data directory, a free port on
+127.0.0.1, password authentication over TCP, and stop/start so tests can restart it under a query.
+
+PostgreSQL refuses to run as root, so when we are root the server runs as the 'postgres' user
+(created by Debian's postgresql package, which `make system` installs).
+"""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+USER = "sqlqueue"
+PASSWORD = "pg-test-Secret-7f3a"  # a throwaway server's password; tests check it never leaks
+DATABASE = "sqlqueue"
+
+
+def _bindir() -> Path:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]))
+    if not found:
+        raise RuntimeError("PostgreSQL server binaries not found: run 'make system' (installs postgresql)")
+    return Path(found[-1]).parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class PgServer:
+    def __init__(self) -> None:
+        self.bindir = _bindir()
+        self.root = Path(tempfile.mkdtemp(prefix="sqlqueue-pg-"))
+        self.data = self.root / "data"
+        self.port = _free_port()
+        self._as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        if self._as_user:
+            shutil.chown(self.root, "postgres")
+        pwfile = self.root / "pw"
+        pwfile.write_text(PASSWORD)
+        if self._as_user:
+            shutil.chown(pwfile, "postgres")
+        self._run(
+            "initdb", "-D", str(self.data), "-U", USER, "--pwfile", str(pwfile), "--auth-local=trust",
+            "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C.UTF-8",
+        )
+        pwfile.unlink()
+
+    @property
+    def url(self) -> str:
+        """The connection URL without the password (pass it as the 'password' option)."""
+        return f"postgresql://{USER}@127.0.0.1:{self.port}/{DATABASE}"
+
+    def _run(self, tool: str, *args: str) -> None:
+        subprocess.run([*self._as_user, str(self.bindir / tool), *args], check=True, capture_output=True)
+
+    def start(self) -> "PgServer":
+        opts = (
+            f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.root} "
+            "-c fsync=off -c full_page_writes=off -c max_connections=200"
+        )
+        self._run("pg_ctl", "-D", str(self.data), "-o", opts, "-l", str(self.root / "log"), "-w", "start")
+        if not (self.root / "created").exists():
+            self._psql(f"CREATE DATABASE {DATABASE}")
+            (self.root / "created").touch()
+        return self
+
+    def stop(self) -> None:
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def _psql(self, sql: str) -> None:
+        subprocess.run(
+            [str(self.bindir / "psql"), "-h", str(self.root), "-p", str(self.port), "-U", USER, "-d", "postgres",
+             "-v", "ON_ERROR_STOP=1", "-c", sql],
+            check=True, capture_output=True,
+        )
+
+    def destroy(self) -> None:
+        try:
+            self.stop()
+        except subprocess.CalledProcessError:
+            pass
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def wait_until(predicate, timeout: float, interval: float = 0.2) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()
