@@ -1,0 +1,165 @@
+"""Every option key, its default, its check and its meaning, in one place.
+
+Keys are matched case-insensitively (Spark lowercases them). Unknown keys are refused with the
+list of valid ones. ``OPTIONS`` is also the source of the options reference in the README.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .connection import ConnectionSpec, parse_connection
+from .errors import ConfigError, invalid_option, missing_option, unknown_options
+from .identifiers import TableName
+from .schema import ORDERS
+
+SOURCE, SINK = "source", "sink"
+
+
+@dataclass(frozen=True)
+class Option:
+    key: str
+    default: Any
+    doc: str
+    roles: tuple[str, ...] = (SOURCE, SINK)
+    parse: Callable[[str, str], Any] = lambda key, value: value
+
+
+def positive_int(key: str, value: str, upper: int = 2**31 - 1) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise invalid_option(key, value, f"a whole number from 1 to {upper}") from None
+    if not 1 <= number <= upper:
+        raise invalid_option(key, value, f"a whole number from 1 to {upper}")
+    return number
+
+
+def boolean(key: str, value: str) -> bool:
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise invalid_option(key, value, "true or false")
+    return text == "true"
+
+
+def one_of(*choices: str) -> Callable[[str, str], str]:
+    def parse(key: str, value: str) -> str:
+        if str(value).lower() not in choices:
+            raise invalid_option(key, value, f"one of {', '.join(choices)}")
+        return str(value).lower()
+
+    return parse
+
+
+def column_list(key: str, value: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in str(value).split(",") if n.strip())
+    if not names:
+        raise invalid_option(key, value, "a comma-separated list of column names")
+    return names
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("url", None, "Where the queue lives: sqlite:///path/queue.db, postgresql://host:5432/db or "
+           "sqlserver://host:1433/db?Encrypt=yes (query parameters become ODBC keywords; ?driver= picks the "
+           "ODBC driver, else ODBC Driver 18, 17, then FreeTDS)."),
+    Option("connectionString", None, "Instead of url: a driver connection string given verbatim (an ODBC string "
+           "for SQL Server, a libpq conninfo for PostgreSQL); needs dialect."),
+    Option("dialect", None, "With connectionString: sqlserver or postgresql."),
+    Option("user", None, "Database login; overrides a user in the url."),
+    Option("password", None, "Database password; never logged or shown in errors. Jobs read it from the "
+           "environment variable their config names."),
+    Option("queue", None, "The queue table, optionally schema-qualified (dbo.jobs). Also accepted as the "
+           "load()/save() path.", parse=lambda k, v: TableName.parse(v)),
+    Option("consumer", None, "Stable identity of this consumer, recorded on the rows it claims. Default: a "
+           "generated id stored in the query's checkpoint with its first offset.", roles=(SOURCE,)),
+    Option("maxRowsPerTrigger", 10_000, "Most rows one micro-batch claims (Spark's default read limit).",
+           roles=(SOURCE,), parse=positive_int),
+    Option("numPartitions", 2, "Spark tasks that read one micro-batch; the claimed rows are split into this many "
+           "id ranges of equal size.", roles=(SOURCE,), parse=lambda k, v: positive_int(k, v, 512)),
+    Option("claimChunkSize", None, "Most rows one claim or completion statement touches; each chunk is its own "
+           "transaction. Default: 4000 on SQL Server (below the 5,000-lock escalation threshold), one statement "
+           "per batch elsewhere.", roles=(SOURCE,), parse=lambda k, v: positive_int(k, v, 1_000_000)),
+    Option("order", "fifo", "Claim order: heap (any unlocked row, fastest), fifo (enqueue order), lifo, priority "
+           "(highest priority, then fifo) or pending (earliest due time first).", roles=(SOURCE,),
+           parse=one_of(*ORDERS)),
+    Option("strictOrder", False, "true waits for other consumers' locked rows instead of skipping them: strict "
+           "order at the price of serialised consumers.", roles=(SOURCE,), parse=boolean),
+    Option("leaseSeconds", 300, "How long a claim holds its rows before another consumer may take them.",
+           roles=(SOURCE,), parse=positive_int),
+    Option("completion", "delete", "What happens to rows of a committed batch: delete, or keep (state 'done', "
+           "purged later).", roles=(SOURCE,), parse=one_of("delete", "keep")),
+    Option("emptyPollIntervalMs", 1000, "How long a micro-batch waits when the queue has nothing ready before "
+           "it reports no new data.", roles=(SOURCE,), parse=lambda k, v: positive_int(k, v, 3_600_000)),
+    Option("columns", None, "Columns to return, comma-separated. Default: id, enqueued_at, attempts and every "
+           "domain column.", roles=(SOURCE,), parse=column_list),
+    Option("fetchSize", 10_000, "Rows fetched from the database per Arrow record batch in a read task.",
+           roles=(SOURCE,), parse=lambda k, v: positive_int(k, v, 1_000_000)),
+)
+BY_KEY = {o.key.lower(): o for o in OPTIONS}
+# Keys Spark itself may put into a data source's options.
+SPARK_KEYS = {"path", "checkpointlocation"}
+
+
+def parse_options(raw: Mapping[str, str], role: str) -> dict[str, Any]:
+    """Check raw Spark options for a role and return {canonical key: parsed value} with defaults."""
+    given = {str(k).lower(): v for k, v in raw.items()}
+    valid = {k for k, o in BY_KEY.items() if role in o.roles}
+    unknown = set(given) - valid - SPARK_KEYS
+    if unknown:
+        raise unknown_options(unknown, [BY_KEY[k].key for k in valid])
+    if "path" in given and "queue" not in given:
+        given["queue"] = given["path"]
+    values = {}
+    for key in valid:
+        option = BY_KEY[key]
+        values[option.key] = option.parse(option.key, given[key]) if given.get(key) is not None else option.default
+    return values
+
+
+@dataclass(frozen=True)
+class QueueAddress:
+    """Where a queue is: the connection and the table. Built and checked on the driver."""
+
+    connection: ConnectionSpec = field(repr=False)
+    table: TableName
+
+    def __repr__(self) -> str:
+        return f"QueueAddress({self.table} at {self.connection.display})"
+
+
+def queue_address(values: Mapping[str, Any]) -> QueueAddress:
+    connection = parse_connection(
+        values["url"], values["connectionString"], values["dialect"], values["user"], values["password"]
+    )
+    if values["queue"] is None:
+        raise missing_option("queue", "name the queue table, e.g. .option('queue', 'dbo.jobs')")
+    return QueueAddress(connection, values["queue"])
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    address: QueueAddress
+    consumer: str | None
+    max_rows_per_trigger: int
+    num_partitions: int
+    claim_chunk_size: int | None
+    order: str
+    strict_order: bool
+    lease_seconds: int
+    keep_completed: bool
+    empty_poll_interval_ms: int
+    columns: tuple[str, ...] | None
+    fetch_size: int
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, str]) -> "SourceOptions":
+        v = parse_options(raw, SOURCE)
+        if v["strictOrder"] and v["order"] == "heap":
+            raise ConfigError("option 'strictOrder' = true needs an ordered claim: set 'order' to fifo, lifo, "
+                              "priority or pending")
+        return cls(
+            queue_address(v), v["consumer"], v["maxRowsPerTrigger"], v["numPartitions"], v["claimChunkSize"],
+            v["order"], v["strictOrder"], v["leaseSeconds"], v["completion"] == "keep", v["emptyPollIntervalMs"],
+            v["columns"], v["fetchSize"],
+        )

@@ -1,0 +1,4 @@
+"""Spark adapters over the queue core. Only this package imports pyspark."""
+from .source import SqlQueueDataSource, register
+
+__all__ = ["SqlQueueDataSource", "register"]

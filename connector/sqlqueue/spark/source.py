@@ -1,0 +1,56 @@
+"""The ``sqlqueue`` data source: a thin factory that checks options on the driver and builds readers.
+
+    spark.dataSource.register(SqlQueueDataSource)
+    (spark.readStream.format("sqlqueue")
+        .option("url", "sqlite:///var/queues/jobs.db").option("queue", "jobs")
+        .option("maxRowsPerTrigger", 50000)
+        .load())
+
+Options are listed with their defaults and meaning in ``sqlqueue.options.OPTIONS`` and the README.
+"""
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader
+from pyspark.sql.types import StructType
+
+from ..errors import SchemaError
+from ..options import SourceOptions
+from ..queue import Queue
+from ..schema import DEFAULT_SOURCE_LIFECYCLE, LIFECYCLE_NAMES
+from .types import spark_ddl
+
+
+class SqlQueueDataSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "sqlqueue"
+
+    def schema(self) -> str:
+        """The returned columns as the queue table defines them (the table is read on the driver)."""
+        options = SourceOptions.parse(self.options)
+        queue = Queue(options.address.connection, options.address.table)
+        try:
+            columns = queue.columns()
+        finally:
+            queue.close()
+        by_name = {c.name: c for c in columns}
+        wanted = options.columns or [
+            *DEFAULT_SOURCE_LIFECYCLE, *(c.name for c in columns if c.name not in LIFECYCLE_NAMES)
+        ]
+        missing = [n for n in wanted if n not in by_name]
+        if missing:
+            raise SchemaError(
+                f"option 'columns' names {', '.join(missing)}, which queue table {options.address.table} does not "
+                f"have; its columns are: {', '.join(by_name)}"
+            )
+        return spark_ddl([by_name[n] for n in wanted])
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        from .reader import QueueStreamReader
+
+        return QueueStreamReader(SourceOptions.parse(self.options), schema)
+
+
+def register(spark: SparkSession) -> None:
+    spark.dataSource.register(SqlQueueDataSource)
