@@ -1,0 +1,55 @@
+"""Shared fixtures: a real PostgreSQL server per test session, a SQLite file per test, SQL Server
+when SQLQUEUE_TEST_SQLSERVER names one, and one SparkSession for the whole run."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.support.engines import SQLSERVER_ENV, Engine  # noqa: E402
+from tests.support.pgserver import PASSWORD, PgServer  # noqa: E402
+
+ENGINES = [
+    "sqlite",
+    "postgres",
+    pytest.param("sqlserver", marks=pytest.mark.sqlserver),
+]
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    server = PgServer().start()
+    yield server
+    server.destroy()
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request, tmp_path):
+    """Every conformance scenario runs once per engine."""
+    name = request.param
+    if name == "sqlite":
+        handle = Engine(name, {"url": f"sqlite:///{tmp_path}/queue.db"})
+    elif name == "postgres":
+        server = request.getfixturevalue("pg_server")
+        handle = Engine(name, {"url": server.url, "password": PASSWORD})
+    else:
+        conn = os.environ.get(SQLSERVER_ENV)
+        if not conn:
+            pytest.skip(f"{SQLSERVER_ENV} is not set (an ODBC connection string to a SQL Server)")
+        handle = Engine(name, {"connectionString": conn, "dialect": "sqlserver"})
+    yield handle
+    handle.close()
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from sqlqueue.spark.session import build_session
+
+    session = build_session("sqlqueue-tests", "local[2]")
+    yield session
+    session.stop()
