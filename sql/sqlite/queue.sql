@@ -4,7 +4,7 @@
 -- Regenerate: SQLQUEUE_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_ddl_scripts.py
 
 CREATE TABLE IF NOT EXISTS "jobs" (
-  "id" INTEGER NOT NULL,
+  "id" INTEGER PRIMARY KEY AUTOINCREMENT NOT NULL,
   "state" VARCHAR(200) DEFAULT 'ready' NOT NULL,
   "priority" INT DEFAULT 0 NOT NULL,
   "enqueued_at" TIMESTAMP DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now')) NOT NULL,
@@ -20,8 +20,7 @@ CREATE TABLE IF NOT EXISTS "jobs" (
   "dedup_key" VARCHAR(200),
   "stage_tag" VARCHAR(200),
   "payload" TEXT,
-  CONSTRAINT "ck_jobs_state" CHECK ("state" IN ('staged', 'ready', 'claimed', 'done', 'failed')),
-  CONSTRAINT "pk_jobs" PRIMARY KEY ("id")
+  CONSTRAINT "ck_jobs_state" CHECK ("state" IN ('staged', 'ready', 'claimed', 'done', 'failed'))
 );
 
 CREATE INDEX IF NOT EXISTS "ix_jobs_ready" ON "jobs" ("id" ASC, "due_at", "priority") WHERE "state" = 'ready';

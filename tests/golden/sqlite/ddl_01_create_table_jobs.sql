@@ -1,5 +1,5 @@
 CREATE TABLE IF NOT EXISTS "jobs" (
-  "id" INTEGER NOT NULL,
+  "id" INTEGER PRIMARY KEY AUTOINCREMENT NOT NULL,
   "state" VARCHAR(200) DEFAULT 'ready' NOT NULL,
   "priority" INT DEFAULT 0 NOT NULL,
   "enqueued_at" TIMESTAMP DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now')) NOT NULL,
@@ -15,6 +15,5 @@ CREATE TABLE IF NOT EXISTS "jobs" (
   "dedup_key" VARCHAR(200),
   "stage_tag" VARCHAR(200),
   "payload" TEXT,
-  CONSTRAINT "ck_jobs_state" CHECK ("state" IN ('staged', 'ready', 'claimed', 'done', 'failed')),
-  CONSTRAINT "pk_jobs" PRIMARY KEY ("id")
+  CONSTRAINT "ck_jobs_state" CHECK ("state" IN ('staged', 'ready', 'claimed', 'done', 'failed'))
 )

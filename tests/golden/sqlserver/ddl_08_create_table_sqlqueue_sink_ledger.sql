@@ -1,4 +1,4 @@
-IF OBJECT_ID(N'dbo.sqlqueue_sink_ledger', N'U') IS NULL
+IF OBJECT_ID(N'sqlqueue_sink_ledger', N'U') IS NULL
 CREATE TABLE [sqlqueue_sink_ledger] (
   [queue_name] NVARCHAR(400) NOT NULL,
   [writer_id] NVARCHAR(400) NOT NULL,
