@@ -97,7 +97,8 @@ def test_progress_shows_the_claim_and_backlog_but_never_the_password(spark, pg_s
     engine = Engine("postgres", {"url": pg_server.url, "password": PASSWORD})
     queue = engine.new_queue(domain=KEYED)
     queue.enqueue([{"key": k} for k in range(500)])
-    query = start_query(spark, engine.source_options(queue, maxRowsPerTrigger=200), str(tmp_path / "d"),
+    options = engine.source_options(queue, maxRowsPerTrigger=200, prefetch=False)  # a backlog we can predict
+    query = start_query(spark, options, str(tmp_path / "d"),
                         str(tmp_path / "c"), availableNow=True)
     query.awaitTermination()
     progress = [p for p in query.recentProgress if p["numInputRows"]]
