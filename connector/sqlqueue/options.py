@@ -93,8 +93,11 @@ OPTIONS: tuple[Option, ...] = (
            "(faster; up to two batches are claimed at a time).", roles=(SOURCE,), parse=boolean),
     Option("leaseSeconds", 300, "How long a claim holds its rows before another consumer may take them.",
            roles=(SOURCE,), parse=whole_number()),
-    Option("completion", "delete", "What happens to rows of a committed batch: delete, or keep (state 'done', "
-           "purged later).", roles=(SOURCE,), parse=one_of("delete", "keep")),
+    Option("completion", "delete", "What happens to rows of a committed batch: delete; keep (state 'done', "
+           "purged later); or ack (they stay claimed until the job acknowledges each row through the sink's "
+           "ack operation, or their lease expires).", roles=(SOURCE,), parse=one_of("delete", "keep", "ack")),
+    Option("maxAttempts", 5, "Claims a row gets before a retry or an expired lease fails it for good (state "
+           "'failed'); a row's own max_attempts column overrides it.", parse=whole_number(1, 1000)),
     Option("emptyPollIntervalMs", 1000, "How long a micro-batch waits when the queue has nothing ready before "
            "it reports no new data.", roles=(SOURCE,), parse=whole_number(1, 3_600_000)),
     Option("columns", None, "Columns to return, comma-separated. Default: id, enqueued_at, attempts and every "
@@ -158,7 +161,8 @@ class SourceOptions:
     strict_order: bool
     prefetch: bool
     lease_seconds: int
-    keep_completed: bool
+    completion: str
+    max_attempts: int
     empty_poll_interval_ms: int
     columns: tuple[str, ...] | None
     fetch_size: int
@@ -172,7 +176,7 @@ class SourceOptions:
                               "priority or pending")
         return cls(
             queue_address(v), v["consumer"], v["maxRowsPerTrigger"], v["numPartitions"], v["claimChunkSize"],
-            v["order"], v["strictOrder"], v["prefetch"], v["leaseSeconds"], v["completion"] == "keep",
+            v["order"], v["strictOrder"], v["prefetch"], v["leaseSeconds"], v["completion"], v["maxAttempts"],
             v["emptyPollIntervalMs"],
             v["columns"], v["fetchSize"], RetryPolicy(v["maxRetries"], v["retryBackoffMs"]),
         )

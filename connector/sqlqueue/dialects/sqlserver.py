@@ -7,6 +7,7 @@ Statements that touch many rows run in chunks below the 5,000-lock escalation th
 """
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -162,6 +163,12 @@ class SqlServerDialect(Dialect):
             conn.commit()
         finally:
             conn.autocommit = True
+
+    def encode(self, column: Column, value: Any) -> Any:
+        # DATETIME2 has no zone: store UTC wall-clock time.
+        if column.type == "timestamp" and isinstance(value, dt.datetime) and value.tzinfo is not None:
+            return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        return value
 
     def insert_many(self, cur: Any, table: TableName, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         cur.fast_executemany = True
