@@ -52,6 +52,13 @@ def one_of(*choices: str) -> Callable[[str, str], str]:
     return parse
 
 
+def bounded_text(key: str, value: str, most: int) -> str:
+    text = str(value).strip()
+    if not 1 <= len(text) <= most:
+        raise invalid_option(key, value, f"a non-empty text of at most {most} characters")
+    return text
+
+
 def column_list(key: str, value: str) -> tuple[str, ...]:
     names = tuple(n.strip() for n in str(value).split(",") if n.strip())
     if not names:
@@ -95,6 +102,10 @@ OPTIONS: tuple[Option, ...] = (
            "domain column.", roles=(SOURCE,), parse=column_list),
     Option("fetchSize", 10_000, "Rows fetched from the database per Arrow record batch in a read task.",
            roles=(SOURCE,), parse=lambda k, v: positive_int(k, v, 1_000_000)),
+    Option("writerId", None, "Streaming sink only: the identity under which the sink ledger records the "
+           "batches it published, so a batch Spark writes again is not enqueued twice. Default: the streaming "
+           "query's id, which stays the same across restarts from one checkpoint. Two queries must not share one.",
+           roles=(SINK,), parse=lambda k, v: bounded_text(k, v, 200)),
 )
 BY_KEY = {o.key.lower(): o for o in OPTIONS}
 # Keys Spark itself may put into a data source's options.
@@ -163,3 +174,14 @@ class SourceOptions:
             v["order"], v["strictOrder"], v["leaseSeconds"], v["completion"] == "keep", v["emptyPollIntervalMs"],
             v["columns"], v["fetchSize"],
         )
+
+
+@dataclass(frozen=True)
+class SinkOptions:
+    address: QueueAddress
+    writer_id: str | None
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, str]) -> "SinkOptions":
+        v = parse_options(raw, SINK)
+        return cls(queue_address(v), v["writerId"])

@@ -1,0 +1,146 @@
+"""The sink: ``writeStream.format("sqlqueue")`` and ``write.format("sqlqueue").mode("append")``.
+
+Each task stages its rows in one transaction, invisible to consumers; the commit publishes the
+batch in one transaction that also records it in the database's ledger, and an abort deletes
+what the batch staged. ``sqlqueue.producer`` explains why that is exactly once.
+
+Where things run: the DataFrame is checked against the table on the driver side when Spark asks
+for a writer, before any task starts. ``write`` runs in executors on an unpickled copy of the
+writer, and learns the batch and query from the task's local properties. For streams, ``commit``
+and ``abort`` run on a writer that ``streamWriter`` builds afresh for each call, so everything
+they need comes in the commit messages.
+"""
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+from pyspark import TaskContext
+from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
+from pyspark.sql.types import StructType
+
+from ..errors import ConfigError
+from ..options import SinkOptions
+from ..producer import Producer
+from ..schema import Column
+from .reader import shared_queue
+from .types import batch_rows, sink_columns
+
+log = logging.getLogger("sqlqueue.sink")
+
+# Local properties Spark sets on the tasks of a streaming micro-batch.
+BATCH_ID, QUERY_ID, RUN_ID = "streaming.sql.batchId", "sql.streaming.queryId", "spark.jobGroup.id"
+# A batch write (df.write) is one batch of its own writer.
+ONLY_BATCH = 0
+
+# Driver-side Python workers are reused: check a DataFrame schema against a table once per process.
+_CHECKED: dict[tuple, tuple[Column, ...]] = {}
+
+
+@dataclass(frozen=True)
+class StagedTask(WriterCommitMessage):
+    """What one task staged, for the commit to publish."""
+
+    writer_id: str
+    batch_id: int
+    tag: str
+    rows: int
+
+
+def checked_columns(options: SinkOptions, schema: StructType) -> tuple[Column, ...]:
+    address = options.address
+    key = (address.connection.cache_key, address.table, schema.json())
+    if key not in _CHECKED:
+        _CHECKED[key] = sink_columns(schema, shared_queue(address).columns(), address.table)
+    return _CHECKED[key]
+
+
+class _Staging:
+    """What the batch and the streaming writer share: stage in tasks, publish or discard after."""
+
+    def __init__(self, options: SinkOptions, columns: tuple[Column, ...]) -> None:
+        self.options = options
+        self.columns = columns
+
+    def _producer(self, writer_id: str, run_id: str = "") -> Producer:
+        return Producer(shared_queue(self.options.address), writer_id, run_id)
+
+    def _stage(self, batches: Iterator[pa.RecordBatch], writer_id: str, batch_id: int, run_id: str) -> StagedTask:
+        task = TaskContext.get().partitionId()
+        staged = self._producer(writer_id, run_id).stage(batch_id, task, self.columns, batch_rows(batches, self.columns))
+        return StagedTask(writer_id, batch_id, staged.tag, staged.rows)
+
+    def _publish(self, messages: Sequence[StagedTask | None], batch_id: int) -> None:
+        tasks = [m for m in messages if m is not None]
+        if not tasks:
+            return  # no task ran, so nothing was staged
+        producer = self._producer(tasks[0].writer_id)
+        published = producer.publish(batch_id, [t.tag for t in tasks])
+        if published is None:
+            log.info("%r: batch %d was published before; nothing to do", producer, batch_id)
+        else:
+            log.info("%r: batch %d published %d rows", producer, batch_id, published)
+
+    def _discard(self, messages: Sequence[StagedTask | None], batch_id: int) -> None:
+        # Tasks that failed staged nothing (their transaction rolled back) and sent no message.
+        for writer_id in {m.writer_id for m in messages if m is not None}:
+            producer = self._producer(writer_id)
+            log.warning("%r: batch %d aborted; discarded %d staged rows", producer, batch_id, producer.discard(batch_id))
+
+
+class QueueStreamWriter(_Staging, DataSourceStreamArrowWriter):
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> StagedTask:
+        ctx = TaskContext.get()
+        writer_id = self.options.writer_id or ctx.getLocalProperty(QUERY_ID)
+        run_id = ctx.getLocalProperty(RUN_ID) or ""
+        return self._stage(iterator, writer_id, int(ctx.getLocalProperty(BATCH_ID)), run_id)
+
+    def commit(self, messages: list[StagedTask | None], batchId: int) -> None:
+        self._publish(messages, batchId)
+
+    def abort(self, messages: list[StagedTask | None], batchId: int) -> None:
+        self._discard(messages, batchId)
+
+
+class QueueBatchWriter(_Staging, DataSourceArrowWriter):
+    def __init__(self, options: SinkOptions, columns: tuple[Column, ...]) -> None:
+        super().__init__(options, columns)
+        # Made once on the driver; every task and the commit get this object pickled.
+        self.writer_id = f"batch-{uuid.uuid4()}"
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> StagedTask:
+        return self._stage(iterator, self.writer_id, ONLY_BATCH, "")
+
+    def commit(self, messages: list[StagedTask | None]) -> None:
+        self._publish(messages, ONLY_BATCH)
+
+    def abort(self, messages: list[StagedTask | None]) -> None:
+        self._discard(messages, ONLY_BATCH)
+
+
+def stream_writer(raw: Mapping[str, str], schema: StructType, overwrite: bool) -> QueueStreamWriter:
+    if overwrite:
+        raise ConfigError(
+            "outputMode 'complete' is not supported by the sqlqueue sink: a queue can only be appended to; "
+            "use outputMode('append') or outputMode('update')"
+        )
+    options = SinkOptions.parse(raw)
+    return QueueStreamWriter(options, checked_columns(options, schema))
+
+
+def batch_writer(raw: Mapping[str, str], schema: StructType, overwrite: bool) -> QueueBatchWriter:
+    if overwrite:
+        raise ConfigError(
+            "mode 'overwrite' is not supported by the sqlqueue sink: a queue can only be appended to; use "
+            "mode('append') (Spark itself refuses 'ignore' and 'error' for Python data sources)"
+        )
+    options = SinkOptions.parse(raw)
+    if options.writer_id is not None:
+        raise ConfigError(
+            "option 'writerId' applies to streaming writes only: each df.write is one batch under an identity "
+            "of its own; remove the option"
+        )
+    return QueueBatchWriter(options, checked_columns(options, schema))
