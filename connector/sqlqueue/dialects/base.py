@@ -50,6 +50,8 @@ class Dialect(ABC):
     marker: str = "?"
     # Largest number of rows one statement may lock; None means no limit is needed.
     default_chunk: int | None = None
+    # False where the identity column declares the primary key itself.
+    separate_primary_key: bool = True
     # Portable column types whose Python values ``encode`` must convert for this driver.
     encoded_types: frozenset[str] = frozenset()
     # Where insert_many(skip_duplicates=True) loads rows before keeping the new ones.
@@ -189,7 +191,8 @@ class Dialect(ABC):
         lines += [f"{q(c.name)} {self.type_sql(c)}" + ("" if c.nullable else " NOT NULL") for c in spec.domain]
         states = ", ".join(f"'{s}'" for s in STATES)
         lines.append(f"CONSTRAINT {q('ck_' + t.name + '_state')} CHECK ({q('state')} IN ({states}))")
-        lines.append(f"CONSTRAINT {q('pk_' + t.name)} PRIMARY KEY ({q('id')})")
+        if self.separate_primary_key:
+            lines.append(f"CONSTRAINT {q('pk_' + t.name)} PRIMARY KEY ({q('id')})")
         body = ",\n  ".join(lines)
         statements = [self.create_table_guarded(t, body)]
         statements += self.table_options(t)

@@ -33,9 +33,11 @@ class SqliteDialect(Dialect):
     def type_sql(self, column: Column) -> str:
         return _TYPES[column.type]
 
+    separate_primary_key = False
+
     def identity_sql(self, column: Column) -> str:
-        # INTEGER PRIMARY KEY is SQLite's rowid alias; the PRIMARY KEY constraint below names it.
-        return "INTEGER NOT NULL"
+        # Without AUTOINCREMENT SQLite reuses the ids of deleted rows, and a queue deletes them all.
+        return "INTEGER PRIMARY KEY AUTOINCREMENT NOT NULL"
 
     def now(self) -> str:
         return _NOW

@@ -95,7 +95,8 @@ class SqlServerDialect(Dialect):
         return f"DATEADD(SECOND, :{seconds_param}, SYSUTCDATETIME())"
 
     def _object_name(self, table: TableName) -> str:
-        return f"N'{table.schema or 'dbo'}.{table.name}'"
+        # A one-part name resolves in the login's default schema, as CREATE TABLE does.
+        return f"N'{table}'"
 
     def create_table_guarded(self, table: TableName, body: str) -> str:
         return (

@@ -1,0 +1,62 @@
+-- Generated from sqlqueue's sqlserver dialect (Dialect.create_statements); do not edit by hand.
+-- Example queue dbo.jobs: lifecycle columns, domain column 'payload text', fifo claim order; plus the sink ledger.
+-- Re-runnable (idempotent): each statement creates only what is missing.
+-- Regenerate: SQLQUEUE_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_ddl_scripts.py
+-- Run with sqlcmd -I: the filtered indexes need SET QUOTED_IDENTIFIER ON.
+
+IF OBJECT_ID(N'dbo.jobs', N'U') IS NULL
+CREATE TABLE [dbo].[jobs] (
+  [id] BIGINT IDENTITY(1, 1) NOT NULL,
+  [state] NVARCHAR(400) DEFAULT 'ready' NOT NULL,
+  [priority] INT DEFAULT 0 NOT NULL,
+  [enqueued_at] DATETIME2(6) DEFAULT SYSUTCDATETIME() NOT NULL,
+  [due_at] DATETIME2(6) DEFAULT SYSUTCDATETIME() NOT NULL,
+  [attempts] INT DEFAULT 0 NOT NULL,
+  [max_attempts] INT,
+  [consumer] NVARCHAR(400),
+  [claim_seq] BIGINT,
+  [claimed_at] DATETIME2(6),
+  [lease_until] DATETIME2(6),
+  [completed_at] DATETIME2(6),
+  [last_error] NVARCHAR(MAX),
+  [dedup_key] NVARCHAR(400),
+  [stage_tag] NVARCHAR(400),
+  [payload] NVARCHAR(MAX),
+  CONSTRAINT [ck_jobs_state] CHECK ([state] IN ('staged', 'ready', 'claimed', 'done', 'failed')),
+  CONSTRAINT [pk_jobs] PRIMARY KEY ([id])
+)
+GO
+
+ALTER TABLE [dbo].[jobs] SET (LOCK_ESCALATION = DISABLE)
+GO
+
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'ix_jobs_ready' AND object_id = OBJECT_ID(N'dbo.jobs'))
+CREATE INDEX [ix_jobs_ready] ON [dbo].[jobs] ([id] ASC) INCLUDE ([due_at], [priority]) WHERE [state] = 'ready'
+GO
+
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'ix_jobs_claimed' AND object_id = OBJECT_ID(N'dbo.jobs'))
+CREATE INDEX [ix_jobs_claimed] ON [dbo].[jobs] ([consumer], [claim_seq]) INCLUDE ([lease_until]) WHERE [state] = 'claimed'
+GO
+
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'ix_jobs_staged' AND object_id = OBJECT_ID(N'dbo.jobs'))
+CREATE INDEX [ix_jobs_staged] ON [dbo].[jobs] ([stage_tag]) WHERE [state] = 'staged'
+GO
+
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'ix_jobs_done' AND object_id = OBJECT_ID(N'dbo.jobs'))
+CREATE INDEX [ix_jobs_done] ON [dbo].[jobs] ([completed_at]) WHERE [state] = 'done'
+GO
+
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'ux_jobs_dedup' AND object_id = OBJECT_ID(N'dbo.jobs'))
+CREATE UNIQUE INDEX [ux_jobs_dedup] ON [dbo].[jobs] ([dedup_key]) WHERE [dedup_key] IS NOT NULL
+GO
+
+IF OBJECT_ID(N'sqlqueue_sink_ledger', N'U') IS NULL
+CREATE TABLE [sqlqueue_sink_ledger] (
+  [queue_name] NVARCHAR(400) NOT NULL,
+  [writer_id] NVARCHAR(400) NOT NULL,
+  [batch_id] BIGINT NOT NULL,
+  [row_count] BIGINT NOT NULL,
+  [committed_at] DATETIME2(6) NOT NULL DEFAULT SYSUTCDATETIME(),
+  CONSTRAINT [pk_sqlqueue_sink_ledger] PRIMARY KEY ([queue_name], [writer_id], [batch_id])
+)
+GO

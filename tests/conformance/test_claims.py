@@ -1,0 +1,156 @@
+"""The claim protocol's guarantees, on every engine."""
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+from sqlqueue.consumer import ClaimPolicy, Consumer
+
+
+def fill(queue, n: int) -> None:
+    queue.enqueue([{"payload": f"p{i}"} for i in range(n)])
+
+
+def claimed_ids(queue, consumer: str, after: int, upto: int) -> list[int]:
+    ids = []
+    for lo, hi in queue.partition_bounds(consumer, after, upto, 1):
+        for rows in queue.read_claimed(consumer, after, upto, lo, hi, ["id"]):
+            ids += [r[0] for r in rows]
+    return sorted(ids)
+
+
+def test_claim_takes_at_most_the_limit(engine):
+    queue = engine.new_queue()
+    fill(queue, 10)
+    assert queue.claim("c1", 1, 4) == 4
+    assert queue.stats()["claimed"]["rows"] == 4
+
+
+def test_claim_in_chunks_takes_the_whole_limit(engine):
+    queue = engine.new_queue()
+    fill(queue, 30)
+    assert queue.claim("c1", 1, 20, chunk=7) == 20
+
+
+def test_claimed_rows_are_not_claimed_again(engine):
+    queue = engine.new_queue()
+    fill(queue, 10)
+    first = queue.claim("c1", 1, 6)
+    second = queue.claim("c2", 1, 6)
+    assert (first, second) == (6, 4)
+    assert set(claimed_ids(queue, "c1", 0, 1)).isdisjoint(claimed_ids(queue, "c2", 0, 1))
+
+
+def test_fifo_claim_takes_the_oldest_rows(engine):
+    queue = engine.new_queue()
+    fill(queue, 10)
+    queue.claim("c1", 1, 3, order="fifo")
+    assert claimed_ids(queue, "c1", 0, 1) == [1, 2, 3]
+
+
+def test_advance_serves_rows_tagged_before_a_crash_instead_of_claiming_more(engine):
+    queue = engine.new_queue()
+    fill(queue, 10)
+    queue.claim("c1", 1, 3)  # claimed, then the driver died before Spark logged the offset
+    consumer = Consumer(queue, "c1", ClaimPolicy())
+    assert consumer.advance(0, 5) == 1
+    assert consumer.last_claimed == 3
+    assert claimed_ids(queue, "c1", 0, 1) == [1, 2, 3]
+
+
+def test_advance_returns_the_start_when_nothing_is_ready(engine):
+    queue = engine.new_queue()
+    assert Consumer(queue, "c1", ClaimPolicy()).advance(7, 5) == 7
+
+
+def test_advance_completes_the_committed_claims(engine):
+    queue = engine.new_queue()
+    fill(queue, 10)
+    consumer = Consumer(queue, "c1", ClaimPolicy())
+    assert consumer.advance(0, 4) == 1
+    assert consumer.advance(1, 4) == 2
+    assert queue.stats()["claimed"]["rows"] == 4
+    assert sum(s["rows"] for s in queue.stats().values()) == 6
+
+
+def test_completion_can_keep_rows_as_done(engine):
+    queue = engine.new_queue()
+    fill(queue, 5)
+    consumer = Consumer(queue, "c1", ClaimPolicy(keep_completed=True))
+    consumer.advance(0, 5)
+    consumer.complete_through(1)
+    assert queue.stats() == {"done": {"rows": 5, "oldest_enqueued_at": queue.stats()["done"]["oldest_enqueued_at"]}}
+
+
+def test_completion_in_chunks_finishes_every_row(engine):
+    queue = engine.new_queue()
+    fill(queue, 25)
+    queue.claim("c1", 1, 25)
+    assert queue.complete("c1", 1, chunk=10) == 25
+    assert queue.stats() == {}
+
+
+def test_completion_leaves_later_claims_alone(engine):
+    queue = engine.new_queue()
+    fill(queue, 10)
+    queue.claim("c1", 1, 4)
+    queue.claim("c1", 2, 4)
+    queue.complete("c1", 1)
+    assert claimed_ids(queue, "c1", 1, 2) == [5, 6, 7, 8]
+    assert claimed_ids(queue, "c1", 0, 1) == []
+
+
+def test_partitions_cover_every_claimed_row_exactly_once(engine):
+    queue = engine.new_queue()
+    fill(queue, 103)
+    queue.claim("c1", 1, 50)
+    queue.claim("c1", 2, 53)
+    bounds = queue.partition_bounds("c1", 0, 2, 4)
+    assert len(bounds) == 4
+    ids = []
+    for lo, hi in bounds:
+        for rows in queue.read_claimed("c1", 0, 2, lo, hi, ["id"]):
+            ids += [r[0] for r in rows]
+    assert sorted(ids) == list(range(1, 104))
+
+
+def test_bounded_claim_ignores_rows_enqueued_after_the_bound(engine):
+    queue = engine.new_queue()
+    fill(queue, 5)
+    bound = queue.max_ready_id()
+    fill(queue, 5)
+    assert queue.claim("c1", 1, 100, max_id=bound) == 5
+
+
+def test_four_concurrent_claimers_take_every_row_exactly_once(engine):
+    queue = engine.new_queue()
+    total = 20_000
+    fill(queue, total)
+    taken: Counter[int] = Counter()
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def claimer(name: str) -> None:
+        own = engine.queue(str(queue.table))  # its own connection, like a separate consumer
+        seq = 0
+        try:
+            while True:
+                seq += 1
+                if not own.claim(name, seq, 250):
+                    return
+                ids = claimed_ids(own, name, seq - 1, seq)
+                own.complete(name, seq)
+                with lock:
+                    taken.update(ids)
+        except BaseException as exc:  # surface thread failures in the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=claimer, args=(f"c{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(taken) == total
+    assert max(taken.values()) == 1
+    assert queue.stats() == {}

@@ -1,0 +1,1 @@
+UPDATE "jobs" SET "state" = 'claimed', "consumer" = %s, "claim_seq" = %s, "attempts" = "attempts" + 1, "claimed_at" = now(), "lease_until" = now() + %s * INTERVAL '1 second' FROM (SELECT "id" FROM "jobs" WHERE "state" = 'ready' AND "due_at" <= now() ORDER BY "id" ASC LIMIT %s FOR UPDATE) AS batch WHERE "jobs"."id" = batch."id" RETURNING "jobs"."id"

@@ -1,0 +1,1 @@
+SELECT COUNT(*) FROM "jobs" WHERE "consumer" = %s AND "claim_seq" = %s

@@ -1,0 +1,1 @@
+COPY "jobs" ("payload", "state", "stage_tag") FROM STDIN

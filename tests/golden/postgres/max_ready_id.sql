@@ -1,0 +1,1 @@
+SELECT MAX("id") FROM "jobs" WHERE "state" = 'ready' AND "due_at" <= now()

@@ -1,0 +1,1 @@
+SELECT "id", "enqueued_at", "attempts", "payload" FROM "jobs" WHERE "consumer" = %s AND "claim_seq" > %s AND "claim_seq" <= %s AND "id" BETWEEN %s AND %s

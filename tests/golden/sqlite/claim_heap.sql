@@ -1,0 +1,1 @@
+UPDATE "jobs" SET "state" = 'claimed', "consumer" = ?, "claim_seq" = ?, "attempts" = "attempts" + 1, "claimed_at" = strftime('%Y-%m-%d %H:%M:%f', 'now'), "lease_until" = strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || ? || ' seconds') WHERE "id" IN (SELECT "id" FROM "jobs" WHERE "state" = 'ready' AND "due_at" <= strftime('%Y-%m-%d %H:%M:%f', 'now') LIMIT ?) RETURNING "id"

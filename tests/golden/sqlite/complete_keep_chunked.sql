@@ -1,0 +1,1 @@
+UPDATE "jobs" SET "state" = 'done', "completed_at" = strftime('%Y-%m-%d %H:%M:%f', 'now'), "lease_until" = NULL WHERE "id" IN (SELECT "id" FROM "jobs" WHERE "state" = 'claimed' AND "consumer" = ? AND "claim_seq" <= ? LIMIT ?)

@@ -1,0 +1,1 @@
+SELECT COUNT(*) FROM "jobs" WHERE "consumer" = ? AND "claim_seq" = ?

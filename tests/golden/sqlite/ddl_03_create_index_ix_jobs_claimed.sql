@@ -1,0 +1,1 @@
+CREATE INDEX IF NOT EXISTS "ix_jobs_claimed" ON "jobs" ("consumer", "claim_seq", "lease_until") WHERE "state" = 'claimed'

@@ -1,0 +1,1 @@
+INSERT INTO "jobs" ("payload", "state", "stage_tag") VALUES (?, ?, ?)

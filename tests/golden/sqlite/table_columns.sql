@@ -1,0 +1,1 @@
+SELECT name, type, "notnull" = 0 FROM pragma_table_info(?)

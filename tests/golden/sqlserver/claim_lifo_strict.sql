@@ -1,0 +1,8 @@
+WITH [batch] AS (
+  SELECT TOP (?) * FROM [dbo].[jobs] WITH (ROWLOCK, UPDLOCK)
+  WHERE [state] = 'ready' AND [due_at] <= SYSUTCDATETIME()
+  ORDER BY [id] DESC
+)
+UPDATE [batch]
+SET [state] = 'claimed', [consumer] = ?, [claim_seq] = ?, [attempts] = [attempts] + 1, [claimed_at] = SYSUTCDATETIME(), [lease_until] = DATEADD(SECOND, ?, SYSUTCDATETIME())
+OUTPUT inserted.[id]

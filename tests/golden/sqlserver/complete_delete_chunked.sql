@@ -1,0 +1,1 @@
+DELETE TOP (?) FROM [dbo].[jobs] WHERE [state] = 'claimed' AND [consumer] = ? AND [claim_seq] <= ?

@@ -1,0 +1,1 @@
+SELECT [state], COUNT(*), MIN([enqueued_at]) FROM [dbo].[jobs] GROUP BY [state]

@@ -1,0 +1,156 @@
+"""Every SQL statement a dialect can emit, under a readable name.
+
+One catalog feeds the T-SQL parse test and the golden files of every engine, so a statement is
+checked wherever it is pinned. ``catalog`` records which ``Dialect`` method built each entry; the
+completeness test compares that with the dialect's statement builders, so a new builder cannot
+slip past the parse test unnoticed.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from sqlqueue.dialects import Dialect, dialect_for
+from sqlqueue.identifiers import TableName
+from sqlqueue.schema import ORDERS, Column, QueueSpec
+
+DIALECTS = ("sqlserver", "postgres", "sqlite")
+EXAMPLE_DOMAIN = (Column("payload", "text"),)
+EXAMPLE_ORDER = "fifo"
+READ_COLUMNS = ("id", "enqueued_at", "attempts", "payload")
+PARTS = 4
+# What Queue.insert sends besides the domain columns.
+INSERT_COLUMNS = ("payload", "state", "stage_tag")
+DDL_BUILDER = "create_statements"
+INSERT_BUILDER = "insert_many"
+_DDL_OBJECT = re.compile(r"\b(CREATE TABLE|ALTER TABLE|CREATE UNIQUE INDEX|CREATE INDEX)\s+(?:IF NOT EXISTS\s+)?(\S+)")
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    builder: str  # the Dialect method whose output ``sql`` is
+    sql: str
+
+
+def example_table(dialect: Dialect) -> TableName:
+    """``dbo.jobs`` on SQL Server (schemas are the norm there), plain ``jobs`` elsewhere."""
+    return TableName("jobs", "dbo") if dialect.name == "sqlserver" else TableName("jobs")
+
+
+def example_spec(dialect: Dialect, order: str = EXAMPLE_ORDER) -> QueueSpec:
+    return QueueSpec(example_table(dialect), EXAMPLE_DOMAIN, order)
+
+
+def claim_name(order: str, strict: bool, bounded: bool) -> str:
+    return f"claim_{order}" + ("_strict" if strict else "") + ("_bounded" if bounded else "")
+
+
+def complete_name(keep: bool, limited: bool) -> str:
+    return "complete_" + ("keep" if keep else "delete") + ("_chunked" if limited else "")
+
+
+def ddl_label(sql: str) -> str:
+    """``create_table_jobs``, ``alter_table_jobs``, ``create_index_ix_jobs_ready`` ..."""
+    match = _DDL_OBJECT.search(sql)
+    if match is None:
+        raise ValueError(f"cannot name this DDL statement:\n{sql}")
+    verb = match.group(1).lower().replace(" ", "_")
+    obj = re.sub(r"[\[\]\"`]", "", match.group(2)).split(".")[-1]
+    return f"{verb}_{obj}"
+
+
+class _RecordingCursor:
+    """Stands in for a driver cursor so insert_many's SQL is captured without a database."""
+
+    def __init__(self) -> None:
+        self.sql: list[str] = []
+
+    def executemany(self, sql: str, rows: Any) -> None:
+        self.sql.append(sql)
+
+    @contextmanager
+    def copy(self, sql: str) -> Iterator[Any]:
+        self.sql.append(sql)
+        yield self
+
+    def write_row(self, row: Any) -> None:
+        pass
+
+
+def _ddl(dialect: Dialect) -> Iterator[Entry]:
+    # Only the ready index depends on the order: statements equal for every order appear once,
+    # the others once per order, named with it.
+    per_order = {order: dialect.create_statements(example_spec(dialect, order)) for order in ORDERS}
+    counts = {len(statements) for statements in per_order.values()}
+    assert len(counts) == 1, f"{dialect.name}: create_statements returns a different count per order"
+    for i in range(counts.pop()):
+        variants = {order: statements[i] for order, statements in per_order.items()}
+        label = f"ddl_{i + 1:02d}_{ddl_label(variants[EXAMPLE_ORDER])}"
+        if len(set(variants.values())) == 1:
+            yield Entry(label, DDL_BUILDER, variants[EXAMPLE_ORDER])
+        else:
+            yield from (Entry(f"{label}_{order}", DDL_BUILDER, sql) for order, sql in variants.items())
+
+
+def catalog(dialect: Dialect) -> list[Entry]:
+    """Every statement ``dialect`` emits, each variant once, in a stable order."""
+    t = example_table(dialect)
+    entries: list[Entry] = []
+
+    def add(name: str, builder: str, *args: Any) -> None:
+        entries.append(Entry(name, builder, getattr(dialect, builder)(t, *args).sql))
+
+    for order in ORDERS:
+        for strict in (False,) if order == "heap" else (False, True):  # options refuse strict heap
+            for bounded in (False, True):
+                add(claim_name(order, strict, bounded), "claim", order, strict, bounded)
+    add("count_tagged", "count_tagged")
+    add("partition_bounds", "partition_bounds", PARTS)
+    add("read_claimed", "read_claimed", READ_COLUMNS)
+    for keep in (False, True):
+        for limited in (False, True):
+            add(complete_name(keep, limited), "complete", keep, limited)
+    add("max_ready_id", "max_ready_id")
+    add("count_by_state", "count_by_state")
+    add("table_columns", "table_columns")
+    cursor = _RecordingCursor()
+    dialect.insert_many(cursor, t, INSERT_COLUMNS, [])
+    entries += [Entry("insert", INSERT_BUILDER, sql) for sql in cursor.sql]
+    entries += _ddl(dialect)
+    names = [e.name for e in entries]
+    assert len(names) == len(set(names)), f"{dialect.name}: duplicate statement names"
+    return entries
+
+
+def statements(dialect: Dialect | str) -> dict[str, str]:
+    """{readable name: SQL text} of every statement the dialect can emit."""
+    d = dialect_for(dialect) if isinstance(dialect, str) else dialect
+    return {e.name: e.sql for e in catalog(d)}
+
+
+def sqlserver_statements() -> dict[str, str]:
+    return statements("sqlserver")
+
+
+def ddl_script(dialect: Dialect | str) -> str:
+    """The example queue's DDL as a runnable script, with a header saying how it was made."""
+    d = dialect_for(dialect) if isinstance(dialect, str) else dialect
+    spec = example_spec(d)
+    header = [
+        f"-- Generated from sqlqueue's {d.name} dialect (Dialect.create_statements); do not edit by hand.",
+        f"-- Example queue {spec.table}: lifecycle columns, domain column 'payload text', {spec.order} claim"
+        " order; plus the sink ledger.",
+        "-- Re-runnable (idempotent): each statement creates only what is missing.",
+        "-- Regenerate: SQLQUEUE_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_ddl_scripts.py",
+    ]
+    if d.name == "sqlserver":
+        # Filtered indexes need QUOTED_IDENTIFIER ON; sqlcmd's default is OFF (ODBC drivers set ON).
+        header.append("-- Run with sqlcmd -I: the filtered indexes need SET QUOTED_IDENTIFIER ON.")
+        body = "".join(f"{sql}\nGO\n\n" for sql in d.create_statements(spec))
+    else:
+        body = "".join(f"{sql};\n\n" for sql in d.create_statements(spec))
+    return "\n".join(header) + "\n\n" + body.rstrip("\n") + "\n"
