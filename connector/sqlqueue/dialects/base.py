@@ -226,6 +226,8 @@ class Dialect(ABC):
         return TableName(LEDGER_TABLE, table.schema)
 
     def create_ledger(self, table: TableName) -> str:
+        # The key stays within SQL Server's 900-byte clustered key: queue names have at most 201
+        # characters and writer ids (option writerId, or a query id) at most 200.
         q = self.quote
         ledger = self.ledger(table)
         body = (
