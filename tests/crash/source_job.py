@@ -1,0 +1,91 @@
+"""A queue-to-Delta job for the crash tests: the connector used as a pipeline would use it.
+
+With SQLQUEUE_TEST_PAUSE_AT set, the source (subclassed here, so Spark pickles the subclass by
+value into its Python processes) drops a marker file when it enters that window and pauses, so the
+test can kill the driver there:
+  claimed     after a claim, before Spark logs the offset
+  reading     in a read task: the offset is logged, the sink has not committed
+  committed   (foreach sink) after the Delta commit, before Spark's commit log
+  completing  in the source's commit, before the committed rows are completed
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+from sqlqueue.options import SourceOptions
+from sqlqueue.spark.reader import QueueStreamReader
+from sqlqueue.spark.session import build_session
+from sqlqueue.spark.source import SqlQueueDataSource
+
+PAUSE_AT = os.environ.get("SQLQUEUE_TEST_PAUSE_AT", "")
+MARKERS = os.environ.get("SQLQUEUE_TEST_MARKERS", "")
+
+
+def pause(window: str) -> None:
+    if window == PAUSE_AT:
+        Path(MARKERS, f"{window}-{os.getpid()}-{time.time_ns()}").touch()
+        time.sleep(60)
+
+
+class PausingReader(QueueStreamReader):
+    def latestOffset(self, start, limit):
+        end = super().latestOffset(start, limit)
+        if end != start:
+            pause("claimed")
+        return end
+
+    def read(self, partition):
+        pause("reading")
+        yield from super().read(partition)
+
+    def commit(self, end):
+        pause("completing")
+        super().commit(end)
+
+
+class PausingSource(SqlQueueDataSource):
+    def streamReader(self, schema):
+        return PausingReader(SourceOptions.parse(self.options), schema)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--queue", required=True)
+    parser.add_argument("--consumer", required=True)
+    parser.add_argument("--checkpoint", required=True)
+    parser.add_argument("--delta", required=True)
+    parser.add_argument("--sink", choices=("delta", "foreach"), default="delta")
+    parser.add_argument("--max-rows", default="2000")
+    args = parser.parse_args()
+
+    spark = build_session("crash-source-job", "local[2]")
+    spark.dataSource.register(PausingSource)
+    reader = (
+        spark.readStream.format("sqlqueue").option("url", args.url).option("queue", args.queue)
+        .option("consumer", args.consumer).option("maxRowsPerTrigger", args.max_rows)
+        .option("claimChunkSize", "700").option("emptyPollIntervalMs", "200")
+    )
+    if os.environ.get("SQLQUEUE_PASSWORD"):
+        reader = reader.option("password", os.environ["SQLQUEUE_PASSWORD"])
+    stream = reader.load()
+    writer = stream.writeStream.option("checkpointLocation", args.checkpoint).trigger(availableNow=True)
+    if args.sink == "delta":
+        query = writer.format("delta").start(args.delta)
+    else:
+        def write_batch(df, batch_id: int) -> None:
+            # Delta's idempotent-write options make a replayed batch a no-op.
+            (df.write.format("delta").option("txnAppId", args.consumer).option("txnVersion", batch_id)
+             .mode("append").save(args.delta))
+            pause("committed")
+
+        query = writer.foreachBatch(write_batch).start()
+    query.awaitTermination()
+    print("JOB FINISHED", flush=True)
+
+
+if __name__ == "__main__":
+    main()
