@@ -1,20 +1,23 @@
 """A streaming job for the sink crash test: parquet files of keyed rows into a queue, availableNow.
 
-Run by tests/crash/test_sink_crash.py in a process session of its own, killed with SIGKILL and
-started again from the same checkpoint. Configuration comes in the SINK_CRASH_JOB environment
-variable (JSON: master, input, checkpoint, markers, options, pause_in_commit).
+Run by tests/crash/test_sink_crash.py through tests/support/crash.py, killed with SIGKILL and
+started again from the same checkpoint. Its one argument is JSON: master, input, checkpoint,
+evidence (a folder for proof that a scenario happened) and the sink options; the password comes
+in SQLQUEUE_PASSWORD.
 
 The sink is sqlqueue's, subclassed here (classes of __main__ are pickled by value) to
-- drop marker files the test waits for: ``committed-<batch>`` after each publish, and
-  ``replayed-<batch>`` when Spark commits a batch the ledger already holds;
-- with ``pause_in_commit``, stop for a minute right after publishing, to be killed there;
+- with SQLQUEUE_TEST_PAUSE_AT=published, drop a marker and pause right after a batch was published,
+  before Spark logs the commit, so the test kills the driver there;
+- leave evidence: ``replayed-<batch>`` when Spark commits a batch the ledger already holds;
 - fail tasks once: every fourth batch, task 0's first attempt dies after its rows are staged and
-  task 1's first attempt dies halfway through staging. Master local[N,M] retries them.
+  task 1's first attempt dies halfway through staging (evidence ``retried-...``). Master
+  local[N,M] retries them.
 """
 from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -24,12 +27,20 @@ from sqlqueue.spark.session import build_session
 from sqlqueue.spark.source import SqlQueueDataSource
 from sqlqueue.spark.writer import BATCH_ID, QueueStreamWriter, stream_writer
 
-CONFIG = json.loads(os.environ["SINK_CRASH_JOB"])
-MARKERS = Path(CONFIG["markers"])
+CONFIG = json.loads(sys.argv[1])
+EVIDENCE = Path(CONFIG["evidence"])
+PAUSE_AT = os.environ.get("SQLQUEUE_TEST_PAUSE_AT", "")
+MARKERS = os.environ.get("SQLQUEUE_TEST_MARKERS", "")
 
 
 def mark(name: str) -> None:
-    (MARKERS / name).touch()
+    (EVIDENCE / name).touch()
+
+
+def pause(window: str) -> None:
+    if window == PAUSE_AT:
+        Path(MARKERS, f"{window}-{os.getpid()}-{time.time_ns()}").touch()
+        time.sleep(60)
 
 
 class CrashTestWriter(QueueStreamWriter):
@@ -59,10 +70,7 @@ class CrashTestWriter(QueueStreamWriter):
         if tasks and self._producer(tasks[0].writer_id).published(batchId):
             mark(f"replayed-{batchId}")
         super().commit(messages, batchId)
-        mark(f"committed-{batchId}")
-        if CONFIG["pause_in_commit"]:
-            mark(f"in-commit-{batchId}")
-            time.sleep(60)
+        pause("published")
 
 
 class CrashTestSink(SqlQueueDataSource):
@@ -85,6 +93,8 @@ def main() -> None:
     writer = rows.writeStream.format(CrashTestSink.name()).option("checkpointLocation", CONFIG["checkpoint"])
     for key, value in CONFIG["options"].items():
         writer = writer.option(key, value)
+    if os.environ.get("SQLQUEUE_PASSWORD"):
+        writer = writer.option("password", os.environ["SQLQUEUE_PASSWORD"])
     writer.trigger(availableNow=True).start().awaitTermination()
     print("sink crash job: source drained", flush=True)
 
