@@ -333,12 +333,16 @@ class Dialect(ABC):
             "WHERE true ON CONFLICT DO NOTHING"
         )
 
-    def ledger_contains(self, table: TableName) -> Statement:
+    def _writer_batches(self, table: TableName, batch: str) -> str:
+        """FROM the ledger, WHERE: one writer's batches into one queue, ``batch`` picking which."""
         q = self.quote
-        return self.compile(
-            f"SELECT COUNT(*) FROM {self.table(self.ledger(table))} "
-            f"WHERE {q('queue_name')} = :queue AND {q('writer_id')} = :writer AND {q('batch_id')} = :batch"
+        return (
+            f"{self.table(self.ledger(table))} "
+            f"WHERE {q('queue_name')} = :queue AND {q('writer_id')} = :writer AND {q('batch_id')} {batch}"
         )
+
+    def ledger_contains(self, table: TableName) -> Statement:
+        return self.compile(f"SELECT COUNT(*) FROM {self._writer_batches(table, '= :batch')}")
 
     def ledger_record(self, table: TableName) -> Statement:
         q = self.quote
@@ -349,11 +353,7 @@ class Dialect(ABC):
         )
 
     def ledger_prune(self, table: TableName) -> Statement:
-        q = self.quote
-        return self.compile(
-            f"DELETE FROM {self.table(self.ledger(table))} "
-            f"WHERE {q('queue_name')} = :queue AND {q('writer_id')} = :writer AND {q('batch_id')} < :before"
-        )
+        return self.compile(f"DELETE FROM {self._writer_batches(table, '< :before')}")
 
     def delete_staged(self, table: TableName) -> Statement:
         """Staged rows whose tag lies in [lo, hi]."""

@@ -22,7 +22,7 @@ from pyspark import TaskContext
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
-from ..errors import ConfigError
+from ..errors import ConfigError, append_only
 from ..options import SinkOptions
 from ..producer import Producer
 from ..schema import Column
@@ -123,20 +123,15 @@ class QueueBatchWriter(_Staging, DataSourceArrowWriter):
 
 def stream_writer(raw: Mapping[str, str], schema: StructType, overwrite: bool) -> QueueStreamWriter:
     if overwrite:
-        raise ConfigError(
-            "outputMode 'complete' is not supported by the sqlqueue sink: a queue can only be appended to; "
-            "use outputMode('append') or outputMode('update')"
-        )
+        raise append_only("outputMode 'complete'", "outputMode('append') or outputMode('update')")
     options = SinkOptions.parse(raw)
     return QueueStreamWriter(options, checked_columns(options, schema))
 
 
 def batch_writer(raw: Mapping[str, str], schema: StructType, overwrite: bool) -> QueueBatchWriter:
     if overwrite:
-        raise ConfigError(
-            "mode 'overwrite' is not supported by the sqlqueue sink: a queue can only be appended to; use "
-            "mode('append') (Spark itself refuses 'ignore' and 'error' for Python data sources)"
-        )
+        # Spark itself refuses 'ignore' and 'error' for Python data sources, before asking for a writer.
+        raise append_only("mode 'overwrite'", "mode('append')")
     options = SinkOptions.parse(raw)
     if options.writer_id is not None:
         raise ConfigError(
