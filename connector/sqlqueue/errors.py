@@ -17,7 +17,15 @@ class SchemaError(SqlQueueError):
 
 
 class DatabaseError(SqlQueueError):
-    """The database refused or failed a statement; the driver's error is the cause."""
+    """The database refused or failed a statement; the driver's error is the cause.
+
+    ``transient`` errors (a lost connection, a deadlock victim, a busy database) may succeed if
+    the same idempotent step is tried again.
+    """
+
+    def __init__(self, message: str, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
 
 
 class MissingDriverError(SqlQueueError, ImportError):

@@ -12,6 +12,7 @@ from typing import Any
 from .connection import ConnectionSpec, parse_connection
 from .errors import ConfigError, invalid_option, missing_option, unknown_options
 from .identifiers import TableName
+from .retry import RetryPolicy
 from .schema import ORDERS
 
 SOURCE, SINK = "source", "sink"
@@ -26,14 +27,17 @@ class Option:
     parse: Callable[[str, str], Any] = lambda key, value: value
 
 
-def positive_int(key: str, value: str, upper: int = 2**31 - 1) -> int:
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise invalid_option(key, value, f"a whole number from 1 to {upper}") from None
-    if not 1 <= number <= upper:
-        raise invalid_option(key, value, f"a whole number from 1 to {upper}")
-    return number
+def whole_number(lower: int = 1, upper: int = 2**31 - 1) -> Callable[[str, str], int]:
+    def parse(key: str, value: str) -> int:
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            number = lower - 1
+        if not lower <= number <= upper:
+            raise invalid_option(key, value, f"a whole number from {lower} to {upper}")
+        return number
+
+    return parse
 
 
 def boolean(key: str, value: str) -> bool:
@@ -52,11 +56,14 @@ def one_of(*choices: str) -> Callable[[str, str], str]:
     return parse
 
 
-def bounded_text(key: str, value: str, most: int) -> str:
-    text = str(value).strip()
-    if not 1 <= len(text) <= most:
-        raise invalid_option(key, value, f"a non-empty text of at most {most} characters")
-    return text
+def bounded_text(most: int) -> Callable[[str, str], str]:
+    def parse(key: str, value: str) -> str:
+        text = str(value).strip()
+        if not 1 <= len(text) <= most:
+            raise invalid_option(key, value, f"a non-empty text of at most {most} characters")
+        return text
+
+    return parse
 
 
 def column_list(key: str, value: str) -> tuple[str, ...]:
@@ -81,31 +88,35 @@ OPTIONS: tuple[Option, ...] = (
     Option("consumer", None, "Stable identity of this consumer, recorded on the rows it claims. Default: a "
            "generated id stored in the query's checkpoint with its first offset.", roles=(SOURCE,)),
     Option("maxRowsPerTrigger", 10_000, "Most rows one micro-batch claims (Spark's default read limit).",
-           roles=(SOURCE,), parse=positive_int),
+           roles=(SOURCE,), parse=whole_number()),
     Option("numPartitions", 2, "Spark tasks that read one micro-batch; the claimed rows are split into this many "
-           "id ranges of equal size.", roles=(SOURCE,), parse=lambda k, v: positive_int(k, v, 512)),
+           "id ranges of equal size.", roles=(SOURCE,), parse=whole_number(1, 512)),
     Option("claimChunkSize", None, "Most rows one claim or completion statement touches; each chunk is its own "
            "transaction. Default: 4000 on SQL Server (below the 5,000-lock escalation threshold), one statement "
-           "per batch elsewhere.", roles=(SOURCE,), parse=lambda k, v: positive_int(k, v, 1_000_000)),
+           "per batch elsewhere.", roles=(SOURCE,), parse=whole_number(1, 1_000_000)),
     Option("order", "fifo", "Claim order: heap (any unlocked row, fastest), fifo (enqueue order), lifo, priority "
            "(highest priority, then fifo) or pending (earliest due time first).", roles=(SOURCE,),
            parse=one_of(*ORDERS)),
     Option("strictOrder", False, "true waits for other consumers' locked rows instead of skipping them: strict "
            "order at the price of serialised consumers.", roles=(SOURCE,), parse=boolean),
     Option("leaseSeconds", 300, "How long a claim holds its rows before another consumer may take them.",
-           roles=(SOURCE,), parse=positive_int),
+           roles=(SOURCE,), parse=whole_number()),
     Option("completion", "delete", "What happens to rows of a committed batch: delete, or keep (state 'done', "
            "purged later).", roles=(SOURCE,), parse=one_of("delete", "keep")),
     Option("emptyPollIntervalMs", 1000, "How long a micro-batch waits when the queue has nothing ready before "
-           "it reports no new data.", roles=(SOURCE,), parse=lambda k, v: positive_int(k, v, 3_600_000)),
+           "it reports no new data.", roles=(SOURCE,), parse=whole_number(1, 3_600_000)),
     Option("columns", None, "Columns to return, comma-separated. Default: id, enqueued_at, attempts and every "
            "domain column.", roles=(SOURCE,), parse=column_list),
+    Option("maxRetries", 5, "How many times a step that failed on a lost connection, deadlock or lock timeout "
+           "is tried again before the query fails.", parse=whole_number(0, 100)),
+    Option("retryBackoffMs", 1000, "Wait before the first retry; it doubles each time, up to 30 s.",
+           parse=whole_number(1, 600_000)),
     Option("fetchSize", 10_000, "Rows fetched from the database per Arrow record batch in a read task.",
-           roles=(SOURCE,), parse=lambda k, v: positive_int(k, v, 1_000_000)),
+           roles=(SOURCE,), parse=whole_number(1, 1_000_000)),
     Option("writerId", None, "Streaming sink only: the identity under which the sink ledger records the "
            "batches it published, so a batch Spark writes again is not enqueued twice. Default: the streaming "
            "query's id, which stays the same across restarts from one checkpoint. Two queries must not share one.",
-           roles=(SINK,), parse=lambda k, v: bounded_text(k, v, 200)),
+           roles=(SINK,), parse=bounded_text(200)),
 )
 BY_KEY = {o.key.lower(): o for o in OPTIONS}
 # Keys Spark itself may put into a data source's options.
@@ -162,6 +173,7 @@ class SourceOptions:
     empty_poll_interval_ms: int
     columns: tuple[str, ...] | None
     fetch_size: int
+    retry: RetryPolicy
 
     @classmethod
     def parse(cls, raw: Mapping[str, str]) -> "SourceOptions":
@@ -172,7 +184,7 @@ class SourceOptions:
         return cls(
             queue_address(v), v["consumer"], v["maxRowsPerTrigger"], v["numPartitions"], v["claimChunkSize"],
             v["order"], v["strictOrder"], v["leaseSeconds"], v["completion"] == "keep", v["emptyPollIntervalMs"],
-            v["columns"], v["fetchSize"],
+            v["columns"], v["fetchSize"], RetryPolicy(v["maxRetries"], v["retryBackoffMs"]),
         )
 
 

@@ -26,6 +26,7 @@ class Queue:
         self.table = table
         self.dialect: Dialect = dialect_for(spec.dialect)
         self._conn: Any = None
+        self._connected_before = False
         self._statements: dict[tuple, Statement] = {}
 
     def __repr__(self) -> str:
@@ -37,6 +38,7 @@ class Queue:
         if self._conn is None:
             with self._errors():
                 self._conn = self.dialect.connect(self.spec)
+            self._connected_before = True
         return self._conn
 
     def close(self) -> None:
@@ -55,7 +57,7 @@ class Queue:
             if not self.dialect.is_driver_error(exc):
                 raise
             self.close()
-            raise self.dialect.map_error(exc, self.spec) from None
+            raise self.dialect.map_error(exc, self.spec, self._connected_before) from None
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:
@@ -200,6 +202,10 @@ class Queue:
             done += max(count, 0)
             if chunk is None or count < chunk:
                 return done
+
+    def count_ready(self) -> int:
+        """Rows a claim could take now: the backlog."""
+        return self._fetch(self._statement("count_ready"), {})[0][0]
 
     def max_ready_id(self) -> int | None:
         return self._fetch(self._statement("max_ready_id"), {})[0][0]

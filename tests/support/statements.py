@@ -120,6 +120,7 @@ def catalog(dialect: Dialect) -> list[Entry]:
     for keep in (False, True):
         for limited in (False, True):
             add(complete_name(keep, limited), "complete", keep, limited)
+    add("count_ready", "count_ready")
     add("max_ready_id", "max_ready_id")
     add("count_by_state", "count_by_state")
     add("table_columns", "table_columns")

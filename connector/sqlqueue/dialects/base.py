@@ -151,12 +151,22 @@ class Dialect(ABC):
         """Turn a Python value of a column whose type is in ``encoded_types`` into what the driver sends."""
         return value
 
-    def map_error(self, exc: BaseException, spec: ConnectionSpec | None = None) -> DatabaseError:
+    def map_error(self, exc: BaseException, spec: ConnectionSpec | None, connected_before: bool) -> DatabaseError:
+        """The one place a driver error becomes ours: secrets scrubbed, transient or not.
+
+        A failure to make the very first connection is never transient: it is a wrong address or
+        login, and retrying only delays the message.
+        """
         secret = spec.password if spec else None
-        return DatabaseError(f"{self.name}: {redact(str(exc), secret)}")
+        transient = connected_before and self.is_transient(exc)
+        return DatabaseError(f"{self.name}: {redact(str(exc), secret)}", transient)
 
     @abstractmethod
     def is_driver_error(self, exc: BaseException) -> bool: ...
+
+    @abstractmethod
+    def is_transient(self, exc: BaseException) -> bool:
+        """Lost connections, deadlock victims, lock timeouts: worth another try."""
 
     # ---- shared SQL -------------------------------------------------------------------------
     def table(self, table: TableName) -> str:
@@ -299,6 +309,9 @@ class Dialect(ABC):
             set_sql = f"{q('state')} = '{DONE}', {q('completed_at')} = {self.now()}, {q('lease_until')} = NULL"
             return self.compile(self.limited_update(table, set_sql, where, limited))
         return self.compile(self.limited_delete(table, where, limited))
+
+    def count_ready(self, table: TableName) -> Statement:
+        return self.compile(f"SELECT COUNT(*) FROM {self.table(table)} WHERE {self.ready_predicate(False)}")
 
     def max_ready_id(self, table: TableName) -> Statement:
         return self.compile(

@@ -104,3 +104,8 @@ class PostgresDialect(Dialect):
 
     def is_driver_error(self, exc: BaseException) -> bool:
         return isinstance(exc, _psycopg().Error)
+
+    def is_transient(self, exc: BaseException) -> bool:
+        # Class 08 connection exceptions, 57P0x shutdowns, 40001/40P01 serialization and deadlock.
+        state = getattr(exc, "sqlstate", None) or ""
+        return isinstance(exc, _psycopg().OperationalError) or state[:2] in ("08", "40") or state.startswith("57P")

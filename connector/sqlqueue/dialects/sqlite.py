@@ -97,3 +97,6 @@ class SqliteDialect(Dialect):
 
     def is_driver_error(self, exc: BaseException) -> bool:
         return isinstance(exc, sqlite3.Error)
+
+    def is_transient(self, exc: BaseException) -> bool:
+        return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)

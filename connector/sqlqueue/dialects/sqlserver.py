@@ -201,3 +201,8 @@ class SqlServerDialect(Dialect):
 
     def is_driver_error(self, exc: BaseException) -> bool:
         return isinstance(exc, _pyodbc().Error)
+
+    def is_transient(self, exc: BaseException) -> bool:
+        # SQLSTATE 08xxx: connection lost; 40001: deadlock victim (error 1205); HYT00: timeout.
+        state = str(exc.args[0]) if getattr(exc, "args", None) else ""
+        return state.startswith("08") or state in ("40001", "HYT00", "HYT01")

@@ -6,7 +6,6 @@ only what was set in the constructor and what the partition carries.
 """
 from __future__ import annotations
 
-import logging
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -20,9 +19,10 @@ from pyspark.sql.types import StructType
 from ..consumer import ClaimOffset, ClaimPolicy, Consumer
 from ..options import QueueAddress, SourceOptions
 from ..queue import UNLIMITED, Queue
+from .logs import worker_logger
 from .types import arrow_schema, record_batch
 
-log = logging.getLogger("sqlqueue.source")
+log = worker_logger("sqlqueue.source")
 
 # Executor processes are reused across tasks: keep one queue connection per address.
 _QUEUES: dict[tuple, Queue] = {}
@@ -52,6 +52,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.schema = schema
         self._consumer: Consumer | None = None
         self._max_id: int | None = None  # set for Trigger.AvailableNow: only rows ready at the start
+        self._latest: dict | None = None
 
     def _consumer_for(self, consumer_id: str) -> Consumer:
         if self._consumer is None or self._consumer.id != consumer_id:
@@ -70,7 +71,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def prepareForTriggerAvailableNow(self) -> None:
         queue = Queue(self.options.address.connection, self.options.address.table)
         try:
-            self._max_id = queue.max_ready_id() or 0
+            self._max_id = self.options.retry.run(queue.max_ready_id, "reading the available-now bound") or 0
         finally:
             queue.close()
 
@@ -78,35 +79,57 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         offset = ClaimOffset.from_dict(start)
         consumer = self._consumer_for(offset.consumer)
         max_rows = UNLIMITED if isinstance(limit, ReadAllAvailable) else getattr(limit, "max_rows", None)
-        end = consumer.advance(offset.seq, max_rows or self.options.max_rows_per_trigger, self._max_id)
+        # Every step of advance is idempotent, so a retry after a lost connection is safe.
+        end = self.options.retry.run(
+            lambda: consumer.advance(offset.seq, max_rows or self.options.max_rows_per_trigger, self._max_id),
+            f"claim {offset.seq + 1}",
+        )
+        backlog = self.options.retry.run(consumer.queue.count_ready, "counting the backlog")
+        self._latest = {**ClaimOffset(offset.consumer, end).to_dict(), "claimedRows": consumer.last_claimed,
+                        "readyRows": backlog}
         if end == offset.seq:
             if self._max_id is None:
                 time.sleep(self.options.empty_poll_interval_ms / 1000)
         else:
-            log.info(
-                "sqlqueue %s: claim %d took %d rows from %s", consumer.id, end, consumer.last_claimed,
-                self.options.address.table,
-            )
+            log.info("%s: claim %d took %d rows from %s, %d ready rows remain", consumer.id, end,
+                     consumer.last_claimed, self.options.address.table, backlog)
         return ClaimOffset(offset.consumer, end).to_dict()
+
+    def reportLatestOffset(self) -> dict | None:
+        """Shown as the source's latestOffset in query progress: the claim, its rows and the backlog."""
+        return self._latest
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         first, last = ClaimOffset.from_dict(start), ClaimOffset.from_dict(end)
         queue = self._consumer_for(last.consumer).queue
-        bounds = queue.partition_bounds(last.consumer, first.seq, last.seq, self.options.num_partitions)
+        bounds = self.options.retry.run(
+            lambda: queue.partition_bounds(last.consumer, first.seq, last.seq, self.options.num_partitions),
+            f"planning claims {first.seq + 1}..{last.seq}",
+        )
         return [ClaimRange(last.consumer, first.seq, last.seq, lo, hi) for lo, hi in bounds]
 
     def read(self, partition: ClaimRange) -> Iterator[pa.RecordBatch]:
         queue = shared_queue(self.options.address)
         target = arrow_schema(self.schema)
-        for rows in queue.read_claimed(
-            partition.consumer, partition.after_seq, partition.upto_seq, partition.lo, partition.hi,
-            target.names, self.options.fetch_size,
-        ):
+
+        def first_rows() -> tuple[list[tuple] | None, Iterator[list[tuple]]]:
+            rows = queue.read_claimed(
+                partition.consumer, partition.after_seq, partition.upto_seq, partition.lo, partition.hi,
+                target.names, self.options.fetch_size,
+            )
+            return next(rows, None), rows
+
+        # Retry only until the first rows are out: after that a retry would repeat them.
+        first, rest = self.options.retry.run(first_rows, f"reading ids {partition.lo}..{partition.hi}")
+        if first is not None:
+            yield record_batch(first, target)
+        for rows in rest:
             yield record_batch(rows, target)
 
     def commit(self, end: dict) -> None:
         offset = ClaimOffset.from_dict(end)
-        self._consumer_for(offset.consumer).complete_through(offset.seq)
+        consumer = self._consumer_for(offset.consumer)
+        self.options.retry.run(lambda: consumer.complete_through(offset.seq), f"completing claim {offset.seq}")
 
     def stop(self) -> None:
         if self._consumer is not None:

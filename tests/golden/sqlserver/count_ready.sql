@@ -1,0 +1,1 @@
+SELECT COUNT(*) FROM [dbo].[jobs] WHERE [state] = 'ready' AND [due_at] <= SYSUTCDATETIME()

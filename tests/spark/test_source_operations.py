@@ -1,0 +1,119 @@
+"""The source as operators meet it: competing queries, a database restart, progress and logs."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from sqlqueue.connection import parse_connection
+from sqlqueue.errors import DatabaseError
+from sqlqueue.identifiers import TableName
+from sqlqueue.queue import Queue
+from sqlqueue.schema import Column
+from tests.support.pgserver import PASSWORD, PgServer, wait_until
+
+pytestmark = pytest.mark.spark
+KEYED = (Column("key", "bigint", nullable=False),)
+
+
+def start_query(spark, options: dict, target: str, checkpoint: str, **trigger):
+    reader = spark.readStream.format("sqlqueue")
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return (
+        reader.load().writeStream.format("delta").option("checkpointLocation", checkpoint)
+        .trigger(**(trigger or {"processingTime": "500 milliseconds"})).start(target)
+    )
+
+
+def is_empty(queue: Queue) -> bool:
+    """The test's own view of the queue; while the server is down it just sees "not yet"."""
+    try:
+        return queue.stats() == {}
+    except DatabaseError:
+        return False
+
+
+def keys_in(spark, paths: list[str]):
+    frames = [spark.read.format("delta").load(p).select("key") for p in paths]
+    union = frames[0]
+    for frame in frames[1:]:
+        union = union.unionByName(frame)
+    return union
+
+
+@pytest.mark.parametrize("consumers", [2, 4])
+def test_competing_queries_share_a_queue_without_delivering_a_row_twice(spark, pg_server, tmp_path, consumers):
+    from tests.support.engines import Engine
+
+    engine = Engine("postgres", {"url": pg_server.url, "password": PASSWORD})
+    queue = engine.new_queue(domain=KEYED)
+    total = 2_400
+    queue.enqueue([{"key": k} for k in range(total)])
+    options = engine.source_options(queue, maxRowsPerTrigger=300, emptyPollIntervalMs=100)
+    targets = [str(tmp_path / f"delta{i}") for i in range(consumers)]
+    queries = [start_query(spark, options, targets[i], str(tmp_path / f"cp{i}")) for i in range(consumers)]
+    try:
+        assert wait_until(lambda: queue.stats() == {}, timeout=180), queue.stats()
+    finally:
+        for q in queries:
+            q.stop()
+    keys = keys_in(spark, targets)
+    assert keys.count() == total
+    assert keys.distinct().count() == total
+    per_query = [spark.read.format("delta").load(t).count() for t in targets]
+    assert all(n > 0 for n in per_query), per_query  # every consumer took a share
+    engine.close()
+
+
+def test_query_rides_out_a_database_restart(spark, tmp_path):
+    server = PgServer().start()
+    try:
+        queue = Queue(parse_connection(server.url, password=PASSWORD), TableName("restart_q"))
+        queue.create(KEYED)
+        total = 3_000
+        queue.enqueue([{"key": k} for k in range(total)])
+        options = {"url": server.url, "password": PASSWORD, "queue": "restart_q", "maxRowsPerTrigger": "500",
+                   "retryBackoffMs": "500", "consumer": "restart-test"}
+        target, checkpoint = str(tmp_path / "delta"), str(tmp_path / "cp")
+        query = start_query(spark, options, target, checkpoint)
+        assert wait_until(lambda: any(p["numInputRows"] for p in query.recentProgress), timeout=90)
+        server.stop()
+        time.sleep(3)
+        server.start()
+        drained = wait_until(lambda: is_empty(queue) or not query.isActive, timeout=120)
+        survived = query.isActive
+        query.stop()
+        assert drained and survived, query.exception()
+        keys = spark.read.format("delta").load(target).select("key")
+        assert keys.count() == total and keys.distinct().count() == total
+        queue.close()
+    finally:
+        server.destroy()
+
+
+def test_progress_shows_the_claim_and_backlog_but_never_the_password(spark, pg_server, tmp_path):
+    from tests.support.engines import Engine
+
+    engine = Engine("postgres", {"url": pg_server.url, "password": PASSWORD})
+    queue = engine.new_queue(domain=KEYED)
+    queue.enqueue([{"key": k} for k in range(500)])
+    query = start_query(spark, engine.source_options(queue, maxRowsPerTrigger=200), str(tmp_path / "d"),
+                        str(tmp_path / "c"), availableNow=True)
+    query.awaitTermination()
+    progress = [p for p in query.recentProgress if p["numInputRows"]]
+    latest = [json.loads(p["sources"][0]["latestOffset"]) for p in progress]
+    assert [(o["claimedRows"], o["readyRows"]) for o in latest] == [(200, 300), (200, 100), (100, 0)]
+    everything = json.dumps(query.recentProgress, default=str)
+    assert PASSWORD not in everything
+    engine.close()
+
+
+def test_bad_option_is_refused_before_the_query_starts(spark, engine):
+    queue = engine.new_queue()
+    reader = spark.readStream.format("sqlqueue")
+    for key, value in engine.source_options(queue, maxRowsPerTrigger="lots").items():
+        reader = reader.option(key, value)
+    with pytest.raises(Exception, match=r"option 'maxRowsPerTrigger' = 'lots' is not allowed: a whole number"):
+        reader.load()
