@@ -192,8 +192,9 @@ class SourceOptions:
 class SinkOptions:
     address: QueueAddress
     writer_id: str | None
+    retry: RetryPolicy
 
     @classmethod
     def parse(cls, raw: Mapping[str, str]) -> "SinkOptions":
         v = parse_options(raw, SINK)
-        return cls(queue_address(v), v["writerId"])
+        return cls(queue_address(v), v["writerId"], RetryPolicy(v["maxRetries"], v["retryBackoffMs"]))

@@ -4,6 +4,10 @@ Each task stages its rows in one transaction, invisible to consumers; the commit
 batch in one transaction that also records it in the database's ledger, and an abort deletes
 what the batch staged. ``sqlqueue.producer`` explains why that is exactly once.
 
+Staging is not retried in the task (Spark's iterator of rows can be read once): a task that fails
+is retried by Spark and replaces what it staged. Publish and discard are retried over transient
+database errors (options maxRetries, retryBackoffMs), which the ledger makes safe.
+
 Where things run: the DataFrame is checked against the table on the driver side when Spark asks
 for a writer, before any task starts. ``write`` runs in executors on an unpickled copy of the
 writer, and learns the batch and query from the task's local properties. For streams, ``commit``
@@ -78,7 +82,8 @@ class _Staging:
         if not tasks:
             return  # no task ran, so nothing was staged
         producer = self._producer(tasks[0].writer_id)
-        published = producer.publish(batch_id, [t.tag for t in tasks])
+        # Publishing again after a transient error is safe: the ledger says whether it happened.
+        published = self.options.retry.run(lambda: producer.publish(batch_id, [t.tag for t in tasks]), "publish")
         if published is None:
             log.info("%r: batch %d was published before; nothing to do", producer, batch_id)
         else:
@@ -88,7 +93,8 @@ class _Staging:
         # Tasks that failed staged nothing (their transaction rolled back) and sent no message.
         for writer_id in {m.writer_id for m in messages if m is not None}:
             producer = self._producer(writer_id)
-            log.warning("%r: batch %d aborted; discarded %d staged rows", producer, batch_id, producer.discard(batch_id))
+            discarded = self.options.retry.run(lambda: producer.discard(batch_id), "discard")
+            log.warning("%r: batch %d aborted; discarded %d staged rows", producer, batch_id, discarded)
 
 
 class QueueStreamWriter(_Staging, DataSourceStreamArrowWriter):
