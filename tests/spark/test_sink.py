@@ -3,21 +3,28 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import sys
 import threading
 import time
 
 import pytest
 from chispa import assert_df_equality
+from pyspark import cloudpickle
 from pyspark.sql import functions as F
 
 from sqlqueue.schema import Column
+from sqlqueue.spark.source import SqlQueueDataSource
+from sqlqueue.spark.writer import QueueBatchWriter, batch_writer
+
+# Spark's workers cannot import this module: send its classes and functions by value.
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 DOMAIN = (Column("payload", "text"), Column("customer", "bigint", nullable=False))
 _claims = itertools.count(1)
 
 
-def writer(df, options: dict):
-    w = df.write.format("sqlqueue")
+def writer(df, options: dict, source: str = "sqlqueue"):
+    w = df.write.format(source)
     for key, value in options.items():
         w = w.option(key, value)
     return w
@@ -214,6 +221,31 @@ def test_an_aborted_batch_write_leaves_nothing_behind(spark, engine):
     df = customers(spark, 300).repartition(3)
     with pytest.raises(Exception, match="task failed on purpose"):
         writer(_per_task(df, fail_task(2, 3.0)), engine.source_options(queue)).mode("append").save()
+    assert queue.stats() == {}
+
+
+class StageThenFail(QueueBatchWriter):
+    def write(self, iterator):
+        super().write(iterator)
+        raise RuntimeError("task failed after staging")
+
+
+class StageThenFailSource(SqlQueueDataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "sqlqueue_stage_then_fail"
+
+    def writer(self, schema, overwrite):
+        checked = batch_writer(self.options, schema, overwrite)
+        return StageThenFail(checked.options, checked.columns)
+
+
+def test_a_batch_write_whose_tasks_all_fail_after_staging_leaves_nothing(spark, engine):
+    queue = engine.new_queue(domain=DOMAIN)
+    spark.dataSource.register(StageThenFailSource)
+    df = customers(spark, 200).repartition(2)
+    with pytest.raises(Exception, match="task failed after staging"):
+        writer(df, engine.source_options(queue), StageThenFailSource.name()).mode("append").save()
     assert queue.stats() == {}
 
 

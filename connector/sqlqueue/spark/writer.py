@@ -89,9 +89,9 @@ class _Staging:
         else:
             log.info("%r: batch %d published %d rows", producer, batch_id, published)
 
-    def _discard(self, messages: Sequence[StagedTask | None], batch_id: int) -> None:
-        # Tasks that failed staged nothing (their transaction rolled back) and sent no message.
-        for writer_id in {m.writer_id for m in messages if m is not None}:
+    def _discard(self, writer_ids: set[str], batch_id: int) -> None:
+        # Deletes the batch's whole tag range: a task that failed after staging sent no message.
+        for writer_id in writer_ids:
             producer = self._producer(writer_id)
             discarded = self.options.retry.run(lambda: producer.discard(batch_id), "discard")
             log.warning("%r: batch %d aborted; discarded %d staged rows", producer, batch_id, discarded)
@@ -108,7 +108,10 @@ class QueueStreamWriter(_Staging, DataSourceStreamArrowWriter):
         self._publish(messages, batchId)
 
     def abort(self, messages: list[StagedTask | None], batchId: int) -> None:
-        self._discard(messages, batchId)
+        # With no message and no writerId the query id is unknown here; the restart replays the
+        # batch, and its publish deletes whatever this run staged.
+        named = {self.options.writer_id} if self.options.writer_id else set()
+        self._discard(named | {m.writer_id for m in messages if m is not None}, batchId)
 
 
 class QueueBatchWriter(_Staging, DataSourceArrowWriter):
@@ -124,7 +127,7 @@ class QueueBatchWriter(_Staging, DataSourceArrowWriter):
         self._publish(messages, ONLY_BATCH)
 
     def abort(self, messages: list[StagedTask | None]) -> None:
-        self._discard(messages, ONLY_BATCH)
+        self._discard({self.writer_id}, ONLY_BATCH)
 
 
 def stream_writer(raw: Mapping[str, str], schema: StructType, overwrite: bool) -> QueueStreamWriter:
