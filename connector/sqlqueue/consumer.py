@@ -7,10 +7,14 @@ claim N" and can be read again by tag after any crash. Spark's checkpoint holds 
 from __future__ import annotations
 
 import json
+import logging
+import threading
 from dataclasses import dataclass
 
-from .errors import ConfigError
+from .errors import ConfigError, SqlQueueError
 from .queue import Queue
+
+log = logging.getLogger("sqlqueue.consumer")
 
 
 @dataclass(frozen=True)
@@ -41,35 +45,73 @@ class ClaimPolicy:
     lease_seconds: int = 300
     chunk: int | None = None
     keep_completed: bool = False
+    prefetch: bool = False
 
 
 class Consumer:
-    """One consumer's view of the queue: advance by claiming, complete what Spark committed."""
+    """One consumer's view of the queue: advance by claiming, complete what Spark committed.
+
+    With ``policy.prefetch`` the claim after the one just served is made in a background thread
+    (on its own connection) while Spark works on the current batch; the next ``advance`` finds
+    those rows already tagged and returns at once. Up to two claims are then held at a time.
+    """
 
     def __init__(self, queue: Queue, consumer_id: str, policy: ClaimPolicy) -> None:
         self.queue = queue
         self.id = consumer_id
         self.policy = policy
         self.last_claimed = 0
+        self._prefetch: threading.Thread | None = None
+        self._prefetch_queue: Queue | None = None
 
     def advance(self, committed: int, limit: int, max_id: int | None = None) -> int:
         """The claim number that ends the next batch, ``committed`` when there is nothing to read.
 
         1. Everything claimed up to ``committed`` is done: Spark logged those batches as committed.
         2. Rows already tagged ``committed + 1`` were claimed just before a crash that kept the
-           offset from being logged: serve them rather than claim more.
+           offset from being logged (or by a prefetch): serve them rather than claim more.
         3. Otherwise claim up to ``limit`` rows under ``committed + 1``.
         """
         self.complete_through(committed)
+        self._await_prefetch()
         nxt = committed + 1
         self.last_claimed = self.queue.count_claimed(self.id, nxt)
         if not self.last_claimed:
-            p = self.policy
-            self.last_claimed = self.queue.claim(
-                self.id, nxt, limit, order=p.order, strict=p.strict, lease_seconds=p.lease_seconds,
-                chunk=p.chunk, max_id=max_id,
-            )
+            self.last_claimed = self._claim(self.queue, nxt, limit, max_id)
+        if self.last_claimed and self.policy.prefetch:
+            self._start_prefetch(nxt + 1, limit, max_id)
         return nxt if self.last_claimed else committed
 
     def complete_through(self, seq: int) -> int:
         return self.queue.complete(self.id, seq, keep=self.policy.keep_completed, chunk=self.policy.chunk)
+
+    def close(self) -> None:
+        self._await_prefetch()
+        self.queue.close()
+        if self._prefetch_queue is not None:
+            self._prefetch_queue.close()
+
+    def _claim(self, queue: Queue, seq: int, limit: int, max_id: int | None) -> int:
+        p = self.policy
+        return queue.claim(self.id, seq, limit, order=p.order, strict=p.strict, lease_seconds=p.lease_seconds,
+                           chunk=p.chunk, max_id=max_id)
+
+    def _start_prefetch(self, seq: int, limit: int, max_id: int | None) -> None:
+        if self._prefetch_queue is None:
+            self._prefetch_queue = Queue(self.queue.spec, self.queue.table)
+        queue = self._prefetch_queue
+
+        def claim_ahead() -> None:
+            try:
+                if not queue.count_claimed(self.id, seq):
+                    self._claim(queue, seq, limit, max_id)
+            except SqlQueueError as exc:  # the next advance claims in the foreground instead
+                log.warning("%s: claiming %d ahead failed: %s", self.id, seq, exc)
+
+        self._prefetch = threading.Thread(target=claim_ahead, name=f"sqlqueue-prefetch-{seq}", daemon=True)
+        self._prefetch.start()
+
+    def _await_prefetch(self) -> None:
+        if self._prefetch is not None:
+            self._prefetch.join()
+            self._prefetch = None

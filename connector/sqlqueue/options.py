@@ -99,6 +99,8 @@ OPTIONS: tuple[Option, ...] = (
            parse=one_of(*ORDERS)),
     Option("strictOrder", False, "true waits for other consumers' locked rows instead of skipping them: strict "
            "order at the price of serialised consumers.", roles=(SOURCE,), parse=boolean),
+    Option("prefetch", True, "Claim the next batch in the background while Spark processes the current one "
+           "(faster; up to two batches are claimed at a time).", roles=(SOURCE,), parse=boolean),
     Option("leaseSeconds", 300, "How long a claim holds its rows before another consumer may take them.",
            roles=(SOURCE,), parse=whole_number()),
     Option("completion", "delete", "What happens to rows of a committed batch: delete, or keep (state 'done', "
@@ -168,6 +170,7 @@ class SourceOptions:
     claim_chunk_size: int | None
     order: str
     strict_order: bool
+    prefetch: bool
     lease_seconds: int
     keep_completed: bool
     empty_poll_interval_ms: int
@@ -183,7 +186,8 @@ class SourceOptions:
                               "priority or pending")
         return cls(
             queue_address(v), v["consumer"], v["maxRowsPerTrigger"], v["numPartitions"], v["claimChunkSize"],
-            v["order"], v["strictOrder"], v["leaseSeconds"], v["completion"] == "keep", v["emptyPollIntervalMs"],
+            v["order"], v["strictOrder"], v["prefetch"], v["leaseSeconds"], v["completion"] == "keep",
+            v["emptyPollIntervalMs"],
             v["columns"], v["fetchSize"], RetryPolicy(v["maxRetries"], v["retryBackoffMs"]),
         )
 

@@ -154,3 +154,16 @@ def test_four_concurrent_claimers_take_every_row_exactly_once(engine):
     assert len(taken) == total
     assert max(taken.values()) == 1
     assert queue.stats() == {}
+
+
+def test_prefetch_claims_the_next_batch_while_the_current_one_is_processed(engine):
+    queue = engine.new_queue()
+    fill(queue, 10)
+    consumer = Consumer(queue, "c1", ClaimPolicy(prefetch=True))
+    assert consumer.advance(0, 4) == 1
+    consumer.close()  # waits for the background claim
+    assert claimed_ids(queue, "c1", 1, 2) == [5, 6, 7, 8]
+    assert consumer.advance(1, 4) == 2
+    consumer.close()
+    assert claimed_ids(queue, "c1", 1, 2) == [5, 6, 7, 8]
+    assert claimed_ids(queue, "c1", 2, 3) == [9, 10]

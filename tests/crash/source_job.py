@@ -11,6 +11,7 @@ test can kill the driver there:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 from pathlib import Path
@@ -53,7 +54,7 @@ class PausingSource(SqlQueueDataSource):
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--url", required=True)
+    parser.add_argument("--connection", required=True, help="connection options as JSON; password from SQLQUEUE_PASSWORD")
     parser.add_argument("--queue", required=True)
     parser.add_argument("--consumer", required=True)
     parser.add_argument("--checkpoint", required=True)
@@ -64,14 +65,11 @@ def main() -> None:
 
     spark = build_session("crash-source-job", "local[2]")
     spark.dataSource.register(PausingSource)
-    reader = (
-        spark.readStream.format("sqlqueue").option("url", args.url).option("queue", args.queue)
-        .option("consumer", args.consumer).option("maxRowsPerTrigger", args.max_rows)
-        .option("claimChunkSize", "700").option("emptyPollIntervalMs", "200")
-    )
+    options = {**json.loads(args.connection), "queue": args.queue, "consumer": args.consumer,
+               "maxRowsPerTrigger": args.max_rows, "claimChunkSize": "700", "emptyPollIntervalMs": "200"}
     if os.environ.get("SQLQUEUE_PASSWORD"):
-        reader = reader.option("password", os.environ["SQLQUEUE_PASSWORD"])
-    stream = reader.load()
+        options["password"] = os.environ["SQLQUEUE_PASSWORD"]
+    stream = spark.readStream.format("sqlqueue").options(**options).load()
     writer = stream.writeStream.option("checkpointLocation", args.checkpoint).trigger(availableNow=True)
     if args.sink == "delta":
         query = writer.format("delta").start(args.delta)

@@ -6,6 +6,7 @@ printed; rerun with SQLQUEUE_CRASH_SEED=<seed> to replay the kill times.
 """
 from __future__ import annotations
 
+import json
 import os
 import random
 from pathlib import Path
@@ -39,9 +40,10 @@ def test_every_key_arrives_once_after_repeated_kills(engine, spark, tmp_path, si
     rng = random.Random(seed)
     queue = engine.new_queue(domain=(Column("key", "bigint", nullable=False),))
     queue.enqueue([{"key": k} for k in range(KEYS)])
+    connection = {k: v for k, v in engine.options.items() if k != "password"}
     if "password" in engine.options:
         monkeypatch.setenv("SQLQUEUE_PASSWORD", engine.options["password"])
-    args = ["--url", engine.options["url"], "--queue", str(queue.table), "--consumer", "crash-test",
+    args = ["--connection", json.dumps(connection), "--queue", str(queue.table), "--consumer", "crash-test",
             "--checkpoint", str(tmp_path / "checkpoint"), "--delta", str(tmp_path / "delta"), "--sink", sink]
     markers = tmp_path / "markers"
     markers.mkdir()

@@ -57,7 +57,9 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _consumer_for(self, consumer_id: str) -> Consumer:
         if self._consumer is None or self._consumer.id != consumer_id:
             o = self.options
-            policy = ClaimPolicy(o.order, o.strict_order, o.lease_seconds, o.claim_chunk_size, o.keep_completed)
+            policy = ClaimPolicy(
+                o.order, o.strict_order, o.lease_seconds, o.claim_chunk_size, o.keep_completed, o.prefetch
+            )
             self._consumer = Consumer(Queue(o.address.connection, o.address.table), consumer_id, policy)
         return self._consumer
 
@@ -133,4 +135,4 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def stop(self) -> None:
         if self._consumer is not None:
-            self._consumer.queue.close()
+            self._consumer.close()

@@ -1,0 +1,134 @@
+"""Source throughput: queue to Delta through spark.readStream.format("sqlqueue"), beside the raw
+claim rate of the same database in the same run (the queue core claiming, reading and deleting the
+same batches with no Spark).
+
+    make bench        # or: .venv/bin/python benchmarks/bench_source.py --rows 200000 --batches 10000 50000
+
+Connector throughput is measured over the steady state: from the end of the first micro-batch to
+the end of the last (the first pays for query start-up, reported separately).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import shutil
+import tempfile
+import time
+
+from common import pg_options, percentiles, report, start_postgres
+
+from sqlqueue.consumer import ClaimPolicy, Consumer
+from sqlqueue.connection import parse_connection
+from sqlqueue.identifiers import TableName
+from sqlqueue.queue import Queue
+from sqlqueue.schema import Column
+
+DOMAIN = (Column("payload", "text"), Column("customer", "bigint"))
+
+
+def fill(queue: Queue, rows: int) -> None:
+    queue.create(DOMAIN)
+    chunk = 50_000
+    for start in range(0, rows, chunk):
+        queue.enqueue([{"payload": f'{{"order": {i}, "note": "benchmark row"}}', "customer": i % 977}
+                       for i in range(start, min(rows, start + chunk))])
+
+
+def raw_rate(options: dict, table: str, rows: int, batch: int) -> float:
+    queue = Queue(parse_connection(options["url"], password=options["password"]), TableName(table))
+    fill(queue, rows)
+    consumer = Consumer(queue, "raw", ClaimPolicy())
+    started, seq, seen = time.perf_counter(), 0, 0
+    while True:
+        nxt = consumer.advance(seq, batch)
+        if nxt == seq:
+            break
+        for lo, hi in queue.partition_bounds("raw", seq, nxt, 1):
+            for chunk in queue.read_claimed("raw", seq, nxt, lo, hi, ["id", "enqueued_at", "attempts", "payload", "customer"]):
+                seen += len(chunk)
+        seq = nxt
+    consumer.complete_through(seq)
+    elapsed = time.perf_counter() - started
+    assert seen == rows, (seen, rows)
+    queue.close()
+    return report("raw client: claim, read, delete", rows, elapsed)
+
+
+SINKS = {
+    "delta": "Delta streaming sink",
+    "foreach": "foreachBatch + Delta txnVersion",
+    "noop": "noop sink (connector alone)",
+}
+
+
+def start_sink(stream, sink: str, work: str):
+    writer = stream.writeStream.option("checkpointLocation", f"{work}/cp").trigger(availableNow=True)
+    if sink == "delta":
+        return writer.format("delta").start(f"{work}/delta")
+    if sink == "noop":
+        return writer.format("noop").start()
+
+    def append(df, batch_id: int) -> None:
+        # Delta's idempotent-write options: a replayed batch id is skipped.
+        df.write.format("delta").option("txnAppId", "bench").option("txnVersion", batch_id).mode("append").save(
+            f"{work}/delta"
+        )
+
+    return writer.foreachBatch(append).start()
+
+
+def connector_rate(spark, options: dict, table: str, rows: int, batch: int, partitions: int, sink: str) -> float:
+    queue = Queue(parse_connection(options["url"], password=options["password"]), TableName(table))
+    fill(queue, rows)
+    work = tempfile.mkdtemp(prefix="sqlqueue-bench-")
+    reader = spark.readStream.format("sqlqueue")
+    for key, value in {**options, "queue": table, "maxRowsPerTrigger": batch, "numPartitions": partitions}.items():
+        reader = reader.option(key, str(value))
+    started = time.perf_counter()
+    query = start_sink(reader.load(), sink, work)
+    query.awaitTermination()
+    total = time.perf_counter() - started
+    batches = [p for p in query.recentProgress if p["numInputRows"]]
+    ends = [dt.datetime.fromisoformat(p["timestamp"].replace("Z", "+00:00")).timestamp()
+            + p["durationMs"]["triggerExecution"] / 1000 for p in batches]
+    steady_rows = sum(p["numInputRows"] for p in batches[1:])
+    assert sum(p["numInputRows"] for p in batches) == rows
+    latencies = [p["durationMs"]["triggerExecution"] for p in batches[1:]]
+    rate = report(f"{SINKS[sink]}, steady state", steady_rows, ends[-1] - ends[0],
+                  f"(batch {percentiles(latencies)}; {total:.1f} s with start-up)")
+    shutil.rmtree(work, ignore_errors=True)
+    queue.close()
+    return rate
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--batches", type=int, nargs="+", default=[10_000, 50_000])
+    parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument("--sinks", nargs="+", choices=list(SINKS), default=list(SINKS))
+    args = parser.parse_args()
+
+    from sqlqueue.spark.session import build_session
+
+    server = start_postgres()
+    spark = build_session("sqlqueue-bench-source")
+    try:
+        options = pg_options(server)
+        # Warm up Spark's Python workers and the JVM so the first measured query does not pay for them.
+        for sink in SINKS:
+            connector_rate(spark, options, f"warmup_{sink}", 30_000, 10_000, args.partitions, sink)
+        print(f"source benchmark: PostgreSQL, {args.rows} rows, {args.partitions} read partitions")
+        for batch in args.batches:
+            print(f" batches of {batch}:")
+            raw = raw_rate(options, f"raw_{batch}", args.rows, batch)
+            for sink in args.sinks:
+                rate = connector_rate(spark, options, f"src_{sink}_{batch}", args.rows, batch, args.partitions, sink)
+                print(f"  ratio {SINKS[sink]} / raw: {rate / raw:.2f}", flush=True)
+    finally:
+        spark.stop()
+        server.destroy()
+
+
+if __name__ == "__main__":
+    main()

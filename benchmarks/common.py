@@ -1,0 +1,32 @@
+"""Shared set-up for benchmark scripts: a PostgreSQL server of their own and a figure printer."""
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.support.pgserver import PASSWORD, PgServer  # noqa: E402
+
+
+def start_postgres() -> PgServer:
+    return PgServer().start()
+
+
+def pg_options(server: PgServer) -> dict[str, str]:
+    return {"url": server.url, "password": PASSWORD}
+
+
+def percentiles(samples_ms: list[float]) -> str:
+    if len(samples_ms) < 2:
+        return f"p50 {samples_ms[0]:.0f} ms" if samples_ms else "no samples"
+    q = statistics.quantiles(samples_ms, n=100, method="inclusive")
+    return f"p50 {q[49]:.0f} ms, p95 {q[94]:.0f} ms, max {max(samples_ms):.0f} ms"
+
+
+def report(title: str, rows: int, seconds: float, extra: str = "") -> float:
+    rate = rows / seconds
+    print(f"  {title:<44} {rows:>8} rows in {seconds:7.2f} s = {rate:>9,.0f} rows/s {extra}", flush=True)
+    return rate
