@@ -1,51 +1,44 @@
-"""Enqueueing through the sink against the database's own bulk insert, in the same run.
+"""Sink throughput: rows enqueued through format("sqlqueue") beside the raw bulk insert of the same
+database in the same run.
 
-    .venv/bin/python benchmarks/bench_sink.py [--rows 200000] [--repeat 3] [--engines postgres,sqlite]
+    make bench        # or: .venv/bin/python benchmarks/bench_sink.py --rows 200000 --repeat 3 --engines postgres sqlite
 
-For each engine: the raw rate is the dialect's bulk path (COPY on PostgreSQL, executemany in one
-transaction on SQLite) inserting ready rows straight into a fresh queue table, from Python tuples
-built beforehand. The sink rate is ``df.write.format("sqlqueue").mode("append")`` of the same
-rows into another fresh queue table, timed from the call to its return (staging in Spark's tasks,
-then the publish), and a stream of the same rows as parquet files through
-``writeStream.format("sqlqueue")`` with one micro-batch per file. A first small write warms Spark's
-Python workers up. Each figure is the best of --repeat runs; the ratio is sink / raw.
+Raw: the dialect's bulk path (COPY on PostgreSQL, executemany in one transaction on SQLite)
+inserting ready rows straight into a fresh queue table from Python tuples built beforehand.
+Sink: ``df.write.format("sqlqueue").mode("append")`` of the same rows (cached in Spark) into another
+fresh queue table, timed from the call to its return: tasks stage, then the commit publishes. And
+the same rows streamed from parquet files through ``writeStream.format("sqlqueue")``, one
+micro-batch per file, query start included. Each figure is the best of --repeat runs, after a
+warm-up write that starts Spark's Python workers.
 """
 from __future__ import annotations
 
 import argparse
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from common import pg_options, report, start_postgres
 
-from pyspark.sql import functions as F  # noqa: E402
-
-from sqlqueue.spark.session import build_session  # noqa: E402
-from sqlqueue.schema import Column  # noqa: E402
-from tests.support.engines import Engine  # noqa: E402
-from tests.support.pgserver import PASSWORD, PgServer  # noqa: E402
+from sqlqueue.schema import Column
+from tests.support.engines import Engine
 
 DOMAIN = (Column("payload", "text"), Column("customer", "bigint", nullable=False))
-TARGET = 0.6
 
 
-def best_rate(rows: int, repeat: int, prepare: Callable[[], Callable[[], None]]) -> tuple[float, list[float]]:
-    """``prepare`` makes a fresh table and returns the write to time."""
+def best(repeat: int, prepare: Callable[[], Callable[[], None]]) -> float:
+    """Seconds of the fastest run; ``prepare`` makes a fresh table and returns the write to time."""
     seconds = []
     for _ in range(repeat):
         write = prepare()
         started = time.perf_counter()
         write()
         seconds.append(time.perf_counter() - started)
-    return rows / min(seconds), seconds
+    return min(seconds)
 
 
-def options_writer(writer, engine: Engine, queue):
+def with_options(writer, engine: Engine, queue):
     for key, value in engine.source_options(queue).items():
         writer = writer.option(key, value)
     return writer
@@ -53,68 +46,66 @@ def options_writer(writer, engine: Engine, queue):
 
 def raw_insert(engine: Engine, rows: list[tuple]) -> Callable[[], None]:
     queue = engine.new_queue(domain=DOMAIN)
+    queue.stats()  # connect before the clock starts, as the sink's workers already are
 
     def write() -> None:
         with queue.transaction() as cur:
             queue.insert(cur, DOMAIN, rows)
 
-    queue.stats()  # connect before the clock starts, as the sink's workers are
     return write
 
 
 def sink_write(engine: Engine, df) -> Callable[[], None]:
-    queue = engine.new_queue(domain=DOMAIN)
-    return options_writer(df.write.format("sqlqueue").mode("append"), engine, queue).save
+    return with_options(df.write.format("sqlqueue").mode("append"), engine, engine.new_queue(domain=DOMAIN)).save
 
 
-def sink_stream(engine: Engine, spark, folder: Path, scratch: Path) -> Callable[[], None]:
-    queue = engine.new_queue(domain=DOMAIN)
-    stream = spark.readStream.schema("payload string, customer bigint").option("maxFilesPerTrigger", 1).parquet(str(folder))
-    writer = stream.writeStream.format("sqlqueue").option("checkpointLocation", tempfile.mkdtemp(dir=scratch))
-    query = options_writer(writer, engine, queue).trigger(availableNow=True)
+def sink_stream(engine: Engine, spark, folder: str, work: str) -> Callable[[], None]:
+    stream = spark.readStream.schema("payload string, customer bigint").option("maxFilesPerTrigger", 1).parquet(folder)
+    writer = stream.writeStream.format("sqlqueue").option("checkpointLocation", tempfile.mkdtemp(dir=work))
+    query = with_options(writer, engine, engine.new_queue(domain=DOMAIN)).trigger(availableNow=True)
     return lambda: query.start().awaitTermination()
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--engines", default="postgres,sqlite")
-    parser.add_argument("--batches", type=int, default=4, help="micro-batches of the streamed run")
+    parser.add_argument("--engines", nargs="+", choices=["postgres", "sqlite"], default=["postgres", "sqlite"])
+    parser.add_argument("--micro-batches", type=int, default=4)
     args = parser.parse_args()
 
-    scratch = Path(tempfile.mkdtemp(prefix="sqlqueue-bench-"))
-    spark = build_session("bench-sink", "local[2]")
-    df = spark.range(args.rows).select(F.format_string("order %d", "id").alias("payload"), F.col("id").alias("customer"))
-    df = df.cache()
-    df.count()
-    folder = scratch / "in"
-    df.repartition(args.batches).write.parquet(str(folder))
-    rows = [(f"order {i}", i) for i in range(args.rows)]
-    server = PgServer().start() if "postgres" in args.engines else None
-    print(f"{args.rows:,} rows of (payload text, customer bigint) into a queue table; best of {args.repeat}; "
-          f"Spark local[2] on {spark.sparkContext.defaultParallelism} cores")
+    from pyspark.sql import functions as F
+
+    from sqlqueue.spark.session import build_session
+
+    work = tempfile.mkdtemp(prefix="sqlqueue-bench-sink-")
+    server = start_postgres() if "postgres" in args.engines else None
+    spark = build_session("sqlqueue-bench-sink")
     try:
-        for name in args.engines.split(","):
-            if name == "postgres":
-                engine = Engine("postgres", {"url": server.url, "password": PASSWORD})
-            else:
-                engine = Engine("sqlite", {"url": f"sqlite:///{scratch}/bench.db"})
-            sink_write(engine, df.limit(1000))()  # warm-up: Python workers
-            raw, raw_s = best_rate(args.rows, args.repeat, lambda: raw_insert(engine, rows))
-            batch, batch_s = best_rate(args.rows, args.repeat, lambda: sink_write(engine, df))
-            streamed, stream_s = best_rate(args.rows, args.repeat, lambda: sink_stream(engine, spark, folder, scratch))
-            print(f"{name:9} raw bulk insert       {raw:>10,.0f} rows/s  (runs: {', '.join(f'{s:.2f}' for s in raw_s)} s)")
-            print(f"{name:9} sink, df.write        {batch:>10,.0f} rows/s  (runs: {', '.join(f'{s:.2f}' for s in batch_s)} s)"
-                  f"  ratio {batch / raw:.2f}")
-            print(f"{name:9} sink, {args.batches} micro-batches {streamed:>10,.0f} rows/s  (runs: {', '.join(f'{s:.2f}' for s in stream_s)} s)"
-                  f"  ratio {streamed / raw:.2f}  (query start-up included)")
+        df = spark.range(args.rows).select(F.format_string("order %d", "id").alias("payload"), F.col("id").alias("customer"))
+        df = df.cache()
+        df.count()
+        df.repartition(args.micro_batches).write.parquet(f"{work}/in")
+        rows = [(f"order {i}", i) for i in range(args.rows)]
+        print(f"sink benchmark: {args.rows} rows (payload text, customer bigint), best of {args.repeat}, "
+              f"Spark local[{spark.sparkContext.defaultParallelism}]")
+        for name in args.engines:
+            options = pg_options(server) if name == "postgres" else {"url": f"sqlite:///{work}/bench.db"}
+            engine = Engine(name, options)
+            sink_write(engine, df.limit(1000))()  # warm-up: Spark's Python workers
+            print(f" {name}:")
+            raw = report("raw bulk insert", args.rows, best(args.repeat, lambda: raw_insert(engine, rows)))
+            batch = report("sink, df.write", args.rows, best(args.repeat, lambda: sink_write(engine, df)))
+            print(f"  ratio df.write / raw: {batch / raw:.2f}", flush=True)
+            streamed = report(f"sink, {args.micro_batches} micro-batches (with query start)", args.rows,
+                              best(args.repeat, lambda: sink_stream(engine, spark, f"{work}/in", work)))
+            print(f"  ratio stream / raw: {streamed / raw:.2f}", flush=True)
             engine.close()
     finally:
+        spark.stop()
         if server:
             server.destroy()
-        spark.stop()
-        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
