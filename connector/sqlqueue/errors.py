@@ -50,3 +50,7 @@ def missing_driver(module: str, extra: str) -> MissingDriverError:
     return MissingDriverError(
         f"the Python module '{module}' is not installed: pip install 'sqlqueue[{extra}]'"
     )
+
+
+def append_only(refused: str, use: str) -> ConfigError:
+    return ConfigError(f"{refused} is not supported by the sqlqueue sink: a queue can only be appended to; use {use}")

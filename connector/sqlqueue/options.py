@@ -56,6 +56,16 @@ def one_of(*choices: str) -> Callable[[str, str], str]:
     return parse
 
 
+def bounded_text(most: int) -> Callable[[str, str], str]:
+    def parse(key: str, value: str) -> str:
+        text = str(value).strip()
+        if not 1 <= len(text) <= most:
+            raise invalid_option(key, value, f"a non-empty text of at most {most} characters")
+        return text
+
+    return parse
+
+
 def column_list(key: str, value: str) -> tuple[str, ...]:
     names = tuple(n.strip() for n in str(value).split(",") if n.strip())
     if not names:
@@ -108,6 +118,10 @@ OPTIONS: tuple[Option, ...] = (
            parse=whole_number(1, 600_000)),
     Option("fetchSize", 10_000, "Rows fetched from the database per Arrow record batch in a read task.",
            roles=(SOURCE,), parse=whole_number(1, 1_000_000)),
+    Option("writerId", None, "Streaming sink only: the identity under which the sink ledger records the "
+           "batches it published, so a batch Spark writes again is not enqueued twice. Default: the streaming "
+           "query's id, which stays the same across restarts from one checkpoint. Two queries must not share one.",
+           roles=(SINK,), parse=bounded_text(200)),
 )
 BY_KEY = {o.key.lower(): o for o in OPTIONS}
 # Keys Spark itself may put into a data source's options.
@@ -180,3 +194,15 @@ class SourceOptions:
             v["emptyPollIntervalMs"],
             v["columns"], v["fetchSize"], RetryPolicy(v["maxRetries"], v["retryBackoffMs"]),
         )
+
+
+@dataclass(frozen=True)
+class SinkOptions:
+    address: QueueAddress
+    writer_id: str | None
+    retry: RetryPolicy
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, str]) -> "SinkOptions":
+        v = parse_options(raw, SINK)
+        return cls(queue_address(v), v["writerId"], RetryPolicy(v["maxRetries"], v["retryBackoffMs"]))

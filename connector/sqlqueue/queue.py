@@ -7,7 +7,7 @@ secrets scrubbed, and the broken connection is dropped so the next call reconnec
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -118,14 +118,28 @@ class Queue:
 
     # ---- producing ----------------------------------------------------------------------------
     def insert(
-        self, cur: Any, columns: Sequence[Column], rows: Sequence[Sequence[Any]], state: str = READY,
+        self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], state: str = READY,
         stage_tag: str | None = None,
     ) -> None:
-        """Insert rows in the given state inside the caller's transaction ``cur``."""
+        """Insert rows in the given state inside the caller's transaction ``cur``.
+
+        ``rows`` may be a generator: it is consumed once, as the driver sends. With a ``dedup_key``
+        column, a row whose key the table already holds (or that repeats a key) is skipped.
+        """
         names = [c.name for c in columns] + ["state", "stage_tag"]
+        tail = (state, stage_tag)
         encode = self.dialect.encode
-        encoded = [[encode(c, v) for c, v in zip(columns, row)] + [state, stage_tag] for row in rows]
-        self.dialect.insert_many(cur, self.table, names, encoded)
+        converted = [(i, c) for i, c in enumerate(columns) if c.type in self.dialect.encoded_types]
+
+        def prepared(row: Sequence[Any]) -> tuple:
+            values = list(row)
+            for i, column in converted:
+                if values[i] is not None:
+                    values[i] = encode(column, values[i])
+            return (*values, *tail)
+
+        out = (prepared(row) for row in rows) if converted else ((*row, *tail) for row in rows)
+        self.dialect.insert_many(cur, self.table, names, out, skip_duplicates="dedup_key" in names)
 
     def enqueue(self, rows: Sequence[Mapping[str, Any]]) -> int:
         """Enqueue ready rows (dicts keyed by column name) in one transaction."""

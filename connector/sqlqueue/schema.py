@@ -4,6 +4,7 @@ Types are portable names; each dialect maps them to SQL, and ``spark/types.py`` 
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .errors import ConfigError, SchemaError
@@ -100,3 +101,30 @@ class QueueSpec:
             raise SchemaError(
                 f"domain column(s) {', '.join(sorted(clash))} clash with lifecycle columns; rename them"
             )
+
+
+def writable_columns(names: Sequence[str], table_columns: Sequence[Column], table: TableName) -> tuple[Column, ...]:
+    """The columns of ``table`` that receive ``names`` (matched ignoring case), in that order.
+
+    A producer writes domain columns and the optional lifecycle columns in ``WRITABLE_LIFECYCLE``;
+    it must give every NOT NULL domain column, since domain columns have no default.
+    """
+    domain = [c for c in table_columns if c.name not in LIFECYCLE_NAMES]
+    writable = {c.name.lower(): c for c in domain} | {n: LIFECYCLE_TYPES[n] for n in WRITABLE_LIFECYCLE}
+    allowed = ", ".join([c.name for c in domain] + list(WRITABLE_LIFECYCLE))
+    columns: list[Column] = []
+    for name in names:
+        column = writable.get(name.lower())
+        if column is None:
+            why = "is managed by sqlqueue" if name.lower() in LIFECYCLE_NAMES else f"is not in queue table {table}"
+            raise SchemaError(f"column {name!r} {why}; the columns a producer may write are: {allowed}")
+        if column in columns:
+            raise SchemaError(f"column {name!r} is given twice (names are matched ignoring case)")
+        columns.append(column)
+    missing = [c.name for c in domain if not c.nullable and c not in columns]
+    if missing:
+        raise SchemaError(
+            f"column(s) {', '.join(map(repr, missing))} are required (NOT NULL in queue table {table}) "
+            "but missing from the rows"
+        )
+    return tuple(columns)

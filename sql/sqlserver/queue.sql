@@ -50,8 +50,8 @@ IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'ux_jobs_dedup' AND objec
 CREATE UNIQUE INDEX [ux_jobs_dedup] ON [dbo].[jobs] ([dedup_key]) WHERE [dedup_key] IS NOT NULL
 GO
 
-IF OBJECT_ID(N'sqlqueue_sink_ledger', N'U') IS NULL
-CREATE TABLE [sqlqueue_sink_ledger] (
+IF OBJECT_ID(N'dbo.sqlqueue_sink_ledger', N'U') IS NULL
+CREATE TABLE [dbo].[sqlqueue_sink_ledger] (
   [queue_name] NVARCHAR(400) NOT NULL,
   [writer_id] NVARCHAR(400) NOT NULL,
   [batch_id] BIGINT NOT NULL,

@@ -24,6 +24,9 @@ READ_COLUMNS = ("id", "enqueued_at", "attempts", "payload")
 PARTS = 4
 # What Queue.insert sends besides the domain columns.
 INSERT_COLUMNS = ("payload", "state", "stage_tag")
+# With a dedup key, the insert skips keys the table has: through a scratch table, in these steps.
+DEDUP_INSERT_COLUMNS = ("payload", "dedup_key", "state", "stage_tag")
+DEDUP_INSERT_STEPS = ("create_scratch", "load_scratch", "insert_new_keys", "drop_scratch")
 DDL_BUILDER = "create_statements"
 INSERT_BUILDER = "insert_many"
 _DDL_OBJECT = re.compile(r"\b(CREATE TABLE|ALTER TABLE|CREATE UNIQUE INDEX|CREATE INDEX)\s+(?:IF NOT EXISTS\s+)?(\S+)")
@@ -68,6 +71,9 @@ class _RecordingCursor:
 
     def __init__(self) -> None:
         self.sql: list[str] = []
+
+    def execute(self, sql: str) -> None:
+        self.sql.append(sql)
 
     def executemany(self, sql: str, rows: Any) -> None:
         self.sql.append(sql)
@@ -128,9 +134,16 @@ def catalog(dialect: Dialect) -> list[Entry]:
     add("max_ready_id", "max_ready_id")
     add("count_by_state", "count_by_state")
     add("table_columns", "table_columns")
+    for sink in ("ledger_contains", "ledger_record", "ledger_prune", "delete_staged", "publish_staged"):
+        add(sink, sink)
     cursor = _RecordingCursor()
-    dialect.insert_many(cursor, t, INSERT_COLUMNS, [])
+    dialect.insert_many(cursor, t, INSERT_COLUMNS, [("p", "ready", None)])
     entries += [Entry("insert", INSERT_BUILDER, sql) for sql in cursor.sql]
+    cursor = _RecordingCursor()
+    dialect.insert_many(cursor, t, DEDUP_INSERT_COLUMNS, [("p", "k", "ready", None)], skip_duplicates=True)
+    assert len(cursor.sql) == len(DEDUP_INSERT_STEPS), f"{dialect.name}: the dedup insert has new steps"
+    entries += [Entry(f"insert_dedup_{i}_{step}", INSERT_BUILDER, sql)
+                for i, (step, sql) in enumerate(zip(DEDUP_INSERT_STEPS, cursor.sql), 1)]
     entries += _ddl(dialect)
     names = [e.name for e in entries]
     assert len(names) == len(set(names)), f"{dialect.name}: duplicate statement names"

@@ -102,3 +102,9 @@ def test_checker_rejects_an_emitted_claim_with_a_misspelled_hint() -> None:
     claim = next(e.sql for e in ENTRIES if e.name == claim_name("fifo", False, False))
     assert "READPAST" in claim
     assert tsql_problems(claim.replace("READPAST", "READPASTE"))
+
+
+def test_checker_rejects_the_dedup_insert_with_a_misspelled_hint() -> None:
+    insert = next(e.sql for e in ENTRIES if e.name.endswith("insert_new_keys"))
+    assert "HOLDLOCK" in insert
+    assert tsql_problems(insert.replace("HOLDLOCK", "HOLDLOK"))

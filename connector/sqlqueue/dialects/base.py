@@ -6,6 +6,7 @@ driver's positional markers, so parameter order never differs between engines.
 """
 from __future__ import annotations
 
+import datetime as dt
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
@@ -52,6 +53,10 @@ class Dialect(ABC):
     default_chunk: int | None = None
     # False where the identity column declares the primary key itself.
     separate_primary_key: bool = True
+    # Portable column types whose Python values ``encode`` must convert for this driver.
+    encoded_types: frozenset[str] = frozenset()
+    # Where insert_many(skip_duplicates=True) loads rows before keeping the new ones.
+    scratch_table = "sqlqueue_scratch"
 
     # ---- spelling: what subclasses vary -------------------------------------------------------
     @abstractmethod
@@ -119,14 +124,32 @@ class Dialect(ABC):
     def autocommit_cursor(self, conn: Any) -> Any:
         return conn.cursor()
 
-    def insert_many(self, cur: Any, table: TableName, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-        """Bulk insert; engines override with their fast path."""
+    def insert_many(
+        self, cur: Any, table: TableName, columns: Sequence[str], rows: Iterable[Sequence[Any]],
+        skip_duplicates: bool = False,
+    ) -> None:
+        """Bulk insert through the engine's fast path (``load``).
+
+        With ``skip_duplicates`` a row whose ``dedup_key`` is already in the table, or earlier in
+        ``rows``, is dropped instead of failing the statement: the rows go to a scratch table
+        first, and one set-based statement keeps the new keys.
+        """
+        if not skip_duplicates:
+            self.load(cur, self.table(table), columns, rows)
+            return
+        cur.execute(self.create_scratch(table, columns))
+        self.load(cur, self.scratch_table, columns, rows)
+        cur.execute(self.insert_new_keys(table, columns))
+        cur.execute(f"DROP TABLE {self.scratch_table}")
+
+    def load(self, cur: Any, target: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+        """Insert rows into ``target`` (quoted); engines override with their fast path."""
         names = ", ".join(self.quote(c) for c in columns)
         marks = ", ".join(self.marker for _ in columns)
-        cur.executemany(f"INSERT INTO {self.table(table)} ({names}) VALUES ({marks})", rows)
+        cur.executemany(f"INSERT INTO {target} ({names}) VALUES ({marks})", rows)
 
     def encode(self, column: Column, value: Any) -> Any:
-        """Turn a Python value into what the driver should send for this column."""
+        """Turn a Python value of a column whose type is in ``encoded_types`` into what the driver sends."""
         return value
 
     def map_error(self, exc: BaseException, spec: ConnectionSpec | None, connected_before: bool) -> DatabaseError:
@@ -206,12 +229,18 @@ class Dialect(ABC):
                 t, f"ux_{t.name}_dedup", q("dedup_key"), [], f"{q('dedup_key')} IS NOT NULL", unique=True
             )
         )
-        statements.append(self.create_ledger())
+        statements.append(self.create_ledger(t))
         return statements
 
-    def create_ledger(self) -> str:
+    def ledger(self, table: TableName) -> TableName:
+        """The sink ledger of a queue lives in the queue table's schema."""
+        return TableName(LEDGER_TABLE, table.schema)
+
+    def create_ledger(self, table: TableName) -> str:
+        # The key stays within SQL Server's 900-byte clustered key: queue names have at most 201
+        # characters and writer ids (option writerId, or a query id) at most 200.
         q = self.quote
-        ledger = TableName(LEDGER_TABLE)
+        ledger = self.ledger(table)
         body = (
             f"{q('queue_name')} {self.type_sql(Column('queue_name', 'string'))} NOT NULL,\n"
             f"  {q('writer_id')} {self.type_sql(Column('writer_id', 'string'))} NOT NULL,\n"
@@ -363,6 +392,70 @@ class Dialect(ABC):
 
     def table_columns(self, table: TableName) -> Statement:
         return self.compile(self.columns_sql(table))
+
+    # ---- sink: staged batches and the ledger ---------------------------------------------------
+    # A sink batch is inserted as 'staged' rows tagged by writer, batch, run and task, then made
+    # claimable in one transaction that also records the batch in the ledger. Tags of one batch
+    # share a prefix; ``:lo``/``:hi`` bounds select a prefix as a range, which seeks the staged
+    # index (a LIKE would not on every engine and collation).
+    def create_scratch(self, table: TableName, columns: Sequence[str]) -> str:
+        """An empty temporary table with the types of ``columns`` in ``table``."""
+        names = ", ".join(self.quote(c) for c in columns)
+        return f"CREATE TEMP TABLE {self.scratch_table} AS SELECT {names} FROM {self.table(table)} WHERE 1 = 0"
+
+    def insert_new_keys(self, table: TableName, columns: Sequence[str]) -> str:
+        """Move the scratch rows into ``table``, skipping dedup keys it has (or that repeat)."""
+        names = ", ".join(self.quote(c) for c in columns)
+        # "WHERE true" keeps SQLite from reading ON CONFLICT as part of the SELECT's join.
+        return (
+            f"INSERT INTO {self.table(table)} ({names}) SELECT {names} FROM {self.scratch_table} "
+            "WHERE true ON CONFLICT DO NOTHING"
+        )
+
+    def _writer_batches(self, table: TableName, batch: str) -> str:
+        """FROM the ledger, WHERE: one writer's batches into one queue, ``batch`` picking which."""
+        q = self.quote
+        return (
+            f"{self.table(self.ledger(table))} "
+            f"WHERE {q('queue_name')} = :queue AND {q('writer_id')} = :writer AND {q('batch_id')} {batch}"
+        )
+
+    def ledger_contains(self, table: TableName) -> Statement:
+        return self.compile(f"SELECT COUNT(*) FROM {self._writer_batches(table, '= :batch')}")
+
+    def ledger_record(self, table: TableName) -> Statement:
+        q = self.quote
+        return self.compile(
+            f"INSERT INTO {self.table(self.ledger(table))} "
+            f"({q('queue_name')}, {q('writer_id')}, {q('batch_id')}, {q('row_count')}) "
+            "VALUES (:queue, :writer, :batch, :row_count)"
+        )
+
+    def ledger_prune(self, table: TableName) -> Statement:
+        return self.compile(f"DELETE FROM {self._writer_batches(table, '< :before')}")
+
+    def delete_staged(self, table: TableName) -> Statement:
+        """Staged rows whose tag lies in [lo, hi]."""
+        q = self.quote
+        return self.compile(
+            f"DELETE FROM {self.table(table)} WHERE {q('state')} = '{STAGED}' "
+            f"AND {q('stage_tag')} >= :lo AND {q('stage_tag')} <= :hi"
+        )
+
+    def publish_staged(self, table: TableName) -> Statement:
+        """Make one task's staged rows claimable."""
+        q = self.quote
+        return self.compile(
+            f"UPDATE {self.table(table)} SET {q('state')} = '{READY}', {q('stage_tag')} = NULL "
+            f"WHERE {q('state')} = '{STAGED}' AND {q('stage_tag')} = :tag"
+        )
+
+
+def utc_naive(value: dt.datetime) -> dt.datetime:
+    """A datetime as naive UTC, for drivers and columns that carry no time zone."""
+    if value.tzinfo is not None:
+        value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return value
 
 
 def rows_in_chunks(rows: Iterable[Sequence[Any]], size: int) -> Iterator[list[Sequence[Any]]]:

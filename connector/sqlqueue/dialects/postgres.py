@@ -1,7 +1,7 @@
 """PostgreSQL through psycopg 3: FOR UPDATE SKIP LOCKED claims and COPY for bulk inserts."""
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -96,9 +96,9 @@ class PostgresDialect(Dialect):
             with conn.cursor() as cur:
                 yield cur
 
-    def insert_many(self, cur: Any, table: TableName, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    def load(self, cur: Any, target: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
         names = ", ".join(self.quote(c) for c in columns)
-        with cur.copy(f"COPY {self.table(table)} ({names}) FROM STDIN") as copy:
+        with cur.copy(f"COPY {target} ({names}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
 

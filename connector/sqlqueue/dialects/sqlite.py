@@ -10,7 +10,7 @@ from typing import Any
 from ..connection import ConnectionSpec
 from ..identifiers import TableName
 from ..schema import Column
-from .base import Dialect
+from .base import Dialect, utc_naive
 
 # Declared names are kept by SQLite, so introspection can map them back to portable types.
 _TYPES = {
@@ -25,6 +25,7 @@ TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
 
 class SqliteDialect(Dialect):
     name = "sqlite"
+    encoded_types = frozenset({"timestamp"})
 
     def quote(self, ident: str) -> str:
         return f'"{ident}"'
@@ -90,10 +91,8 @@ class SqliteDialect(Dialect):
         cur.execute("COMMIT")
 
     def encode(self, column: Column, value: Any) -> Any:
-        if column.type == "timestamp" and isinstance(value, dt.datetime):
-            if value.tzinfo is not None:
-                value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
-            return value.strftime(TIMESTAMP_FORMAT)[:-3]
+        if isinstance(value, dt.datetime):
+            return utc_naive(value).strftime(TIMESTAMP_FORMAT)[:-3]
         return value
 
     def is_driver_error(self, exc: BaseException) -> bool:

@@ -8,7 +8,7 @@ Statements that touch many rows run in chunks below the 5,000-lock escalation th
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -16,7 +16,7 @@ from ..connection import ConnectionSpec
 from ..errors import ConfigError, missing_driver
 from ..identifiers import TableName
 from ..schema import Column
-from .base import Dialect
+from .base import Dialect, rows_in_chunks, utc_naive
 
 _TYPES = {
     "string": "NVARCHAR(400)", "text": "NVARCHAR(MAX)", "int": "INT", "bigint": "BIGINT", "double": "FLOAT",
@@ -34,6 +34,8 @@ _PORTABLE = {
 PREFERRED_DRIVERS = ("ODBC Driver 18 for SQL Server", "ODBC Driver 17 for SQL Server", "FreeTDS")
 CLAIM_HINTS = "ROWLOCK, READPAST, READCOMMITTEDLOCK"
 STRICT_HINTS = "ROWLOCK, UPDLOCK"
+# Rows per fast_executemany parameter array.
+LOAD_CHUNK_ROWS = 10_000
 
 
 def _pyodbc() -> Any:
@@ -74,6 +76,8 @@ def _credentials(spec: ConnectionSpec) -> str:
 class SqlServerDialect(Dialect):
     name = "sqlserver"
     default_chunk = 4000
+    encoded_types = frozenset({"timestamp"})
+    scratch_table = "#sqlqueue_scratch"
 
     def quote(self, ident: str) -> str:
         return f"[{ident}]"
@@ -164,15 +168,36 @@ class SqlServerDialect(Dialect):
         finally:
             conn.autocommit = True
 
-    def encode(self, column: Column, value: Any) -> Any:
-        # DATETIME2 has no zone: store UTC wall-clock time.
-        if column.type == "timestamp" and isinstance(value, dt.datetime) and value.tzinfo is not None:
-            return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
-        return value
-
-    def insert_many(self, cur: Any, table: TableName, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    def load(self, cur: Any, target: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+        # fast_executemany sends each chunk as one parameter array: one round trip per chunk.
         cur.fast_executemany = True
-        super().insert_many(cur, table, columns, rows)
+        for chunk in rows_in_chunks(rows, LOAD_CHUNK_ROWS):
+            super().load(cur, target, columns, chunk)
+
+    def encode(self, column: Column, value: Any) -> Any:
+        # DATETIME2 has no zone: send UTC wall time.
+        return utc_naive(value) if isinstance(value, dt.datetime) else value
+
+    def create_scratch(self, table: TableName, columns: Sequence[str]) -> str:
+        names = ", ".join(self.quote(c) for c in columns)
+        return f"SELECT {names} INTO {self.scratch_table} FROM {self.table(table)} WHERE 1 = 0"
+
+    def insert_new_keys(self, table: TableName, columns: Sequence[str]) -> str:
+        # IGNORE_DUP_KEY would do this, but SQL Server refuses it on filtered indexes (the dedup
+        # index is one). UPDLOCK, HOLDLOCK keeps a concurrent writer from adding the key between
+        # the check and the insert; ROW_NUMBER keeps one row per key within the batch.
+        q = self.quote
+        names = ", ".join(q(c) for c in columns)
+        key = q("dedup_key")
+        return (
+            f"INSERT INTO {self.table(table)} ({names})\n"
+            f"SELECT {', '.join(f's.{q(c)}' for c in columns)}\n"
+            f"FROM (\n  SELECT {names}, ROW_NUMBER() OVER (PARTITION BY {key} ORDER BY (SELECT NULL)) AS {q('copy_no')}\n"
+            f"  FROM {self.scratch_table}\n) AS s\n"
+            f"WHERE (s.{key} IS NULL OR s.{q('copy_no')} = 1)\n"
+            f"  AND NOT EXISTS (\n    SELECT 1 FROM {self.table(table)} AS q WITH (UPDLOCK, HOLDLOCK)\n"
+            f"    WHERE q.{key} IS NOT NULL AND q.{key} = s.{key}\n  )"
+        )
 
     def is_driver_error(self, exc: BaseException) -> bool:
         return isinstance(exc, _pyodbc().Error)

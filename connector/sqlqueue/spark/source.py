@@ -1,17 +1,26 @@
-"""The ``sqlqueue`` data source: a thin factory that checks options on the driver and builds readers.
+"""The ``sqlqueue`` data source: a thin factory that checks options on the driver and builds readers
+and writers.
 
     spark.dataSource.register(SqlQueueDataSource)
     (spark.readStream.format("sqlqueue")
         .option("url", "sqlite:///var/queues/jobs.db").option("queue", "jobs")
         .option("maxRowsPerTrigger", 50000)
         .load())
+    (df.writeStream.format("sqlqueue")
+        .option("url", "sqlite:///var/queues/jobs.db").option("queue", "jobs")
+        .option("checkpointLocation", "/checkpoints/enqueue-jobs")
+        .start())
+    df.write.format("sqlqueue").mode("append").option(...).save()
+
+DataFrame columns map by name to the queue's domain columns and to priority, due_at, dedup_key
+and max_attempts.
 
 Options are listed with their defaults and meaning in ``sqlqueue.options.OPTIONS`` and the README.
 """
 from __future__ import annotations
 
 from pyspark.sql import SparkSession
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, DataSourceStreamWriter, DataSourceWriter
 from pyspark.sql.types import StructType
 
 from ..errors import SchemaError
@@ -50,6 +59,16 @@ class SqlQueueDataSource(DataSource):
         from .reader import QueueStreamReader
 
         return QueueStreamReader(SourceOptions.parse(self.options), schema)
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        from .writer import batch_writer
+
+        return batch_writer(self.options, schema, overwrite)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        from .writer import stream_writer
+
+        return stream_writer(self.options, schema, overwrite)
 
 
 def register(spark: SparkSession) -> None:

@@ -1,12 +1,17 @@
-"""Portable column types as Spark SQL types and Arrow types, and rows as Arrow record batches."""
+"""Portable column types as Spark SQL types and Arrow types; rows to and from Arrow record batches."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+import datetime as dt
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.types import StructType
 
-from ..schema import Column
+from ..errors import SchemaError
+from ..identifiers import TableName
+from ..schema import Column, writable_columns
 
 SPARK_TYPES = {
     "string": "STRING", "text": "STRING", "int": "INT", "bigint": "BIGINT", "double": "DOUBLE",
@@ -17,6 +22,27 @@ _ARROW_BY_SPARK = {
     "boolean": pa.bool_(), "timestamp": pa.timestamp("us", tz="UTC"), "binary": pa.binary(),
     "short": pa.int16(), "byte": pa.int8(), "float": pa.float32(), "timestamp_ntz": pa.timestamp("us"),
 }
+
+
+_INTEGERS = ("byte", "short", "integer")
+# Spark types (typeName) a sink may write into each portable column type: only lossless ones.
+WRITABLE_SPARK_TYPES = {
+    "string": ("string", "varchar", "char"),
+    "text": ("string", "varchar", "char"),
+    "int": _INTEGERS,
+    "bigint": (*_INTEGERS, "long"),
+    "double": (*_INTEGERS, "long", "float", "double"),
+    "boolean": ("boolean",),
+    "timestamp": ("timestamp", "timestamp_ntz"),
+    "binary": ("binary",),
+}
+# A null in these optional lifecycle columns means the table's default, which a bulk load
+# does not apply by itself.
+_NULL_MEANS: dict[str, Callable[[], Any]] = {
+    "priority": lambda: 0,
+    "due_at": lambda: dt.datetime.now(dt.timezone.utc),
+}
+_UTC = pa.timestamp("us", tz="UTC")
 
 
 def spark_ddl(columns: Sequence[Column]) -> str:
@@ -44,3 +70,33 @@ def record_batch(rows: Sequence[tuple], schema: pa.Schema) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(
         [_array(list(col), field.type) for col, field in zip(columns, schema)], schema=schema
     )
+
+
+def sink_columns(schema: StructType, table_columns: Sequence[Column], table: TableName) -> tuple[Column, ...]:
+    """The queue columns a DataFrame writes, checked by name and type before anything is written."""
+    columns = writable_columns(schema.names, table_columns, table)
+    for field, column in zip(schema.fields, columns):
+        spark_type = field.dataType.typeName()
+        if spark_type not in WRITABLE_SPARK_TYPES[column.type]:
+            raise SchemaError(
+                f"column {field.name!r} is {field.dataType.simpleString()} in the DataFrame, but queue column "
+                f"{column.name!r} is {column.type} and takes {', '.join(WRITABLE_SPARK_TYPES[column.type])}: "
+                f"cast it, e.g. col({field.name!r}).cast({SPARK_TYPES[column.type].lower()!r})"
+            )
+    return columns
+
+
+def _writable(array: pa.Array, column: Column) -> pa.Array:
+    if pa.types.is_timestamp(array.type):
+        array = array.cast(_UTC)  # a naive (timestamp_ntz) value is taken as UTC
+    fill = _NULL_MEANS.get(column.name)
+    if fill is not None and array.null_count:
+        array = pc.fill_null(array, pa.scalar(fill(), type=array.type))
+    return array
+
+
+def batch_rows(batches: Iterable[pa.RecordBatch], columns: Sequence[Column]) -> Iterator[tuple]:
+    """Rows of Python values from record batches whose columns are ``columns``, in order."""
+    for batch in batches:
+        arrays = [_writable(batch.column(i), column) for i, column in enumerate(columns)]
+        yield from zip(*(a.to_pylist() for a in arrays))

@@ -1,5 +1,5 @@
-IF OBJECT_ID(N'sqlqueue_sink_ledger', N'U') IS NULL
-CREATE TABLE [sqlqueue_sink_ledger] (
+IF OBJECT_ID(N'dbo.sqlqueue_sink_ledger', N'U') IS NULL
+CREATE TABLE [dbo].[sqlqueue_sink_ledger] (
   [queue_name] NVARCHAR(400) NOT NULL,
   [writer_id] NVARCHAR(400) NOT NULL,
   [batch_id] BIGINT NOT NULL,

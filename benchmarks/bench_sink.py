@@ -1,0 +1,112 @@
+"""Sink throughput: rows enqueued through format("sqlqueue") beside the raw bulk insert of the same
+database in the same run.
+
+    make bench        # or: .venv/bin/python benchmarks/bench_sink.py --rows 200000 --repeat 3 --engines postgres sqlite
+
+Raw: the dialect's bulk path (COPY on PostgreSQL, executemany in one transaction on SQLite)
+inserting ready rows straight into a fresh queue table from Python tuples built beforehand.
+Sink: ``df.write.format("sqlqueue").mode("append")`` of the same rows (cached in Spark) into another
+fresh queue table, timed from the call to its return: tasks stage, then the commit publishes. And
+the same rows streamed from parquet files through ``writeStream.format("sqlqueue")``, one
+micro-batch per file, query start included. Each figure is the best of --repeat runs, after a
+warm-up write that starts Spark's Python workers.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+
+from common import pg_options, report, start_postgres
+
+from sqlqueue.schema import Column
+from tests.support.engines import Engine
+
+DOMAIN = (Column("payload", "text"), Column("customer", "bigint", nullable=False))
+
+
+def best(repeat: int, prepare: Callable[[], Callable[[], None]]) -> float:
+    """Seconds of the fastest run; ``prepare`` makes a fresh table and returns the write to time."""
+    seconds = []
+    for _ in range(repeat):
+        write = prepare()
+        started = time.perf_counter()
+        write()
+        seconds.append(time.perf_counter() - started)
+    return min(seconds)
+
+
+def with_options(writer, engine: Engine, queue):
+    for key, value in engine.source_options(queue).items():
+        writer = writer.option(key, value)
+    return writer
+
+
+def raw_insert(engine: Engine, rows: list[tuple]) -> Callable[[], None]:
+    queue = engine.new_queue(domain=DOMAIN)
+    queue.stats()  # connect before the clock starts, as the sink's workers already are
+
+    def write() -> None:
+        with queue.transaction() as cur:
+            queue.insert(cur, DOMAIN, rows)
+
+    return write
+
+
+def sink_write(engine: Engine, df) -> Callable[[], None]:
+    return with_options(df.write.format("sqlqueue").mode("append"), engine, engine.new_queue(domain=DOMAIN)).save
+
+
+def sink_stream(engine: Engine, spark, folder: str, work: str) -> Callable[[], None]:
+    stream = spark.readStream.schema("payload string, customer bigint").option("maxFilesPerTrigger", 1).parquet(folder)
+    writer = stream.writeStream.format("sqlqueue").option("checkpointLocation", tempfile.mkdtemp(dir=work))
+    query = with_options(writer, engine, engine.new_queue(domain=DOMAIN)).trigger(availableNow=True)
+    return lambda: query.start().awaitTermination()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--engines", nargs="+", choices=["postgres", "sqlite"], default=["postgres", "sqlite"])
+    parser.add_argument("--micro-batches", type=int, default=4)
+    args = parser.parse_args()
+
+    from pyspark.sql import functions as F
+
+    from sqlqueue.spark.session import build_session
+
+    work = tempfile.mkdtemp(prefix="sqlqueue-bench-sink-")
+    server = start_postgres() if "postgres" in args.engines else None
+    spark = build_session("sqlqueue-bench-sink")
+    try:
+        df = spark.range(args.rows).select(F.format_string("order %d", "id").alias("payload"), F.col("id").alias("customer"))
+        df = df.cache()
+        df.count()
+        df.repartition(args.micro_batches).write.parquet(f"{work}/in")
+        rows = [(f"order {i}", i) for i in range(args.rows)]
+        print(f"sink benchmark: {args.rows} rows (payload text, customer bigint), best of {args.repeat}, "
+              f"Spark local[{spark.sparkContext.defaultParallelism}]")
+        for name in args.engines:
+            options = pg_options(server) if name == "postgres" else {"url": f"sqlite:///{work}/bench.db"}
+            engine = Engine(name, options)
+            sink_write(engine, df.limit(1000))()  # warm-up: Spark's Python workers
+            print(f" {name}:")
+            raw = report("raw bulk insert", args.rows, best(args.repeat, lambda: raw_insert(engine, rows)))
+            batch = report("sink, df.write", args.rows, best(args.repeat, lambda: sink_write(engine, df)))
+            print(f"  ratio df.write / raw: {batch / raw:.2f}", flush=True)
+            streamed = report(f"sink, {args.micro_batches} micro-batches (with query start)", args.rows,
+                              best(args.repeat, lambda: sink_stream(engine, spark, f"{work}/in", work)))
+            print(f"  ratio stream / raw: {streamed / raw:.2f}", flush=True)
+            engine.close()
+    finally:
+        spark.stop()
+        if server:
+            server.destroy()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

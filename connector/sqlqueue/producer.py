@@ -1,0 +1,146 @@
+"""Exactly-once enqueueing of batches that may be written twice: stage, then publish with a ledger.
+
+A batch is written by several tasks. Each task stages its rows (state 'staged', which no claim
+sees) under a tag of its own, in one transaction. Then one transaction publishes the batch: it
+makes the staged rows of the tasks that succeeded claimable, deletes every other staged row of the
+batch (attempts that failed, runs that crashed) and records (queue, writer, batch) in the ledger.
+
+So a batch becomes visible all at once or not at all; a batch written again after it was published
+finds itself in the ledger and writes nothing; and a task that runs again replaces what its
+earlier attempt staged. All of it lives in the database, none in process memory.
+
+Tags are fixed-width lowercase hex, ``writer(16) batch(16) run(8) task(8)``, so the tags of one
+batch (or of one run of it) are a prefix, selected as the range [prefix, prefix + "g"]: hex digits
+sort below "g" in every collation, which a separator such as "/" does not guarantee.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any
+
+from .queue import Queue
+from .schema import STAGED, Column
+
+# Ledger rows kept per writer: Spark only ever replays its latest batch.
+LEDGER_KEEP = 1000
+_PAST_HEX = "g"
+
+
+def _hex(text: str, width: int) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:width]
+
+
+@dataclass(frozen=True)
+class Staged:
+    """What one task staged: its tag (to publish) and how many rows it sent."""
+
+    tag: str
+    rows: int
+
+
+class _Counted:
+    """Passes rows through and counts them."""
+
+    def __init__(self, rows: Iterable[Sequence[Any]]) -> None:
+        self.rows = rows
+        self.count = 0
+
+    def __iter__(self) -> Iterator[Sequence[Any]]:
+        for row in self.rows:
+            self.count += 1
+            yield row
+
+
+class Producer:
+    """One writer's batches into one queue.
+
+    ``writer_id`` must be stable across restarts of the same logical writer (a streaming query's
+    id); ``run_id`` names one run of it, so a run can clear what a crashed run staged.
+    """
+
+    def __init__(self, queue: Queue, writer_id: str, run_id: str = "") -> None:
+        self.queue = queue
+        self.writer_id = writer_id
+        self._writer_key = _hex(writer_id, 16)
+        self._run_key = _hex(run_id, 8)
+        d, t = queue.dialect, queue.table
+        self._contains, self._record, self._prune = d.ledger_contains(t), d.ledger_record(t), d.ledger_prune(t)
+        self._delete, self._publish = d.delete_staged(t), d.publish_staged(t)
+
+    def __repr__(self) -> str:
+        return f"Producer({self.writer_id!r} into {self.queue})"
+
+    # ---- tags -----------------------------------------------------------------------------------
+    def _batch_prefix(self, batch_id: int) -> str:
+        return f"{self._writer_key}{batch_id:016x}"
+
+    def tag(self, batch_id: int, task_id: int) -> str:
+        return f"{self._batch_prefix(batch_id)}{self._run_key}{task_id:08x}"
+
+    def _ledger_key(self, batch_id: int) -> dict[str, Any]:
+        return {"queue": str(self.queue.table), "writer": self.writer_id, "batch": batch_id}
+
+    def _published(self, cur: Any, batch_id: int) -> bool:
+        cur.execute(self._contains.sql, self._contains.bind(self._ledger_key(batch_id)))
+        return cur.fetchone()[0] > 0
+
+    def _delete_ranges(self, cur: Any, ranges: Sequence[tuple[str, str]]) -> int:
+        deleted = 0
+        for lo, hi in ranges:
+            cur.execute(self._delete.sql, self._delete.bind({"lo": lo, "hi": hi}))
+            deleted += max(cur.rowcount, 0)
+        return deleted
+
+    # ---- the protocol ---------------------------------------------------------------------------
+    def published(self, batch_id: int) -> bool:
+        with self.queue.transaction() as cur:
+            return self._published(cur, batch_id)
+
+    def stage(self, batch_id: int, task_id: int, columns: Sequence[Column], rows: Iterable[Sequence[Any]]) -> Staged:
+        """Stage one task's rows in one transaction; nothing if the batch is already published.
+
+        Before inserting, the transaction deletes what an earlier attempt of this task staged,
+        and what other (crashed) runs staged for this batch: a dedup key they hold would
+        otherwise make this run skip a row that publish is about to throw away.
+        """
+        tag = self.tag(batch_id, task_id)
+        it = iter(rows)
+        first = next(it, None)
+        if first is None:  # an empty task needs no connection
+            return Staged(tag, 0)
+        counted = _Counted(chain([first], it))
+        batch, run = self._batch_prefix(batch_id), self._batch_prefix(batch_id) + self._run_key
+        with self.queue.transaction() as cur:
+            if self._published(cur, batch_id):
+                return Staged(tag, 0)
+            self._delete_ranges(cur, [(tag, tag), (batch, run), (run + _PAST_HEX, batch + _PAST_HEX)])
+            self.queue.insert(cur, columns, counted, STAGED, tag)
+        return Staged(tag, counted.count)
+
+    def publish(self, batch_id: int, tags: Iterable[str]) -> int | None:
+        """Make the staged rows of ``tags`` claimable, in one transaction with the ledger entry.
+
+        Returns how many rows became claimable, or None when the batch was published before.
+        """
+        batch = self._batch_prefix(batch_id)
+        with self.queue.transaction() as cur:
+            if self._published(cur, batch_id):
+                return None
+            published = 0
+            for tag in tags:
+                cur.execute(self._publish.sql, self._publish.bind({"tag": tag}))
+                published += max(cur.rowcount, 0)
+            self._delete_ranges(cur, [(batch, batch + _PAST_HEX)])  # attempts not committed
+            key = self._ledger_key(batch_id)
+            cur.execute(self._record.sql, self._record.bind({**key, "row_count": published}))
+            cur.execute(self._prune.sql, self._prune.bind({**key, "before": batch_id - LEDGER_KEEP}))
+        return published
+
+    def discard(self, batch_id: int) -> int:
+        """Delete everything staged for a batch that will not be published (an aborted batch)."""
+        batch = self._batch_prefix(batch_id)
+        with self.queue.transaction() as cur:
+            return self._delete_ranges(cur, [(batch, batch + _PAST_HEX)])

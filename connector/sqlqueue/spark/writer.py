@@ -1,0 +1,150 @@
+"""The sink: ``writeStream.format("sqlqueue")`` and ``write.format("sqlqueue").mode("append")``.
+
+Each task stages its rows in one transaction, invisible to consumers; the commit publishes the
+batch in one transaction that also records it in the database's ledger, and an abort deletes
+what the batch staged. ``sqlqueue.producer`` explains why that is exactly once.
+
+Staging is not retried in the task (Spark's iterator of rows can be read once): a task that fails
+is retried by Spark and replaces what it staged. Publish and discard are retried over transient
+database errors (options maxRetries, retryBackoffMs), which the ledger makes safe.
+
+Where things run: the DataFrame is checked against the table on the driver side when Spark asks
+for a writer, before any task starts. ``write`` runs in executors on an unpickled copy of the
+writer, and learns the batch and query from the task's local properties. For streams, ``commit``
+and ``abort`` run on a writer that ``streamWriter`` builds afresh for each call, so everything
+they need comes in the commit messages.
+"""
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+from pyspark import TaskContext
+from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
+from pyspark.sql.types import StructType
+
+from ..errors import ConfigError, append_only
+from ..options import SinkOptions
+from ..producer import Producer
+from ..schema import Column
+from .reader import shared_queue
+from .types import batch_rows, sink_columns
+
+log = logging.getLogger("sqlqueue.sink")
+
+# Local properties Spark sets on the tasks of a streaming micro-batch.
+BATCH_ID, QUERY_ID, RUN_ID = "streaming.sql.batchId", "sql.streaming.queryId", "spark.jobGroup.id"
+# A batch write (df.write) is one batch of its own writer.
+ONLY_BATCH = 0
+
+# Driver-side Python workers are reused: check a DataFrame schema against a table once per process.
+_CHECKED: dict[tuple, tuple[Column, ...]] = {}
+
+
+@dataclass(frozen=True)
+class StagedTask(WriterCommitMessage):
+    """What one task staged, for the commit to publish."""
+
+    writer_id: str
+    batch_id: int
+    tag: str
+    rows: int
+
+
+def checked_columns(options: SinkOptions, schema: StructType) -> tuple[Column, ...]:
+    address = options.address
+    key = (address.connection.cache_key, address.table, schema.json())
+    if key not in _CHECKED:
+        _CHECKED[key] = sink_columns(schema, shared_queue(address).columns(), address.table)
+    return _CHECKED[key]
+
+
+class _Staging:
+    """What the batch and the streaming writer share: stage in tasks, publish or discard after."""
+
+    def __init__(self, options: SinkOptions, columns: tuple[Column, ...]) -> None:
+        self.options = options
+        self.columns = columns
+
+    def _producer(self, writer_id: str, run_id: str = "") -> Producer:
+        return Producer(shared_queue(self.options.address), writer_id, run_id)
+
+    def _stage(self, batches: Iterator[pa.RecordBatch], writer_id: str, batch_id: int, run_id: str) -> StagedTask:
+        task = TaskContext.get().partitionId()
+        staged = self._producer(writer_id, run_id).stage(batch_id, task, self.columns, batch_rows(batches, self.columns))
+        return StagedTask(writer_id, batch_id, staged.tag, staged.rows)
+
+    def _publish(self, messages: Sequence[StagedTask | None], batch_id: int) -> None:
+        tasks = [m for m in messages if m is not None]
+        if not tasks:
+            return  # no task ran, so nothing was staged
+        producer = self._producer(tasks[0].writer_id)
+        # Publishing again after a transient error is safe: the ledger says whether it happened.
+        published = self.options.retry.run(lambda: producer.publish(batch_id, [t.tag for t in tasks]), "publish")
+        if published is None:
+            log.info("%r: batch %d was published before; nothing to do", producer, batch_id)
+        else:
+            log.info("%r: batch %d published %d rows", producer, batch_id, published)
+
+    def _discard(self, writer_ids: set[str], batch_id: int) -> None:
+        # Deletes the batch's whole tag range: a task that failed after staging sent no message.
+        for writer_id in writer_ids:
+            producer = self._producer(writer_id)
+            discarded = self.options.retry.run(lambda: producer.discard(batch_id), "discard")
+            log.warning("%r: batch %d aborted; discarded %d staged rows", producer, batch_id, discarded)
+
+
+class QueueStreamWriter(_Staging, DataSourceStreamArrowWriter):
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> StagedTask:
+        ctx = TaskContext.get()
+        writer_id = self.options.writer_id or ctx.getLocalProperty(QUERY_ID)
+        run_id = ctx.getLocalProperty(RUN_ID) or ""
+        return self._stage(iterator, writer_id, int(ctx.getLocalProperty(BATCH_ID)), run_id)
+
+    def commit(self, messages: list[StagedTask | None], batchId: int) -> None:
+        self._publish(messages, batchId)
+
+    def abort(self, messages: list[StagedTask | None], batchId: int) -> None:
+        # With no message and no writerId the query id is unknown here; the restart replays the
+        # batch, and its publish deletes whatever this run staged.
+        named = {self.options.writer_id} if self.options.writer_id else set()
+        self._discard(named | {m.writer_id for m in messages if m is not None}, batchId)
+
+
+class QueueBatchWriter(_Staging, DataSourceArrowWriter):
+    def __init__(self, options: SinkOptions, columns: tuple[Column, ...]) -> None:
+        super().__init__(options, columns)
+        # Made once on the driver; every task and the commit get this object pickled.
+        self.writer_id = f"batch-{uuid.uuid4()}"
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> StagedTask:
+        return self._stage(iterator, self.writer_id, ONLY_BATCH, "")
+
+    def commit(self, messages: list[StagedTask | None]) -> None:
+        self._publish(messages, ONLY_BATCH)
+
+    def abort(self, messages: list[StagedTask | None]) -> None:
+        self._discard({self.writer_id}, ONLY_BATCH)
+
+
+def stream_writer(raw: Mapping[str, str], schema: StructType, overwrite: bool) -> QueueStreamWriter:
+    if overwrite:
+        raise append_only("outputMode 'complete'", "outputMode('append') or outputMode('update')")
+    options = SinkOptions.parse(raw)
+    return QueueStreamWriter(options, checked_columns(options, schema))
+
+
+def batch_writer(raw: Mapping[str, str], schema: StructType, overwrite: bool) -> QueueBatchWriter:
+    if overwrite:
+        # Spark itself refuses 'ignore' and 'error' for Python data sources, before asking for a writer.
+        raise append_only("mode 'overwrite'", "mode('append')")
+    options = SinkOptions.parse(raw)
+    if options.writer_id is not None:
+        raise ConfigError(
+            "option 'writerId' applies to streaming writes only: each df.write is one batch under an identity "
+            "of its own; remove the option"
+        )
+    return QueueBatchWriter(options, checked_columns(options, schema))

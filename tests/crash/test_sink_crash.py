@@ -1,0 +1,91 @@
+"""The sink under SIGKILL: every key of a 20,000-row stream lands in the queue exactly once.
+
+The job (sink_job.py) streams 80 parquet files of keyed rows into the queue, one file per
+micro-batch, on master local[2,3] so the tasks it fails on purpose are retried. It is killed once
+inside the sink's commit (after the batch was published, before Spark logged the commit, so the
+restart writes that batch again and must find it in the ledger) and SQLQUEUE_CRASH_ROUNDS times
+(at least 3) at a random moment, in a shuffled order, restarted from the same checkpoint each time,
+then run until the source is drained. The seed is printed; SQLQUEUE_CRASH_SEED=<seed> replays the
+kill times. The key is a plain domain column, not a dedup key, so the dedup index cannot hide a
+duplicate.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from sqlqueue.schema import Column
+from tests.support.crash import run_job
+
+pytestmark = [pytest.mark.crash, pytest.mark.spark]
+JOB = Path(__file__).with_name("sink_job.py")
+ROWS, FILES = 20_000, 80
+
+
+def crash_plan(rng: random.Random) -> list[dict]:
+    rounds = max(3, int(os.environ.get("SQLQUEUE_CRASH_ROUNDS", "3")))
+    # The first batch is published about 20 s after the job starts; then about 1.5 batches a second.
+    plan = [{"window": "published"}] + [{"kill_after": rng.uniform(18.0, 35.0)} for _ in range(rounds)]
+    rng.shuffle(plan)
+    return plan
+
+
+def write_input(folder: Path) -> None:
+    folder.mkdir()
+    per_file = ROWS // FILES
+    for f in range(FILES):
+        keys = list(range(f * per_file, (f + 1) * per_file))
+        table = pa.table({"k": pa.array(keys, pa.int64()), "payload": [f"item {k}" for k in keys]})
+        pq.write_table(table, folder / f"part-{f:03d}.parquet")
+
+
+def keys_in(queue) -> Counter:
+    queue.claim("checker", 1, ROWS * 2)
+    found: Counter = Counter()
+    for lo, hi in queue.partition_bounds("checker", 0, 1, 1):
+        for rows in queue.read_claimed("checker", 0, 1, lo, hi, ["k"]):
+            found.update(r[0] for r in rows)
+    return found
+
+
+def test_every_key_is_enqueued_exactly_once_across_kills_and_task_retries(engine, tmp_path, monkeypatch):
+    seed = int(os.environ.get("SQLQUEUE_CRASH_SEED", random.randrange(1_000_000)))
+    print(f"crash seed: {seed} (SQLQUEUE_CRASH_SEED={seed} replays it)")
+    rng = random.Random(seed)
+    queue = engine.new_queue(domain=(Column("k", "bigint", nullable=False), Column("payload", "text")))
+    write_input(tmp_path / "in")
+    options = engine.source_options(queue)
+    if "password" in options:
+        monkeypatch.setenv("SQLQUEUE_PASSWORD", options.pop("password"))
+    evidence, markers = tmp_path / "evidence", tmp_path / "markers"
+    evidence.mkdir()
+    markers.mkdir()
+    config = {"master": "local[2,3]", "input": str(tmp_path / "in"), "checkpoint": str(tmp_path / "checkpoint"),
+              "evidence": str(evidence), "options": options}
+    args, log = [json.dumps(config)], tmp_path / "job.log"
+
+    kills = 0
+    for step in crash_plan(rng):
+        outcome = run_job(JOB, args, log, marker_dir=markers, rng=rng, **step)
+        published = queue.stats().get("ready", {}).get("rows", 0)
+        print(f"round {step}: {'killed' if outcome.killed else f'exited {outcome.returncode}'}, "
+              f"{published} rows published so far")
+        kills += outcome.killed
+    final = run_job(JOB, args, log)
+    assert final.returncode == 0, final.log[-3000:]
+    assert kills >= 4
+
+    happened = {p.name.rsplit("-", 1)[0] for p in evidence.iterdir()}
+    print(f"{kills} kills; scenarios seen: {sorted(happened)}")
+    assert happened == {"replayed", "retried-after-staging", "retried-while-staging"}
+    assert queue.stats().keys() == {"ready"}, "staged rows were left behind"
+    found = keys_in(queue)
+    assert sorted(found) == list(range(ROWS)), f"{ROWS - len(found)} keys missing"
+    assert [k for k, n in found.items() if n > 1] == []

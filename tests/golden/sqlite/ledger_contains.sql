@@ -1,0 +1,1 @@
+SELECT COUNT(*) FROM "sqlqueue_sink_ledger" WHERE "queue_name" = ? AND "writer_id" = ? AND "batch_id" = ?

@@ -1,0 +1,1 @@
+DELETE FROM [dbo].[jobs] WHERE [state] = 'staged' AND [stage_tag] >= ? AND [stage_tag] <= ?

@@ -1,0 +1,1 @@
+DELETE FROM [dbo].[sqlqueue_sink_ledger] WHERE [queue_name] = ? AND [writer_id] = ? AND [batch_id] < ?
