@@ -24,6 +24,12 @@ DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME = "done", "retry", "failed"
 OUTCOMES = (DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME)
 
 
+def retry_delay(attempts: int, base_seconds: int, cap_seconds: int, jitter: float) -> int:
+    """Exponential backoff: ``base`` after the first attempt, doubling after each further one,
+    capped, times a jitter factor (e.g. 0.9 to 1.1) so retried rows do not all return at once."""
+    return int(min(base_seconds * 2 ** max(attempts - 1, 0), cap_seconds) * jitter)
+
+
 @dataclass(frozen=True)
 class Ack:
     """A consumer's verdict on one claimed row: done, retry after a delay, or failed for good."""
