@@ -19,10 +19,15 @@ def delta_jars() -> list[str]:
     return sorted(glob.glob(os.path.join(folder, "*.jar"))) if folder else []
 
 
-def build_session(app_name: str = "sqlqueue", master: str = "local[2]", conf: dict[str, str] | None = None) -> SparkSession:
+def build_session(
+    app_name: str = "sqlqueue", master: str | None = "local[2]", conf: dict[str, str] | None = None,
+    log_level: str = "WARN",
+) -> SparkSession:
+    """``master`` None leaves the choice to spark-submit (--master) or spark.master in ``conf``."""
     # Python workers must run the interpreter that has sqlqueue installed.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = SparkSession.builder.appName(app_name).master(master)
+    builder = SparkSession.builder.appName(app_name)
+    builder = builder.master(master) if master else builder
     jars = delta_jars()
     builder = builder.config("spark.jars", ",".join(jars)) if jars else builder.config("spark.jars.packages", DELTA_PACKAGE)
     settings = {
@@ -36,7 +41,7 @@ def build_session(app_name: str = "sqlqueue", master: str = "local[2]", conf: di
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
+    spark.sparkContext.setLogLevel(log_level)
     from .source import register
 
     register(spark)
