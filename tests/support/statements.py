@@ -27,6 +27,13 @@ INSERT_COLUMNS = ("payload", "state", "stage_tag")
 # With a dedup key, the insert skips keys the table has: through a scratch table, in these steps.
 DEDUP_INSERT_COLUMNS = ("payload", "dedup_key", "state", "stage_tag")
 DEDUP_INSERT_STEPS = ("create_scratch", "load_scratch", "insert_new_keys", "drop_scratch")
+# Engine-specific doctor queries and the fixes it prints: (builder, example arguments).
+DOCTOR = {
+    "sqlserver": (("database_settings", ()), ("enabled_triggers", ()), ("disable_trigger", ("trg_jobs_audit",)),
+                  ("read_committed_snapshot_off", ())),
+    "postgres": (("vacuum_stats", ()), ("vacuum", ()), ("eager_autovacuum", ())),
+    "sqlite": (("journal_mode", ()), ("wal_on", ())),
+}
 DDL_BUILDER = "create_statements"
 INSERT_BUILDER = "insert_many"
 _DDL_OBJECT = re.compile(r"\b(CREATE TABLE|ALTER TABLE|CREATE UNIQUE INDEX|CREATE INDEX)\s+(?:IF NOT EXISTS\s+)?(\S+)")
@@ -134,6 +141,12 @@ def catalog(dialect: Dialect) -> list[Entry]:
     add("max_ready_id", "max_ready_id")
     add("count_by_state", "count_by_state")
     add("table_columns", "table_columns")
+    for order in ORDERS:
+        add(f"peek_{order}", "peek", order, READ_COLUMNS)
+    add("count_done_since", "count_done_since")
+    add("table_indexes", "table_indexes")
+    for name, args in DOCTOR.get(dialect.name, ()):
+        add(f"doctor_{name}", name, *args)
     for sink in ("ledger_contains", "ledger_record", "ledger_prune", "delete_staged", "publish_staged"):
         add(sink, sink)
     cursor = _RecordingCursor()
@@ -174,7 +187,5 @@ def ddl_script(dialect: Dialect | str) -> str:
     if d.name == "sqlserver":
         # Filtered indexes need QUOTED_IDENTIFIER ON; sqlcmd's default is OFF (ODBC drivers set ON).
         header.append("-- Run with sqlcmd -I: the filtered indexes need SET QUOTED_IDENTIFIER ON.")
-        body = "".join(f"{sql}\nGO\n\n" for sql in d.create_statements(spec))
-    else:
-        body = "".join(f"{sql};\n\n" for sql in d.create_statements(spec))
+    body = d.script(d.create_statements(spec))
     return "\n".join(header) + "\n\n" + body.rstrip("\n") + "\n"

@@ -207,30 +207,29 @@ class Dialect(ABC):
         body = ",\n  ".join(lines)
         statements = [self.create_table_guarded(t, body)]
         statements += self.table_options(t)
-        key = ", ".join(f"{q(c)} {d}" for c, d in READY_INDEX_KEY[spec.order])
-        include = [c for c in ("due_at", "priority") if c not in dict(READY_INDEX_KEY[spec.order])]
-        statements.append(
-            self.create_index_guarded(t, f"ix_{t.name}_ready", key, include, f"{q('state')} = '{READY}'")
-        )
-        statements.append(
-            self.create_index_guarded(
-                t, f"ix_{t.name}_claimed", f"{q('consumer')}, {q('claim_seq')}", ["lease_until"],
-                f"{q('state')} = '{CLAIMED}'",
-            )
-        )
-        statements.append(
-            self.create_index_guarded(t, f"ix_{t.name}_staged", q("stage_tag"), [], f"{q('state')} = '{STAGED}'")
-        )
-        statements.append(
-            self.create_index_guarded(t, f"ix_{t.name}_done", q("completed_at"), [], f"{q('state')} = '{DONE}'")
-        )
-        statements.append(
-            self.create_index_guarded(
-                t, f"ux_{t.name}_dedup", q("dedup_key"), [], f"{q('dedup_key')} IS NOT NULL", unique=True
-            )
-        )
+        statements += self.index_statements(t, spec.order).values()
         statements.append(self.create_ledger(t))
         return statements
+
+    def index_statements(self, table: TableName, order: str) -> dict[str, str]:
+        """{index name: idempotent CREATE INDEX} for every index a queue table needs (see the README)."""
+        t, q = table, self.quote
+        key = ", ".join(f"{q(c)} {d}" for c, d in READY_INDEX_KEY[order])
+        include = [c for c in ("due_at", "priority") if c not in dict(READY_INDEX_KEY[order])]
+        indexes = (
+            (f"ix_{t.name}_ready", key, include, f"{q('state')} = '{READY}'", False),
+            (f"ix_{t.name}_claimed", f"{q('consumer')}, {q('claim_seq')}", ["lease_until"],
+             f"{q('state')} = '{CLAIMED}'", False),
+            (f"ix_{t.name}_staged", q("stage_tag"), [], f"{q('state')} = '{STAGED}'", False),
+            (f"ix_{t.name}_done", q("completed_at"), [], f"{q('state')} = '{DONE}'", False),
+            (f"ux_{t.name}_dedup", q("dedup_key"), [], f"{q('dedup_key')} IS NOT NULL", True),
+        )
+        return {name: self.create_index_guarded(t, name, key, inc, where, unique)
+                for name, key, inc, where, unique in indexes}
+
+    def script(self, statements: Sequence[str]) -> str:
+        """Statements as one script a DBA can run (psql, sqlite3; sqlcmd on SQL Server)."""
+        return "".join(f"{sql};\n\n" for sql in statements)
 
     def ledger(self, table: TableName) -> TableName:
         """The sink ledger of a queue lives in the queue table's schema."""
@@ -392,6 +391,47 @@ class Dialect(ABC):
 
     def table_columns(self, table: TableName) -> Statement:
         return self.compile(self.columns_sql(table))
+
+    # ---- operations: what the sqlqueue command shows ------------------------------------------
+    def select_first(self, columns: str, rest: str) -> str:
+        """SELECT the first ``:limit`` rows of ``FROM ... ORDER BY ...`` (``rest``)."""
+        return f"SELECT {columns} FROM {rest} LIMIT :limit"
+
+    def peek_hints(self) -> str:
+        return ""
+
+    def peek(self, table: TableName, order: str, columns: Sequence[str]) -> Statement:
+        """The next ready rows in claim order, without claiming or locking them."""
+        cols = ", ".join(self.quote(c) for c in columns)
+        order_by = self.order_by(order if order != "heap" else "fifo")
+        return self.compile(self.select_first(
+            cols, f"{self.table(table)}{self.peek_hints()} WHERE {self.ready_predicate(False)} ORDER BY {order_by}"
+        ))
+
+    def count_done_since(self, table: TableName) -> Statement:
+        """Rows completed (and kept) since ``:since``: the recent throughput of completion=keep queues."""
+        q = self.quote
+        return self.compile(
+            f"SELECT COUNT(*) FROM {self.table(table)} WHERE {q('state')} = '{DONE}' AND {q('completed_at')} >= :since"
+        )
+
+    def decode_timestamp(self, value: Any) -> dt.datetime | None:
+        """A timestamp the driver returned, as an aware UTC datetime (stored times are UTC)."""
+        if isinstance(value, dt.datetime):
+            return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value
+        return None
+
+    # ---- doctor: facts about a live queue table and its database ------------------------------
+    @abstractmethod
+    def indexes_sql(self, table: TableName) -> str:
+        """Rows of (index name, filter predicate or NULL, first key column) of the queue table."""
+
+    def table_indexes(self, table: TableName) -> Statement:
+        return self.compile(self.indexes_sql(table))
+
+    def inspection_connect(self, spec: ConnectionSpec) -> Any:
+        """A connection that changes no database setting, for the doctor to look with."""
+        return self.connect(spec)
 
     # ---- sink: staged batches and the ledger ---------------------------------------------------
     # A sink batch is inserted as 'staged' rows tagged by writer, batch, run and task, then made

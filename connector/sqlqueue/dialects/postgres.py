@@ -9,7 +9,7 @@ from ..connection import ConnectionSpec
 from ..errors import missing_driver
 from ..identifiers import TableName
 from ..schema import Column
-from .base import Dialect
+from .base import Dialect, Statement
 
 _TYPES = {
     "string": "varchar(400)", "text": "text", "int": "integer", "bigint": "bigint",
@@ -75,6 +75,33 @@ class PostgresDialect(Dialect):
             "SELECT column_name, data_type, is_nullable = 'YES' FROM information_schema.columns "
             "WHERE table_schema = COALESCE(:schema, current_schema()) AND table_name = :table "
             "ORDER BY ordinal_position"
+        )
+
+    # ---- doctor ---------------------------------------------------------------------------------
+    def indexes_sql(self, table: TableName) -> str:
+        return (
+            "SELECT c.relname, pg_get_expr(i.indpred, i.indrelid), a.attname FROM pg_index AS i "
+            "JOIN pg_class AS c ON c.oid = i.indexrelid "
+            "LEFT JOIN pg_attribute AS a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] "
+            "WHERE i.indrelid = to_regclass(:object_name)"
+        )
+
+    def vacuum_stats(self, table: TableName) -> Statement:
+        """(live rows, dead rows, last autovacuum, last manual vacuum) from the statistics collector."""
+        return self.compile(
+            "SELECT n_live_tup, n_dead_tup, last_autovacuum, last_vacuum FROM pg_stat_user_tables "
+            "WHERE relid = to_regclass(:object_name)"
+        )
+
+    def vacuum(self, table: TableName) -> Statement:
+        return self.compile(f"VACUUM (ANALYZE) {self.table(table)}")
+
+    def eager_autovacuum(self, table: TableName) -> Statement:
+        # A queue's dead rows come from every claim and delete: vacuum after a fixed number of
+        # them, not after a fraction of a table that is small most of the time.
+        return self.compile(
+            f"ALTER TABLE {self.table(table)} SET (autovacuum_vacuum_scale_factor = 0.0, "
+            "autovacuum_vacuum_threshold = 5000, autovacuum_vacuum_cost_delay = 0)"
         )
 
     def portable_type(self, db_type: str) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 from ..connection import ConnectionSpec
 from ..identifiers import TableName
 from ..schema import Column
-from .base import Dialect, utc_naive
+from .base import Dialect, Statement, utc_naive
 
 # Declared names are kept by SQLite, so introspection can map them back to portable types.
 _TYPES = {
@@ -73,8 +73,31 @@ class SqliteDialect(Dialect):
     def portable_type(self, db_type: str) -> str:
         return _PORTABLE.get(db_type.upper().split("(")[0], "text")
 
+    def decode_timestamp(self, value: Any) -> dt.datetime | None:
+        if isinstance(value, str):
+            return dt.datetime.fromisoformat(value).replace(tzinfo=dt.timezone.utc)
+        return super().decode_timestamp(value)
+
+    # ---- doctor ---------------------------------------------------------------------------------
+    def indexes_sql(self, table: TableName) -> str:
+        return (
+            "SELECT l.name, CASE WHEN l.partial = 1 THEN substr(m.sql, instr(upper(m.sql), ' WHERE ') + 7) END, "
+            "(SELECT ii.name FROM pragma_index_info(l.name) AS ii WHERE ii.seqno = 0) "
+            "FROM pragma_index_list(:table) AS l LEFT JOIN sqlite_master AS m ON m.type = 'index' AND m.name = l.name"
+        )
+
+    def journal_mode(self, table: TableName) -> Statement:
+        return self.compile("PRAGMA journal_mode")
+
+    def wal_on(self, table: TableName) -> Statement:
+        return self.compile("PRAGMA journal_mode = WAL")
+
+    def inspection_connect(self, spec: ConnectionSpec) -> Any:
+        # connect() turns WAL on, which would hide the very setting the doctor looks at.
+        return sqlite3.connect(spec.param("path"), timeout=60, isolation_level=None, check_same_thread=False)
+
     def connect(self, spec: ConnectionSpec) -> Any:
-        conn = sqlite3.connect(spec.param("path"), timeout=60, isolation_level=None, check_same_thread=False)
+        conn = self.inspection_connect(spec)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         return conn

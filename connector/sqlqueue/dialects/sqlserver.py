@@ -16,7 +16,7 @@ from ..connection import ConnectionSpec
 from ..errors import ConfigError, missing_driver
 from ..identifiers import TableName
 from ..schema import Column
-from .base import Dialect, rows_in_chunks, utc_naive
+from .base import Dialect, Statement, rows_in_chunks, utc_naive
 
 _TYPES = {
     "string": "NVARCHAR(400)", "text": "NVARCHAR(MAX)", "int": "INT", "bigint": "BIGINT", "double": "FLOAT",
@@ -148,6 +148,45 @@ class SqlServerDialect(Dialect):
 
     def portable_type(self, db_type: str) -> str:
         return _PORTABLE.get(db_type.lower(), "text")
+
+    def script(self, statements: Sequence[str]) -> str:
+        return "".join(f"{sql}\nGO\n\n" for sql in statements)
+
+    def select_first(self, columns: str, rest: str) -> str:
+        return f"SELECT TOP (:limit) {columns} FROM {rest}"
+
+    def peek_hints(self) -> str:
+        # Skip rows other consumers are claiming rather than wait for them.
+        return " WITH (READPAST, READCOMMITTEDLOCK)"
+
+    # ---- doctor ---------------------------------------------------------------------------------
+    def indexes_sql(self, table: TableName) -> str:
+        return (
+            "SELECT i.name, i.filter_definition, c.name FROM sys.indexes AS i "
+            "JOIN sys.index_columns AS ic ON ic.object_id = i.object_id AND ic.index_id = i.index_id "
+            "AND ic.key_ordinal = 1 "
+            "JOIN sys.columns AS c ON c.object_id = ic.object_id AND c.column_id = ic.column_id "
+            "WHERE i.object_id = OBJECT_ID(:object_name)"
+        )
+
+    def database_settings(self, table: TableName) -> Statement:
+        """(READ_COMMITTED_SNAPSHOT on, the table's lock escalation) of the current database."""
+        return self.compile(
+            "SELECT d.is_read_committed_snapshot_on, t.lock_escalation_desc "
+            "FROM sys.databases AS d CROSS JOIN sys.tables AS t "
+            "WHERE d.database_id = DB_ID() AND t.object_id = OBJECT_ID(:object_name)"
+        )
+
+    def enabled_triggers(self, table: TableName) -> Statement:
+        return self.compile(
+            "SELECT tr.name FROM sys.triggers AS tr WHERE tr.parent_id = OBJECT_ID(:object_name) AND tr.is_disabled = 0"
+        )
+
+    def disable_trigger(self, table: TableName, trigger: str) -> Statement:
+        return self.compile(f"DISABLE TRIGGER {self.quote(trigger)} ON {self.table(table)}")
+
+    def read_committed_snapshot_off(self, table: TableName) -> Statement:
+        return self.compile("ALTER DATABASE CURRENT SET READ_COMMITTED_SNAPSHOT OFF WITH ROLLBACK IMMEDIATE")
 
     def connect(self, spec: ConnectionSpec) -> Any:
         pyodbc = _pyodbc()

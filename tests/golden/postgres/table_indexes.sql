@@ -1,0 +1,1 @@
+SELECT c.relname, pg_get_expr(i.indpred, i.indrelid), a.attname FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid LEFT JOIN pg_attribute AS a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] WHERE i.indrelid = to_regclass(%s)

@@ -1,0 +1,1 @@
+SELECT l.name, CASE WHEN l.partial = 1 THEN substr(m.sql, instr(upper(m.sql), ' WHERE ') + 7) END, (SELECT ii.name FROM pragma_index_info(l.name) AS ii WHERE ii.seqno = 0) FROM pragma_index_list(?) AS l LEFT JOIN sqlite_master AS m ON m.type = 'index' AND m.name = l.name

@@ -1,0 +1,1 @@
+DISABLE TRIGGER [trg_jobs_audit] ON [dbo].[jobs]
