@@ -149,11 +149,11 @@ def parse_override(text: str) -> tuple[str, str, str]:
     return section, key, value.strip()
 
 
-def _resolved(section: str, values: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
-    """Connection keys of a role section, filled from [connection], with the password from the environment."""
+def _resolved(values: Mapping[str, str], environ: Mapping[str, str], need_secrets: bool) -> dict[str, str]:
+    """A role section's options with the password from the environment variable it names."""
     options = dict(values)
     variable = options.pop(PASSWORD_ENV, None)
-    if variable is not None:
+    if variable is not None and (need_secrets or variable in environ):
         if variable not in environ:
             raise ConfigError(f"environment variable {variable} is not set ({PASSWORD_ENV} names it "
                               "for the database password): export it before running")
@@ -195,12 +195,13 @@ class Config:
 
 def load_config(
     paths: Sequence[str], overrides: Iterable[str] = (), roles: Iterable[str] = (), job_keys: Iterable[str] = (),
-    environ: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None, need_secrets: bool = True,
 ) -> Config:
     """Merge files and overrides, resolve secrets and check every section a caller uses.
 
     ``roles`` are the sqlqueue sections the caller reads (source, sink): they must parse as those
     options. ``job_keys`` are the [job] settings it takes; any other [job] key is refused.
+    ``need_secrets`` False lets a caller that connects to nothing (printing DDL) go without them.
     """
     environ = os.environ if environ is None else environ
     merged: dict[str, dict[str, str]] = {s: {} for s in SECTIONS}
@@ -217,7 +218,7 @@ def load_config(
     for role in ROLE_SECTIONS:
         own = merged[role]
         inherited = {} if {"url", "connectionString"} & set(own) else merged[CONNECTION]
-        sections[role] = _resolved(role, {**inherited, **own}, environ) if role in roles else {}
+        sections[role] = _resolved({**inherited, **own}, environ, need_secrets) if role in roles else {}
     config = Config(sections[SOURCE], sections[SINK], merged[JOB], merged[SPARK], merged[LOGGING])
     for role in roles:
         try:

@@ -7,7 +7,7 @@ secrets scrubbed, and the broken connection is dropped so the next call reconnec
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -41,10 +41,12 @@ class Ack:
 
 
 class Queue:
-    def __init__(self, spec: ConnectionSpec, table: TableName) -> None:
+    def __init__(self, spec: ConnectionSpec, table: TableName, *, inspecting: bool = False) -> None:
+        """``inspecting``: connect without changing database settings (for the doctor)."""
         self.spec = spec
         self.table = table
         self.dialect: Dialect = dialect_for(spec.dialect)
+        self._inspecting = inspecting
         self._conn: Any = None
         self._connected_before = False
         self._statements: dict[tuple, Statement] = {}
@@ -57,7 +59,8 @@ class Queue:
     def conn(self) -> Any:
         if self._conn is None:
             with self._errors():
-                self._conn = self.dialect.connect(self.spec)
+                connect = self.dialect.inspection_connect if self._inspecting else self.dialect.connect
+                self._conn = connect(self.spec)
             self._connected_before = True
         return self._conn
 
@@ -106,12 +109,13 @@ class Queue:
             for sql in self.dialect.create_statements(spec):
                 cur.execute(sql)
 
+    def _names(self) -> dict[str, str | None]:
+        """The ways catalog queries name this table."""
+        return {"table": self.table.name, "schema": self.table.schema, "object_name": str(self.table)}
+
     def columns(self) -> tuple[Column, ...]:
         """The table's columns as the database reports them, lifecycle columns included."""
-        rows = self._fetch(
-            self.dialect.table_columns(self.table),
-            {"table": self.table.name, "schema": self.table.schema, "object_name": str(self.table)},
-        )
+        rows = self._fetch(self.dialect.table_columns(self.table), self._names())
         if not rows:
             raise SchemaError(f"queue table {self.table} does not exist at {self.spec.display}: create it first")
         return tuple(
@@ -237,12 +241,15 @@ class Queue:
             if values:
                 cur.executemany(statement.sql, [statement.bind(v) for v in values])
 
-    def purge(self, state: str, completed_before: dt.datetime, chunk: int | None = None) -> int:
-        """Delete finished rows (done or failed) completed before a time, a chunk per transaction."""
+    def purge(
+        self, state: str, completed_before: dt.datetime, chunk: int | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Delete finished rows (done or failed) completed before a time, a chunk per transaction;
+        ``progress`` hears the running total after each chunk."""
         chunk = chunk or self.dialect.default_chunk or 10_000
         statement = self._statement("purge", state, True)
-        cutoff = self.dialect.encode(LIFECYCLE_TYPES["completed_at"], completed_before)
-        return self._repeat(statement, {"cutoff": cutoff, "limit": chunk}, chunk)
+        return self._repeat(statement, {"cutoff": self._time(completed_before), "limit": chunk}, chunk, progress)
 
     def requeue_failed(self, ids: Sequence[int] = (), dedup_keys: Sequence[str] = ()) -> int:
         """Failed rows back to ready with their attempts reset: by id, by dedup key, or all of them."""
@@ -258,7 +265,10 @@ class Queue:
                     count += max(cur.rowcount, 0)
             return count
 
-    def _repeat(self, statement: Statement, values: dict[str, Any], chunk: int | None) -> int:
+    def _repeat(
+        self, statement: Statement, values: dict[str, Any], chunk: int | None,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
         """Run a chunked statement until a chunk comes back short; each chunk its own transaction."""
         total = 0
         while True:
@@ -266,6 +276,8 @@ class Queue:
                 cur.execute(statement.sql, statement.bind(values))
                 count = max(cur.rowcount, 0)
             total += count
+            if progress is not None:
+                progress(total)
             if chunk is None or count < chunk:
                 return total
 
@@ -275,6 +287,23 @@ class Queue:
 
     def max_ready_id(self) -> int | None:
         return self._fetch(self._statement("max_ready_id"), {})[0][0]
+
+    def _time(self, value: dt.datetime) -> Any:
+        return self.dialect.encode(LIFECYCLE_TYPES["completed_at"], value)
+
+    def peek(self, limit: int, order: str = "fifo", columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The next ``limit`` ready rows in claim order, as dicts; nothing is claimed or locked."""
+        names = tuple(columns or [c.name for c in self.columns() if c.name not in ("stage_tag",)])
+        rows = self._fetch(self._statement("peek", order, names), {"limit": limit})
+        return [dict(zip(names, row)) for row in rows]
+
+    def count_done_since(self, since: dt.datetime) -> int:
+        """Rows completed since a time and kept as done (completion=keep)."""
+        return self._fetch(self._statement("count_done_since"), {"since": self._time(since)})[0][0]
+
+    def facts(self, builder: str) -> list[tuple]:
+        """Rows of one of the dialect's catalog queries about this table and its database."""
+        return self._fetch(self._statement(builder), self._names())
 
     def stats(self) -> dict[str, dict[str, Any]]:
         """Rows per state and the enqueue time of the oldest row in each."""

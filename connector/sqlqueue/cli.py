@@ -1,0 +1,277 @@
+"""sqlqueue: create, fill, inspect and repair queue tables from a terminal.
+
+    sqlqueue create  -c conf/sqlite.toml --queue orders --columns "payload text, customer bigint"
+    sqlqueue create  -c conf/sqlserver-odbc18.toml --queue dbo.orders --print   # DDL for a DBA
+    sqlqueue enqueue -c conf/postgres.toml --queue orders orders.jsonl          # or - for stdin
+    sqlqueue stats   -c conf/postgres.toml --queue orders
+    sqlqueue doctor  -c conf/postgres.toml --queue orders
+
+The queue comes from the configuration's [source] section (--sink: from [sink]); --queue and
+--url override it. Errors are one line on stderr; exit status 2 for bad configuration or input,
+1 for a failed database step (and for doctor, when it found a problem).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import re
+import sys
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, TextIO
+
+from .config import load_config
+from .doctor import PROBLEM, examine, report
+from .errors import ConfigError, SchemaError, SqlQueueError
+from .options import SINK, SOURCE, QueueAddress, SinkOptions, SourceOptions
+from .queue import Queue
+from .schema import DONE, FAILED, ORDERS, QueueSpec, parse_columns
+
+BAD_INPUT, FAILED_STEP = 2, 1
+_AGE = re.compile(r"^(\d+)\s*([smhd])$")
+_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+PEEK_LIFECYCLE = ("id", "priority", "enqueued_at", "due_at", "attempts", "dedup_key")
+
+
+class Progress:
+    """Running totals on stderr for long operations: at most one line a second, and a last one."""
+
+    def __init__(self, what: str, out: TextIO = sys.stderr) -> None:
+        self.what, self.out = what, out
+        self.started = self.shown = time.monotonic()
+        self.count = 0
+
+    def update(self, count: int) -> None:
+        self.count = count
+        if time.monotonic() - self.shown >= 1.0:
+            self._show()
+
+    def done(self) -> None:
+        self._show()
+
+    def _show(self) -> None:
+        self.shown = time.monotonic()
+        rate = self.count / max(self.shown - self.started, 1e-9)
+        print(f"{self.what}: {self.count:,} rows ({rate:,.0f} rows/s)", file=self.out, flush=True)
+
+
+def parse_age(text: str) -> dt.timedelta:
+    match = _AGE.match(text.strip())
+    if not match:
+        raise ConfigError(f"--older-than {text!r} is not allowed: a number and a unit s, m, h or d, e.g. 7d")
+    return dt.timedelta(seconds=int(match.group(1)) * _SECONDS[match.group(2)])
+
+
+def json_rows(lines: Iterable[str], payload_column: str | None) -> Iterator[dict[str, Any]]:
+    """One row per non-empty line: a JSON object keyed by column, or with --payload the line as text."""
+    for number, line in enumerate(lines, 1):
+        text = line.rstrip("\n")
+        if not text.strip():
+            continue
+        if payload_column:
+            yield {payload_column: text}
+            continue
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SchemaError(f"line {number} is not JSON ({exc.msg}); use --payload to enqueue lines as text")
+        if not isinstance(row, dict):
+            raise SchemaError(f"line {number} is not a JSON object of column values")
+        yield row
+
+
+def batches(rows: Iterable[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
+    """Rows in lists of at most ``size`` that share their column names (one insert statement each)."""
+    batch: list[dict[str, Any]] = []
+    for row in rows:
+        if batch and (len(batch) >= size or row.keys() != batch[0].keys()):
+            yield batch
+            batch = []
+        batch.append(row)
+    if batch:
+        yield batch
+
+
+def _timestamps(queue: Queue, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """ISO-8601 text in timestamp columns (e.g. due_at) as datetimes; without a zone, UTC."""
+    stamped = [c.name for c in queue.columns() if c.type == "timestamp" and c.name in rows[0]]
+    for row in rows:
+        for name in stamped:
+            if isinstance(row[name], str):
+                try:
+                    value = dt.datetime.fromisoformat(row[name])
+                except ValueError:
+                    raise SchemaError(f"column {name} = {row[name]!r} is not an ISO-8601 time") from None
+                row[name] = value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+    return rows
+
+
+def _show_time(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, dt.datetime) else value
+
+
+def _age(queue: Queue, value: Any, now: dt.datetime) -> str:
+    when = queue.dialect.decode_timestamp(value)
+    if when is None:
+        return "-"
+    seconds = max(int((now - when).total_seconds()), 0)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+# ---- commands ----------------------------------------------------------------------------------
+def create(queue: Queue, args: argparse.Namespace, order: str) -> int:
+    spec = QueueSpec(queue.table, parse_columns(args.columns), args.order or order)
+    if args.print:
+        print(queue.dialect.script(queue.dialect.create_statements(spec)), end="")
+        return 0
+    queue.create(spec.domain, spec.order)
+    print(f"queue {queue.table} is ready ({spec.order} claims) at {queue.spec.display}")
+    return 0
+
+
+def enqueue(queue: Queue, args: argparse.Namespace, order: str) -> int:
+    progress = Progress(f"enqueued into {queue.table}")
+    source = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
+    with source:
+        for batch in batches(json_rows(source, args.payload), args.batch_size):
+            progress.update(progress.count + queue.enqueue(_timestamps(queue, batch)))
+    progress.done()
+    return 0
+
+
+def peek(queue: Queue, args: argparse.Namespace, order: str) -> int:
+    shown = [*PEEK_LIFECYCLE, *(c.name for c in queue.domain_columns())]
+    for row in queue.peek(args.limit, args.order or order, shown):
+        print(json.dumps({k: _show_time(v) for k, v in row.items()}, default=str))
+    return 0
+
+
+def stats(queue: Queue, args: argparse.Namespace, order: str) -> int:
+    now = dt.datetime.now(dt.timezone.utc)
+    states = queue.stats()
+    print(f"queue {queue.table} at {queue.spec.display}")
+    print(f"{'state':10} {'rows':>12}  oldest enqueued (h:mm:ss ago)")
+    for state in ("ready", "claimed", "failed", "done", "staged"):
+        found = states.get(state, {"rows": 0, "oldest_enqueued_at": None})
+        print(f"{state:10} {found['rows']:>12,}  {_age(queue, found['oldest_enqueued_at'], now)}")
+    window = args.window
+    done = queue.count_done_since(now - dt.timedelta(seconds=window))
+    print(f"throughput: {done:,} rows done in the last {window} s ({done / window:,.1f} rows/s; counts rows "
+          "kept with completion=keep)")
+    if args.interval:
+        before = queue.count_ready()
+        time.sleep(args.interval)
+        change = queue.count_ready() - before
+        print(f"backlog: {change:+,} ready rows in {args.interval} s ({change / args.interval:+,.1f} rows/s)")
+    return 0
+
+
+def requeue(queue: Queue, args: argparse.Namespace, order: str) -> int:
+    if not (args.ids or args.dedup_keys or args.all):
+        raise ConfigError("requeue needs --id, --dedup-key or --all: say which failed rows go back")
+    count = queue.requeue_failed(args.ids or (), args.dedup_keys or ())
+    print(f"requeued {count} failed row(s) of {queue.table}")
+    return 0
+
+
+def purge(queue: Queue, args: argparse.Namespace, order: str) -> int:
+    progress = Progress(f"purged {args.state} rows from {queue.table}")
+    cutoff = dt.datetime.now(dt.timezone.utc) - parse_age(args.older_than)
+    queue.purge(args.state, cutoff, progress=progress.update)
+    progress.done()
+    return 0
+
+
+def doctor(queue: Queue, args: argparse.Namespace, order: str) -> int:
+    findings = examine(queue, args.order or order)
+    print(f"queue {queue.table} at {queue.spec.display}")
+    print(report(findings, queue.dialect.script))
+    return FAILED_STEP if any(f.severity == PROBLEM for f in findings) else 0
+
+
+# ---- arguments ---------------------------------------------------------------------------------
+def parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-c", "--config", action="append", default=[], metavar="FILE",
+                        help="TOML configuration file (repeatable; later files win)")
+    common.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", dest="overrides",
+                        help="override one configuration key (repeatable)")
+    common.add_argument("--queue", help="the queue table (overrides the section's queue)")
+    common.add_argument("--url", help="the database URL (overrides the section's connection)")
+    common.add_argument("--sink", action="store_true", help="use the [sink] section instead of [source]")
+    top = argparse.ArgumentParser(prog="sqlqueue", description=__doc__.splitlines()[0],
+                                  epilog="Run 'sqlqueue COMMAND --help' for a command's options.")
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, run: Any, help_text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, parents=[common], help=help_text, description=help_text)
+        sub.set_defaults(run=run)
+        return sub
+
+    sub = command("create", create, "create the queue table, its indexes and the sink ledger (or print the DDL)")
+    sub.add_argument("--columns", default="payload text",
+                     help="domain columns, 'name type [not null], ...' (types: string, text, int, bigint, double, "
+                          "boolean, timestamp, binary); default 'payload text'")
+    sub.add_argument("--order", choices=list(ORDERS), help="claim order the ready index serves (default: the "
+                     "source's order option, else fifo)")
+    sub.add_argument("--print", action="store_true", help="print the DDL script instead of running it")
+    sub = command("enqueue", enqueue, "enqueue rows from a file of JSON lines (or - for stdin)")
+    sub.add_argument("file", nargs="?", default="-", help="JSON lines, one object of column values per line")
+    sub.add_argument("--payload", nargs="?", const="payload", metavar="COLUMN",
+                     help="take each line as text for this column (default payload) instead of JSON")
+    sub.add_argument("--batch-size", type=int, default=10_000, help="rows per transaction (default 10000)")
+    sub = command("peek", peek, "show the next ready rows in claim order without claiming them")
+    sub.add_argument("-n", "--limit", type=int, default=10, help="rows to show (default 10)")
+    sub.add_argument("--order", choices=list(ORDERS), help="claim order (default: the source's order option)")
+    sub = command("stats", stats, "rows per state, oldest age, throughput")
+    sub.add_argument("--window", type=int, default=60, help="seconds of completions to count (default 60)")
+    sub.add_argument("--interval", type=int, default=0,
+                     help="also sample the backlog twice this many seconds apart and show its rate of change")
+    sub = command("requeue", requeue, "send failed rows (dead letters) back to ready with fresh attempts")
+    sub.add_argument("--id", type=int, action="append", dest="ids", help="a failed row's id (repeatable)")
+    sub.add_argument("--dedup-key", action="append", dest="dedup_keys", help="a failed row's dedup key (repeatable)")
+    sub.add_argument("--all", action="store_true", help="every failed row")
+    sub = command("purge", purge, "delete finished rows (done or failed) completed before a given age")
+    sub.add_argument("--state", choices=(DONE, FAILED), default=DONE, help="which finished rows (default done)")
+    sub.add_argument("--older-than", default="7d", help="age such as 30m, 12h or 7d (default 7d)")
+    sub = command("doctor", doctor, "check the queue table and its database for what would hurt a queue")
+    sub.add_argument("--order", choices=list(ORDERS), help="claim order to check the index for (default: the "
+                     "source's order option)")
+    return top
+
+
+def address(args: argparse.Namespace) -> tuple[QueueAddress, str]:
+    """The queue's address from configuration and flags, and the source's claim order."""
+    section = SINK if args.sink else SOURCE
+    overrides = [*args.overrides]
+    overrides += [f"{section}.queue={args.queue}"] if args.queue else []
+    overrides += [f"{section}.url={args.url}"] if args.url else []
+    # Printing DDL connects to nothing, so it needs no password.
+    printing = getattr(args, "print", False)
+    config = load_config(args.config, overrides, roles=[section], need_secrets=not printing)
+    if section == SINK:
+        return SinkOptions.parse(config.sink).address, "fifo"
+    options = SourceOptions.parse(config.source)
+    return options.address, options.order
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        where, order = address(args)
+        queue = Queue(where.connection, where.table, inspecting=args.run is doctor)
+        try:
+            return args.run(queue, args, order)
+        finally:
+            queue.close()
+    except (ConfigError, SchemaError, OSError) as exc:
+        print(f"sqlqueue {args.command}: error: {exc}", file=sys.stderr)
+        return BAD_INPUT
+    except SqlQueueError as exc:
+        print(f"sqlqueue {args.command}: error: {exc}", file=sys.stderr)
+        return FAILED_STEP
+
+
+if __name__ == "__main__":
+    sys.exit(main())

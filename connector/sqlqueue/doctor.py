@@ -1,0 +1,153 @@
+"""``sqlqueue doctor``: look at a live queue table and its database for what would hurt a queue.
+
+Each finding says what is wrong, why it hurts, and the statement that fixes it. The queries and
+the fix statements come from the dialect (so they are in the statement catalog, parsed and
+pinned); this module holds the judgement. The doctor connects without changing any setting.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from .queue import Queue
+from .schema import CLAIMED, READY, READY_INDEX_KEY
+
+PROBLEM, NOTE, OK = "problem", "note", "ok"
+# PostgreSQL: dead row versions worth a finding once they pass this and outnumber the live rows.
+DEAD_TUPLES_WORTH_A_LOOK = 1000
+
+
+@dataclass(frozen=True)
+class Finding:
+    severity: str
+    check: str
+    message: str
+    fix: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Index:
+    name: str
+    predicate: str | None
+    first_column: str | None
+
+    def serves(self, state: str, first_column: str) -> bool:
+        """A seek for rows in ``state``: filtered to it with the right leading key, or keyed by state."""
+        if self.first_column == "state":
+            return True
+        predicate = (self.predicate or "").lower()
+        return "state" in predicate and f"'{state}'" in predicate and self.first_column == first_column
+
+
+def examine(queue: Queue, order: str) -> list[Finding]:
+    """Every finding for the queue table, whose claims use ``order``."""
+    queue.columns()  # a missing table fails here, with its own message
+    findings = list(_indexes(queue, order))
+    findings += list(_ENGINE_CHECKS[queue.dialect.name](queue))
+    return findings
+
+
+def _indexes(queue: Queue, order: str) -> Iterator[Finding]:
+    indexes = [Index(*row) for row in queue.facts("table_indexes")]
+    create = queue.dialect.index_statements(queue.table, order)
+    t = queue.table.name
+    needs = (
+        (READY, READY_INDEX_KEY[order][0][0], f"ix_{t}_ready",
+         f"no index seeks the ready rows in {order} order: every claim scans the table, and a scan under "
+         "READPAST/SKIP LOCKED reads past other consumers' locks row by row (blocking and deadlocks on SQL Server)"),
+        (CLAIMED, "consumer", f"ix_{t}_claimed",
+         "no index seeks claimed rows by (consumer, claim_seq): every micro-batch's read and completion scans "
+         "the table"),
+    )
+    for state, first_column, name, problem in needs:
+        serving = [i.name for i in indexes if i.serves(state, first_column)]
+        if serving:
+            yield Finding(OK, f"{state} index", f"{', '.join(serving)} serves the {state} rows")
+        else:
+            yield Finding(PROBLEM, f"{state} index", problem, (create[name],))
+
+
+def _sqlserver(queue: Queue) -> Iterator[Finding]:
+    d, t = queue.dialect, queue.table
+    snapshot, escalation = queue.facts("database_settings")[0]
+    if snapshot:
+        yield Finding(
+            NOTE, "read committed snapshot",
+            "READ_COMMITTED_SNAPSHOT is ON. SQL Server refuses READPAST under snapshot-based read committed "
+            "(error 650) unless the statement also says READCOMMITTEDLOCK, and every sqlqueue claim does: its "
+            "claims read this table with locks, as under locking read committed, so they skip rows other "
+            "consumers hold while other readers keep reading row versions. Any other client that uses READPAST "
+            "on this table must add READCOMMITTEDLOCK too. Nothing to fix for sqlqueue; turning it off changes "
+            "every reader of the database",
+            (d.read_committed_snapshot_off(t).sql,),
+        )
+    else:
+        yield Finding(OK, "read committed snapshot", "READ_COMMITTED_SNAPSHOT is OFF")
+    if str(escalation).upper() != "DISABLE":
+        yield Finding(
+            PROBLEM, "lock escalation",
+            f"lock escalation is {escalation}: a statement holding about 5,000 locks on the table (a large claim, "
+            "completion or purge) escalates to a table lock and blocks every other consumer",
+            tuple(d.table_options(t)),
+        )
+    else:
+        yield Finding(OK, "lock escalation", "lock escalation is DISABLE")
+    for (trigger,) in queue.facts("enabled_triggers"):
+        yield Finding(
+            PROBLEM, "trigger",
+            f"trigger {trigger} is enabled: claims return their rows with UPDATE ... OUTPUT (without INTO), which "
+            "SQL Server refuses on a table with enabled triggers (error 334); move its work elsewhere or disable it",
+            (d.disable_trigger(t, trigger).sql,),
+        )
+
+
+def _postgres(queue: Queue) -> Iterator[Finding]:
+    d, t = queue.dialect, queue.table
+    rows = queue.facts("vacuum_stats")
+    if not rows:
+        return
+    live, dead, last_autovacuum, last_vacuum = rows[0]
+    vacuumed = last_autovacuum or last_vacuum
+    when = f"last vacuum {vacuumed:%Y-%m-%d %H:%M:%S %Z}" if isinstance(vacuumed, dt.datetime) else "never vacuumed"
+    summary = f"{dead} dead row versions against {live} live rows ({when})"
+    if dead >= DEAD_TUPLES_WORTH_A_LOOK and dead > live:
+        yield Finding(
+            PROBLEM, "dead tuples",
+            f"{summary}: every claim and completion leaves a dead row version, and claims wade through them "
+            "until vacuum removes them; vacuum now, and let autovacuum run after a fixed number of dead rows",
+            (d.vacuum(t).sql, d.eager_autovacuum(t).sql),
+        )
+    else:
+        yield Finding(OK, "dead tuples", summary)
+
+
+def _sqlite(queue: Queue) -> Iterator[Finding]:
+    (mode,) = queue.facts("journal_mode")[0]
+    if str(mode).lower() != "wal":
+        yield Finding(
+            PROBLEM, "journal mode",
+            f"journal_mode is {mode}, not WAL: readers block the one writer and every claim waits for them "
+            "(sqlqueue turns WAL on when it connects; something switched it back or never connected through it)",
+            (queue.dialect.wal_on(queue.table).sql,),
+        )
+    else:
+        yield Finding(OK, "journal mode", "journal_mode is WAL")
+
+
+_ENGINE_CHECKS: dict[str, Callable[[Queue], Iterator[Finding]]] = {
+    "sqlserver": _sqlserver, "postgres": _postgres, "sqlite": _sqlite,
+}
+
+
+def report(findings: list[Finding], script: Callable[[list[str]], str]) -> str:
+    """Findings as text: one line each, the fix statements indented under it."""
+    lines = []
+    for f in findings:
+        lines.append(f"{f.severity.upper():8} {f.check}: {f.message}")
+        if f.fix:
+            lines.append("         fix:")
+            lines += [f"           {line}" for line in script(list(f.fix)).rstrip().splitlines() if line]
+    problems = sum(f.severity == PROBLEM for f in findings)
+    lines.append(f"{problems} problem(s) found" if problems else "no problems found")
+    return "\n".join(lines)
