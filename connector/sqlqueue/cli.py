@@ -19,7 +19,7 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, TextIO
+from typing import Any
 
 from .config import load_config
 from .doctor import PROBLEM, examine, report
@@ -37,8 +37,8 @@ PEEK_LIFECYCLE = ("id", "priority", "enqueued_at", "due_at", "attempts", "dedup_
 class Progress:
     """Running totals on stderr for long operations: at most one line a second, and a last one."""
 
-    def __init__(self, what: str, out: TextIO = sys.stderr) -> None:
-        self.what, self.out = what, out
+    def __init__(self, what: str) -> None:
+        self.what = what
         self.started = self.shown = time.monotonic()
         self.count = 0
 
@@ -53,7 +53,7 @@ class Progress:
     def _show(self) -> None:
         self.shown = time.monotonic()
         rate = self.count / max(self.shown - self.started, 1e-9)
-        print(f"{self.what}: {self.count:,} rows ({rate:,.0f} rows/s)", file=self.out, flush=True)
+        print(f"{self.what}: {self.count:,} rows ({rate:,.0f} rows/s)", file=sys.stderr, flush=True)
 
 
 def parse_age(text: str) -> dt.timedelta:
@@ -262,6 +262,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         where, order = address(args)
         queue = Queue(where.connection, where.table, inspecting=args.run is doctor)
         try:
+            if args.run is not create:
+                queue.columns()  # a missing table is named here, before any command's statements
             return args.run(queue, args, order)
         finally:
             queue.close()

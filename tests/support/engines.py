@@ -43,3 +43,18 @@ class Engine:
     def close(self) -> None:
         for q in self.created:
             q.close()
+
+
+PASSWORD_VARIABLE = "SQLQUEUE_TEST_PASSWORD"
+
+
+def config_file(engine: Engine, folder, monkeypatch, extra: str = "") -> str:
+    """A configuration file whose [connection] reaches ``engine``, the password through the environment."""
+    lines = ["[connection]"]
+    lines += [f'{k} = "{v}"' for k, v in engine.options.items() if k != "password"]
+    if "password" in engine.options:
+        monkeypatch.setenv(PASSWORD_VARIABLE, engine.options["password"])
+        lines.append(f'passwordEnv = "{PASSWORD_VARIABLE}"')
+    path = folder / f"{engine.name}.toml"
+    path.write_text("\n".join(lines) + "\n" + extra)
+    return str(path)

@@ -1,0 +1,109 @@
+"""The sqlqueue command on every engine: each subcommand does what it says, errors are one line."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from sqlqueue import cli
+from sqlqueue.queue import Ack
+from tests.support.engines import config_file
+
+
+@pytest.fixture
+def run(engine, tmp_path, monkeypatch, capsys):
+    """``run(command, *args)`` -> (exit status, stdout, stderr) against a fresh queue on the engine."""
+    queue = engine.new_queue()
+    conf = config_file(engine, tmp_path, monkeypatch)
+
+    def invoke(command: str, *args: str, table: str = str(queue.table)) -> tuple[int, str, str]:
+        status = cli.main([command, "-c", conf, "--queue", table, *args])
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    invoke.queue = queue
+    return invoke
+
+
+def test_create_makes_a_queue_with_the_given_columns(run, engine):
+    status, out, _ = run("create", "--columns", "payload text, customer bigint not null", table="made_by_cli")
+    fresh = engine.queue("made_by_cli")
+    assert status == 0 and "made_by_cli is ready" in out
+    assert [(c.name, c.type, c.nullable) for c in fresh.domain_columns()] == [
+        ("payload", "text", True), ("customer", "bigint", False)]
+
+
+def test_create_print_shows_the_ddl_and_touches_nothing(run, engine):
+    status, out, _ = run("create", "--print", table="only_printed")
+    assert status == 0 and "only_printed" in out and "ix_only_printed_ready" in out
+    assert run("stats", table="only_printed")[0] == 2  # the table was not created
+
+
+def test_enqueue_reads_json_lines_from_a_file_and_reports_progress(run, tmp_path):
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps({"payload": f"p{i}", "priority": i % 3}) + "\n" for i in range(2500)) + "\n")
+    status, _, err = run("enqueue", str(path), "--batch-size", "1000")
+    assert status == 0 and "2,500 rows" in err
+    assert run.queue.count_ready() == 2500
+
+
+def test_enqueue_takes_stdin_lines_as_payload_text(run, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO("first line\nsecond line\n"))
+    assert run("enqueue", "-", "--payload")[0] == 0
+    assert [r["payload"] for r in run.queue.peek(5)] == ["first line", "second line"]
+
+
+def test_enqueue_refuses_a_line_that_is_not_json(run, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO('{"payload": "ok"}\nnot json\n'))
+    status, _, err = run("enqueue")
+    assert status == 2 and err.count("\n") == 1 and "line 2 is not JSON" in err
+
+
+def test_peek_shows_the_next_ready_rows_in_order_without_claiming(run):
+    run.queue.enqueue([{"payload": p} for p in "abc"])
+    status, out, _ = run("peek", "-n", "2")
+    assert status == 0 and [json.loads(line)["payload"] for line in out.splitlines()] == ["a", "b"]
+    assert run.queue.count_ready() == 3
+
+
+def test_stats_shows_rows_per_state_and_the_oldest_age(run):
+    run.queue.enqueue([{"payload": p} for p in "abc"])
+    run.queue.claim("c", 1, 1)
+    status, out, _ = run("stats")
+    lines = {line.split()[0]: line.split()[1] for line in out.splitlines()[2:7]}
+    assert status == 0 and lines == {"ready": "2", "claimed": "1", "failed": "0", "done": "0", "staged": "0"}
+    assert "throughput: 0 rows done in the last 60 s" in out
+
+
+def fail_all(queue) -> None:
+    queue.enqueue([{"payload": p, "dedup_key": p} for p in "abc"])
+    queue.claim("c", 1, 3)
+    with queue.transaction() as cur:
+        queue.apply_acks(cur, [Ack(i, "failed", "boom") for i in range(1, 4)], keep=False, max_attempts=5)
+
+
+def test_requeue_sends_failed_rows_back_by_dedup_key_or_all(run):
+    fail_all(run.queue)
+    assert run("requeue", "--dedup-key", "b")[1] == "requeued 1 failed row(s) of " + str(run.queue.table) + "\n"
+    assert run.queue.count_ready() == 1
+    run("requeue", "--all")
+    assert run.queue.count_ready() == 3
+
+
+def test_requeue_without_a_selection_is_refused(run):
+    status, _, err = run("requeue")
+    assert status == 2 and "needs --id, --dedup-key or --all" in err
+
+
+def test_purge_deletes_finished_rows_older_than_the_age(run):
+    fail_all(run.queue)
+    assert run("purge", "--state", "failed", "--older-than", "1h")[0] == 0
+    assert run.queue.stats()["failed"]["rows"] == 3
+    status, _, err = run("purge", "--state", "failed", "--older-than", "0s")
+    assert status == 0 and "3 rows" in err and run.queue.stats() == {}
+
+
+def test_a_missing_table_is_one_line(run):
+    status, _, err = run("stats", table="no_such_queue")
+    assert status == 2 and err.count("\n") == 1 and "no_such_queue does not exist" in err
