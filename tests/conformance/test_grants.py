@@ -1,0 +1,43 @@
+"""sql/postgres/grants.sql grants enough: a role with only those privileges runs the whole protocol."""
+from __future__ import annotations
+
+import uuid
+
+import psycopg
+
+from sqlqueue.connection import parse_connection
+from sqlqueue.doctor import PROBLEM, examine
+from sqlqueue.identifiers import TableName
+from sqlqueue.producer import Producer
+from sqlqueue.queue import Queue
+from sqlqueue.schema import Column
+from tests.conftest import ROOT
+from tests.support.pgserver import DATABASE, PASSWORD, USER
+
+ROLE_PASSWORD = "grants-test-Secret-1"
+
+
+def test_connector_role_with_only_the_scripted_grants_claims_completes_enqueues_and_runs_doctor(pg_server):
+    schema, role = f"g_{uuid.uuid4().hex[:10]}", f"conn_{uuid.uuid4().hex[:10]}"
+    table = TableName("orders", schema)
+    script = (ROOT / "sql/postgres/grants.sql").read_text()
+    script = (script.replace("public.", f"{schema}.").replace("SCHEMA public", f"SCHEMA {schema}")
+              .replace("DATABASE ops", f"DATABASE {DATABASE}").replace("sqlqueue_connector", role))
+    with psycopg.connect(pg_server.url, password=PASSWORD, autocommit=True) as admin:
+        admin.execute(f"CREATE SCHEMA {schema}")
+        Queue(parse_connection(pg_server.url, password=PASSWORD), table).create((Column("payload", "text"),))
+        admin.execute(f"REVOKE ALL ON SCHEMA {schema} FROM PUBLIC")
+        admin.execute(script)
+        admin.execute(f"ALTER ROLE {role} PASSWORD '{ROLE_PASSWORD}'")
+    url = pg_server.url.replace(f"{USER}@", f"{role}@")
+    queue = Queue(parse_connection(url, password=ROLE_PASSWORD), table)
+    try:
+        queue.enqueue([{"payload": "a", "dedup_key": "k1"}])
+        producer = Producer(queue, "writer")
+        staged = producer.stage(0, 0, (Column("payload", "text"), Column("dedup_key", "string")), [("b", "k2")])
+        producer.publish(0, [staged.tag])
+        assert queue.claim("c", 1, 10) == 2
+        assert queue.complete("c", 1) == 2
+        assert [f.check for f in examine(queue, "fifo") if f.severity == PROBLEM] == []
+    finally:
+        queue.close()
