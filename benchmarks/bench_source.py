@@ -17,11 +17,14 @@ import time
 
 from common import pg_options, percentiles, report, start_postgres
 
-from sqlqueue.consumer import ClaimPolicy, Consumer
 from sqlqueue.connection import parse_connection
+from sqlqueue.consumer import ClaimPolicy, Consumer
 from sqlqueue.identifiers import TableName
+from sqlqueue.options import SourceOptions
 from sqlqueue.queue import Queue
 from sqlqueue.schema import Column
+from sqlqueue.spark.reader import QueueStreamReader, shared_queue
+from sqlqueue.spark.source import SqlQueueDataSource
 
 DOMAIN = (Column("payload", "text"), Column("customer", "bigint"))
 
@@ -54,6 +57,25 @@ def raw_rate(options: dict, table: str, rows: int, batch: int) -> float:
     return report("raw client: claim, read, delete", rows, elapsed)
 
 
+class TupleReader(QueueStreamReader):
+    """The same reader returning Python tuples instead of Arrow record batches, for comparison."""
+
+    def read(self, partition):
+        queue = shared_queue(self.options.address)
+        for rows in queue.read_claimed(partition.consumer, partition.after_seq, partition.upto_seq, partition.lo,
+                                       partition.hi, self.schema.fieldNames(), self.options.fetch_size):
+            yield from rows
+
+
+class TupleSource(SqlQueueDataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "sqlqueue_tuples"
+
+    def streamReader(self, schema):
+        return TupleReader(SourceOptions.parse(self.options), schema)
+
+
 SINKS = {
     "delta": "Delta streaming sink",
     "foreach": "foreachBatch + Delta txnVersion",
@@ -77,11 +99,13 @@ def start_sink(stream, sink: str, work: str):
     return writer.foreachBatch(append).start()
 
 
-def connector_rate(spark, options: dict, table: str, rows: int, batch: int, partitions: int, sink: str) -> float:
+def connector_rate(
+    spark, options: dict, table: str, rows: int, batch: int, partitions: int, sink: str, fmt: str = "sqlqueue"
+) -> float:
     queue = Queue(parse_connection(options["url"], password=options["password"]), TableName(table))
     fill(queue, rows)
     work = tempfile.mkdtemp(prefix="sqlqueue-bench-")
-    reader = spark.readStream.format("sqlqueue")
+    reader = spark.readStream.format(fmt)
     for key, value in {**options, "queue": table, "maxRowsPerTrigger": batch, "numPartitions": partitions}.items():
         reader = reader.option(key, str(value))
     started = time.perf_counter()
@@ -94,7 +118,8 @@ def connector_rate(spark, options: dict, table: str, rows: int, batch: int, part
     steady_rows = sum(p["numInputRows"] for p in batches[1:])
     assert sum(p["numInputRows"] for p in batches) == rows
     latencies = [p["durationMs"]["triggerExecution"] for p in batches[1:]]
-    rate = report(f"{SINKS[sink]}, steady state", steady_rows, ends[-1] - ends[0],
+    label = SINKS[sink] + (", tuples" if fmt != "sqlqueue" else "")
+    rate = report(f"{label}, steady state", steady_rows, ends[-1] - ends[0],
                   f"(batch {percentiles(latencies)}; {total:.1f} s with start-up)")
     shutil.rmtree(work, ignore_errors=True)
     queue.close()
@@ -125,6 +150,10 @@ def main() -> None:
             for sink in args.sinks:
                 rate = connector_rate(spark, options, f"src_{sink}_{batch}", args.rows, batch, args.partitions, sink)
                 print(f"  ratio {SINKS[sink]} / raw: {rate / raw:.2f}", flush=True)
+        print(f" read path, Arrow record batches vs Python tuples (noop sink, batches of {max(args.batches)}):")
+        spark.dataSource.register(TupleSource)
+        for fmt in ("sqlqueue", "sqlqueue_tuples"):
+            connector_rate(spark, options, f"read_{fmt}", args.rows, max(args.batches), args.partitions, "noop", fmt)
     finally:
         spark.stop()
         server.destroy()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from dataclasses import dataclass
 
 from .errors import ConfigError, SqlQueueError
@@ -46,6 +47,10 @@ class ClaimPolicy:
     chunk: int | None = None
     keep_completed: bool = False
     prefetch: bool = False
+    # False: rows stay claimed after Spark commits until acknowledged row by row (or their lease expires).
+    complete_on_commit: bool = True
+    max_attempts: int = 5
+    rescue_interval_s: float = 30.0
 
 
 class Consumer:
@@ -63,6 +68,7 @@ class Consumer:
         self.last_claimed = 0
         self._prefetch: threading.Thread | None = None
         self._prefetch_queue: Queue | None = None
+        self._last_rescue = float("-inf")
 
     def advance(self, committed: int, limit: int, max_id: int | None = None) -> int:
         """The claim number that ends the next batch, ``committed`` when there is nothing to read.
@@ -74,6 +80,7 @@ class Consumer:
         """
         self.complete_through(committed)
         self._await_prefetch()
+        self._rescue_now_and_then()
         nxt = committed + 1
         self.last_claimed = self.queue.count_claimed(self.id, nxt)
         if not self.last_claimed:
@@ -83,7 +90,19 @@ class Consumer:
         return nxt if self.last_claimed else committed
 
     def complete_through(self, seq: int) -> int:
+        if not self.policy.complete_on_commit:
+            return 0
         return self.queue.complete(self.id, seq, keep=self.policy.keep_completed, chunk=self.policy.chunk)
+
+    def _rescue_now_and_then(self) -> None:
+        """Give back rows whose consumer died, at most once per rescue interval (every consumer
+        does this, so no separate process is needed)."""
+        now = time.monotonic()
+        if now - self._last_rescue >= self.policy.rescue_interval_s:
+            self._last_rescue = now
+            rescued = self.queue.rescue_expired(self.policy.max_attempts, self.policy.chunk)
+            if rescued:
+                log.info("%s: %d rows with expired leases returned to the queue (or failed)", self.id, rescued)
 
     def close(self) -> None:
         self._await_prefetch()

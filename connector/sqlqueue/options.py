@@ -103,8 +103,12 @@ OPTIONS: tuple[Option, ...] = (
            "(faster; up to two batches are claimed at a time).", roles=(SOURCE,), parse=boolean),
     Option("leaseSeconds", 300, "How long a claim holds its rows before another consumer may take them.",
            roles=(SOURCE,), parse=whole_number()),
-    Option("completion", "delete", "What happens to rows of a committed batch: delete, or keep (state 'done', "
-           "purged later).", roles=(SOURCE,), parse=one_of("delete", "keep")),
+    Option("completion", "delete", "What happens to rows of a committed batch: delete; keep (state 'done', "
+           "purged later); or ack (they stay claimed until the job acknowledges each row through the sink's "
+           "ack operation, or their lease expires). On the ack sink, delete or keep says what outcome done does.",
+           parse=one_of("delete", "keep", "ack")),
+    Option("maxAttempts", 5, "Claims a row gets before a retry or an expired lease fails it for good (state "
+           "'failed'); a row's own max_attempts column overrides it.", parse=whole_number(1, 1000)),
     Option("emptyPollIntervalMs", 1000, "How long a micro-batch waits when the queue has nothing ready before "
            "it reports no new data.", roles=(SOURCE,), parse=whole_number(1, 3_600_000)),
     Option("columns", None, "Columns to return, comma-separated. Default: id, enqueued_at, attempts and every "
@@ -115,10 +119,20 @@ OPTIONS: tuple[Option, ...] = (
            parse=whole_number(1, 600_000)),
     Option("fetchSize", 10_000, "Rows fetched from the database per Arrow record batch in a read task.",
            roles=(SOURCE,), parse=whole_number(1, 1_000_000)),
-    Option("writerId", None, "Streaming sink only: the identity under which the sink ledger records the "
-           "batches it published, so a batch Spark writes again is not enqueued twice. Default: the streaming "
-           "query's id, which stays the same across restarts from one checkpoint. Two queries must not share one.",
-           roles=(SINK,), parse=bounded_text(200)),
+    Option("writerId", None, "The identity under which the sink ledger records the batches it wrote, so a batch "
+           "Spark writes again is not applied twice. Streams default to the query's id, which stays the same "
+           "across restarts from one checkpoint; a df.write inside foreachBatch gives it with batchId. Two "
+           "writers must not share one.", roles=(SINK,), parse=bounded_text(200)),
+    Option("batchId", None, "With writerId, on a df.write (e.g. the batch id inside foreachBatch): makes that write "
+           "exactly once, like Delta's txnAppId/txnVersion.", roles=(SINK,), parse=whole_number(0, 2**62)),
+    Option("operation", "enqueue", "enqueue: the rows become new queue rows. ack: each row (columns id, outcome, and "
+           "optionally error, retryAfterSeconds, attempts) acknowledges a claimed row: outcome done, retry (back "
+           "after retryAfterSeconds, or backoffSeconds doubled per attempt) or failed.", roles=(SINK,),
+           parse=one_of("enqueue", "ack")),
+    Option("backoffSeconds", 10, "ack retry without retryAfterSeconds: wait this long after the first attempt, "
+           "doubling with each further attempt (±10% jitter).", roles=(SINK,), parse=whole_number(0, 86_400)),
+    Option("maxBackoffSeconds", 3600, "The longest wait a computed retry backoff reaches.", roles=(SINK,),
+           parse=whole_number(0, 30 * 86_400)),
 )
 BY_KEY = {o.key.lower(): o for o in OPTIONS}
 # Keys Spark itself may put into a data source's options.
@@ -172,7 +186,8 @@ class SourceOptions:
     strict_order: bool
     prefetch: bool
     lease_seconds: int
-    keep_completed: bool
+    completion: str
+    max_attempts: int
     empty_poll_interval_ms: int
     columns: tuple[str, ...] | None
     fetch_size: int
@@ -186,7 +201,7 @@ class SourceOptions:
                               "priority or pending")
         return cls(
             queue_address(v), v["consumer"], v["maxRowsPerTrigger"], v["numPartitions"], v["claimChunkSize"],
-            v["order"], v["strictOrder"], v["prefetch"], v["leaseSeconds"], v["completion"] == "keep",
+            v["order"], v["strictOrder"], v["prefetch"], v["leaseSeconds"], v["completion"], v["maxAttempts"],
             v["emptyPollIntervalMs"],
             v["columns"], v["fetchSize"], RetryPolicy(v["maxRetries"], v["retryBackoffMs"]),
         )
@@ -196,9 +211,20 @@ class SourceOptions:
 class SinkOptions:
     address: QueueAddress
     writer_id: str | None
+    batch_id: int | None
     retry: RetryPolicy
+    operation: str
+    keep_done: bool
+    max_attempts: int
+    backoff_seconds: int
+    max_backoff_seconds: int
 
     @classmethod
     def parse(cls, raw: Mapping[str, str]) -> "SinkOptions":
         v = parse_options(raw, SINK)
-        return cls(queue_address(v), v["writerId"], RetryPolicy(v["maxRetries"], v["retryBackoffMs"]))
+        if v["completion"] == "ack":
+            raise invalid_option("completion", "ack", "on the sink, delete or keep (what outcome done does)")
+        return cls(
+            queue_address(v), v["writerId"], v["batchId"], RetryPolicy(v["maxRetries"], v["retryBackoffMs"]),
+            v["operation"], v["completion"] == "keep", v["maxAttempts"], v["backoffSeconds"], v["maxBackoffSeconds"],
+        )

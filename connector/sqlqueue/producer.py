@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
-from .queue import Queue
+from .queue import Ack, Queue
 from .schema import STAGED, Column
 
 # Ledger rows kept per writer: Spark only ever replays its latest batch.
@@ -138,6 +138,20 @@ class Producer:
             cur.execute(self._record.sql, self._record.bind({**key, "row_count": published}))
             cur.execute(self._prune.sql, self._prune.bind({**key, "before": batch_id - LEDGER_KEEP}))
         return published
+
+    def acknowledge(self, batch_id: int, acks: Sequence[Ack], *, keep: bool, max_attempts: int) -> int | None:
+        """Apply a batch's per-row outcomes in one transaction with its ledger entry.
+
+        Returns how many acknowledgements were applied, or None when the batch was applied before.
+        """
+        with self.queue.transaction() as cur:
+            if self._published(cur, batch_id):
+                return None
+            self.queue.apply_acks(cur, acks, keep=keep, max_attempts=max_attempts)
+            key = self._ledger_key(batch_id)
+            cur.execute(self._record.sql, self._record.bind({**key, "row_count": len(acks)}))
+            cur.execute(self._prune.sql, self._prune.bind({**key, "before": batch_id - LEDGER_KEEP}))
+        return len(acks)
 
     def discard(self, batch_id: int) -> int:
         """Delete everything staged for a batch that will not be published (an aborted batch)."""

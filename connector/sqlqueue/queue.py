@@ -6,8 +6,10 @@ secrets scrubbed, and the broken connection is dropped so the next call reconnec
 """
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from .connection import ConnectionSpec
@@ -18,6 +20,24 @@ from .identifiers import TableName
 from .schema import LIFECYCLE_NAMES, LIFECYCLE_TYPES, READY, Column, QueueSpec
 
 UNLIMITED = 2**62
+DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME = "done", "retry", "failed"
+OUTCOMES = (DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME)
+
+
+def retry_delay(attempts: int, base_seconds: int, cap_seconds: int, jitter: float) -> int:
+    """Exponential backoff: ``base`` after the first attempt, doubling after each further one,
+    capped, times a jitter factor (e.g. 0.9 to 1.1) so retried rows do not all return at once."""
+    return int(min(base_seconds * 2 ** max(attempts - 1, 0), cap_seconds) * jitter)
+
+
+@dataclass(frozen=True)
+class Ack:
+    """A consumer's verdict on one claimed row: done, retry after a delay, or failed for good."""
+
+    id: int
+    outcome: str
+    error: str | None = None
+    delay_seconds: int = 0
 
 
 class Queue:
@@ -193,15 +213,61 @@ class Queue:
         """Delete (or mark done) every row this consumer claimed under claims up to ``upto_seq``."""
         chunk = chunk or self.dialect.default_chunk
         statement = self._statement("complete", keep, chunk is not None)
-        values = {"consumer": consumer, "upto_seq": upto_seq, "limit": chunk}
-        done = 0
+        return self._repeat(statement, {"consumer": consumer, "upto_seq": upto_seq, "limit": chunk}, chunk)
+
+    # ---- lifecycle ----------------------------------------------------------------------------
+    def rescue_expired(self, max_attempts: int, chunk: int | None = None) -> int:
+        """Rows whose lease expired go back to ready, or to failed once their attempts are spent."""
+        chunk = chunk or self.dialect.default_chunk
+        statement = self._statement("rescue_expired", chunk is not None)
+        return self._repeat(statement, {"max_attempts": max_attempts, "limit": chunk}, chunk)
+
+    def apply_acks(self, cur: Any, acks: Sequence["Ack"], *, keep: bool, max_attempts: int) -> None:
+        """Per-row outcomes inside the caller's transaction. Only rows still claimed are touched, so
+        applying the same acknowledgements twice changes nothing the second time."""
+        done = [{"id": a.id} for a in acks if a.outcome == DONE_OUTCOME]
+        failed = [{"id": a.id, "error": a.error} for a in acks if a.outcome == FAILED_OUTCOME]
+        retry = [{"id": a.id, "error": a.error, "delay_seconds": a.delay_seconds, "max_attempts": max_attempts}
+                 for a in acks if a.outcome == RETRY_OUTCOME]
+        for statement, values in (
+            (self._statement("ack_done", keep), done),
+            (self._statement("ack_failed"), failed),
+            (self._statement("ack_retry"), retry),
+        ):
+            if values:
+                cur.executemany(statement.sql, [statement.bind(v) for v in values])
+
+    def purge(self, state: str, completed_before: dt.datetime, chunk: int | None = None) -> int:
+        """Delete finished rows (done or failed) completed before a time, a chunk per transaction."""
+        chunk = chunk or self.dialect.default_chunk or 10_000
+        statement = self._statement("purge", state, True)
+        cutoff = self.dialect.encode(LIFECYCLE_TYPES["completed_at"], completed_before)
+        return self._repeat(statement, {"cutoff": cutoff, "limit": chunk}, chunk)
+
+    def requeue_failed(self, ids: Sequence[int] = (), dedup_keys: Sequence[str] = ()) -> int:
+        """Failed rows back to ready with their attempts reset: by id, by dedup key, or all of them."""
+        with self.transaction() as cur:
+            if not ids and not dedup_keys:
+                cur.execute(self._statement("requeue_failed", "all").sql)
+                return cur.rowcount
+            count = 0
+            for by, keys in (("id", ids), ("dedup_key", dedup_keys)):
+                statement = self._statement("requeue_failed", by)
+                for key in keys:
+                    cur.execute(statement.sql, statement.bind({by: key}))
+                    count += max(cur.rowcount, 0)
+            return count
+
+    def _repeat(self, statement: Statement, values: dict[str, Any], chunk: int | None) -> int:
+        """Run a chunked statement until a chunk comes back short; each chunk its own transaction."""
+        total = 0
         while True:
             with self.transaction() as cur:
                 cur.execute(statement.sql, statement.bind(values))
-                count = cur.rowcount
-            done += max(count, 0)
+                count = max(cur.rowcount, 0)
+            total += count
             if chunk is None or count < chunk:
-                return done
+                return total
 
     def count_ready(self) -> int:
         """Rows a claim could take now: the backlog."""

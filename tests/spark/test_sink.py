@@ -108,25 +108,20 @@ def test_batch_write_modes_other_than_append_are_refused(spark, engine, mode, me
     assert queue.stats() == {}
 
 
-def test_writer_id_is_refused_for_batch_writes(spark, engine):
-    queue = engine.new_queue()
-    df = spark.createDataFrame([("a",)], "payload string")
-    with pytest.raises(Exception, match="option 'writerId' applies to streaming writes only"):
+def test_writer_id_without_batch_id_is_refused_for_batch_writes(spark, engine):
+    queue = engine.new_queue(domain=DOMAIN)
+    df = customers(spark, 3)
+    with pytest.raises(Exception, match="options 'writerId' and 'batchId' go together"):
         writer(df, engine.source_options(queue, writerId="w")).mode("append").save()
 
 
-# ---- column mapping -----------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    ("ddl", "message"),
-    [
-        ("payload string, customer bigint, colour string", "column 'colour' is not in queue table"),
-        ("payload string, customer bigint, state string", "column 'state' is managed by sqlqueue"),
-        ("payload string", "column\\(s\\) 'customer' are required"),
-        ("payload string, customer string", "column 'customer' is string in the DataFrame.*cast it"),
-        ("payload string, customer bigint, priority bigint", "column 'priority' is bigint.*queue column 'priority' is int"),
-    ],
-    ids=["unknown", "lifecycle", "missing-required", "wrong-type", "lifecycle-wrong-type"],
-)
+def test_batch_write_with_writer_and_batch_id_is_applied_once(spark, engine):
+    queue = engine.new_queue(domain=DOMAIN)
+    df = customers(spark, 5)
+    for _ in range(2):  # foreachBatch running the same batch again after a crash
+        writer(df, engine.source_options(queue, writerId="job-7", batchId=3)).mode("append").save()
+    assert queue.stats()["ready"]["rows"] == 5
+
 def test_a_column_mismatch_fails_before_anything_is_written_and_names_the_column(spark, engine, ddl, message):
     queue = engine.new_queue(domain=DOMAIN)
     df = spark.createDataFrame([], ddl)

@@ -120,6 +120,16 @@ def catalog(dialect: Dialect) -> list[Entry]:
     for keep in (False, True):
         for limited in (False, True):
             add(complete_name(keep, limited), "complete", keep, limited)
+    for limited in (False, True):
+        add("rescue_expired" + ("_chunked" if limited else ""), "rescue_expired", limited)
+    add("ack_retry", "ack_retry")
+    add("ack_failed", "ack_failed")
+    for keep in (False, True):
+        add("ack_done_" + ("keep" if keep else "delete"), "ack_done", keep)
+    for state in ("done", "failed"):
+        add(f"purge_{state}_chunked", "purge", state, True)
+    for by in ("id", "dedup_key", "all"):
+        add(f"requeue_failed_by_{by}", "requeue_failed", by)
     add("count_ready", "count_ready")
     add("max_ready_id", "max_ready_id")
     add("count_by_state", "count_by_state")

@@ -61,10 +61,10 @@ def test_catalog_holds_every_ddl_statement_of_a_queue_with_each_order(name: str,
 def test_completeness_check_notices_a_new_statement_builder() -> None:
     """Negative control: a dialect growing a statement the catalog does not know is caught."""
 
-    class WithPurge(SqlServerDialect):
-        def purge(self, table: TableName) -> Statement:
+    class WithVacuum(SqlServerDialect):
+        def vacuum(self, table: TableName) -> Statement:
             return self.compile(f"DELETE FROM {self.table(table)}")
 
-    dialect = WithPurge()
+    dialect = WithVacuum()
     used = {entry.builder for entry in catalog(dialect)}
-    assert statement_builders(WithPurge) - used == {"purge"}
+    assert statement_builders(WithVacuum) - used == {"vacuum"}

@@ -20,6 +20,7 @@ from ..identifiers import TableName
 from ..schema import (
     CLAIMED,
     DONE,
+    FAILED,
     LIFECYCLE,
     ORDERS,
     READY,
@@ -269,11 +270,15 @@ class Dialect(ABC):
         return ", ".join(f"{self.quote(c)} {d}" for c, d in ORDERS[order])
 
     def tagged(self, exact: bool = False) -> str:
-        """Rows a consumer claimed under one claim number, or a range of them."""
+        """Rows a consumer holds under one claim number, or a range of them.
+
+        The state test lets the engine seek the filtered index of claimed rows.
+        """
         q = self.quote
+        held = f"{q('state')} = '{CLAIMED}' AND {q('consumer')} = :consumer AND "
         if exact:
-            return f"{q('consumer')} = :consumer AND {q('claim_seq')} = :seq"
-        return f"{q('consumer')} = :consumer AND {q('claim_seq')} > :after_seq AND {q('claim_seq')} <= :upto_seq"
+            return held + f"{q('claim_seq')} = :seq"
+        return held + f"{q('claim_seq')} > :after_seq AND {q('claim_seq')} <= :upto_seq"
 
     def count_tagged(self, table: TableName) -> Statement:
         return self.compile(f"SELECT COUNT(*) FROM {self.table(table)} WHERE {self.tagged(exact=True)}")
@@ -309,6 +314,64 @@ class Dialect(ABC):
             set_sql = f"{q('state')} = '{DONE}', {q('completed_at')} = {self.now()}, {q('lease_until')} = NULL"
             return self.compile(self.limited_update(table, set_sql, where, limited))
         return self.compile(self.limited_delete(table, where, limited))
+
+    # ---- lifecycle: leases, per-row outcomes, housekeeping -------------------------------------
+    def _give_back(self, error: str) -> str:
+        """SET list that returns a claimed row to the queue, or fails it once its attempts are spent."""
+        q = self.quote
+        spent = f"{q('attempts')} >= COALESCE({q('max_attempts')}, :max_attempts)"
+        return (
+            f"{q('state')} = CASE WHEN {spent} THEN '{FAILED}' ELSE '{READY}' END, "
+            f"{q('consumer')} = CASE WHEN {spent} THEN {q('consumer')} ELSE NULL END, "
+            f"{q('claim_seq')} = CASE WHEN {spent} THEN {q('claim_seq')} ELSE NULL END, "
+            f"{q('completed_at')} = CASE WHEN {spent} THEN {self.now()} ELSE NULL END, "
+            f"{q('lease_until')} = NULL, {q('last_error')} = {error}"
+        )
+
+    def rescue_expired(self, table: TableName, limited: bool) -> Statement:
+        """Claimed rows whose lease ran out (their consumer died) go back to the queue, or fail."""
+        q = self.quote
+        where = f"{q('state')} = '{CLAIMED}' AND {q('lease_until')} < {self.now()}"
+        return self.compile(self.limited_update(table, self._give_back("'lease expired'"), where, limited))
+
+    def _one_claimed_row(self, table: TableName) -> str:
+        """Only a row still claimed: applying an acknowledgement twice changes nothing the second time."""
+        return f"{self.quote('id')} = :id AND {self.quote('state')} = '{CLAIMED}'"
+
+    def ack_retry(self, table: TableName) -> Statement:
+        """One claimed row back to the queue after ``:delay_seconds``, with its error, or failed."""
+        set_sql = self._give_back(":error") + f", {self.quote('due_at')} = {self.now_plus('delay_seconds')}"
+        return self.compile(self.limited_update(table, set_sql, self._one_claimed_row(table), False))
+
+    def ack_failed(self, table: TableName) -> Statement:
+        q = self.quote
+        set_sql = (f"{q('state')} = '{FAILED}', {q('last_error')} = :error, {q('completed_at')} = {self.now()}, "
+                   f"{q('lease_until')} = NULL")
+        return self.compile(self.limited_update(table, set_sql, self._one_claimed_row(table), False))
+
+    def ack_done(self, table: TableName, keep: bool) -> Statement:
+        q = self.quote
+        where = self._one_claimed_row(table)
+        if keep:
+            set_sql = f"{q('state')} = '{DONE}', {q('completed_at')} = {self.now()}, {q('lease_until')} = NULL"
+            return self.compile(self.limited_update(table, set_sql, where, False))
+        return self.compile(self.limited_delete(table, where, False))
+
+    def purge(self, table: TableName, state: str, limited: bool) -> Statement:
+        """Finished rows (done or failed) completed before ``:cutoff``, a chunk at a time."""
+        q = self.quote
+        where = f"{q('state')} = '{state}' AND {q('completed_at')} < :cutoff"
+        return self.compile(self.limited_delete(table, where, limited))
+
+    def requeue_failed(self, table: TableName, by: str) -> Statement:
+        """Failed rows back to ready with fresh attempts: one by ``id`` or ``dedup_key``, or ``all``."""
+        q = self.quote
+        set_sql = (
+            f"{q('state')} = '{READY}', {q('attempts')} = 0, {q('due_at')} = {self.now()}, {q('consumer')} = NULL, "
+            f"{q('claim_seq')} = NULL, {q('completed_at')} = NULL"
+        )
+        where = f"{q('state')} = '{FAILED}'" + ("" if by == "all" else f" AND {q(by)} = :{by}")
+        return self.compile(f"UPDATE {self.table(table)} SET {set_sql} WHERE {where}")
 
     def count_ready(self, table: TableName) -> Statement:
         return self.compile(f"SELECT COUNT(*) FROM {self.table(table)} WHERE {self.ready_predicate(False)}")

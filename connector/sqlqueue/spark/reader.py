@@ -58,7 +58,9 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._consumer is None or self._consumer.id != consumer_id:
             o = self.options
             policy = ClaimPolicy(
-                o.order, o.strict_order, o.lease_seconds, o.claim_chunk_size, o.keep_completed, o.prefetch
+                o.order, o.strict_order, o.lease_seconds, o.claim_chunk_size, keep_completed=o.completion == "keep",
+                prefetch=o.prefetch, complete_on_commit=o.completion != "ack", max_attempts=o.max_attempts,
+                rescue_interval_s=min(max(o.lease_seconds / 4, 1.0), 60.0),
             )
             self._consumer = Consumer(Queue(o.address.connection, o.address.table), consumer_id, policy)
         return self._consumer

@@ -29,7 +29,9 @@ from pyspark.sql.types import StructType
 from ..errors import ConfigError, append_only
 from ..options import SinkOptions
 from ..producer import Producer
+from ..queue import Ack
 from ..schema import Column
+from .acks import acks_from, check_ack_schema
 from .reader import shared_queue
 from .types import batch_rows, sink_columns
 
@@ -52,6 +54,21 @@ class StagedTask(WriterCommitMessage):
     batch_id: int
     tag: str
     rows: int
+
+
+@dataclass(frozen=True)
+class AckTask(WriterCommitMessage):
+    """One task's acknowledgements, applied by the commit in one transaction with the ledger."""
+
+    writer_id: str
+    acks: tuple[Ack, ...]
+
+
+def stream_ids(options: SinkOptions) -> tuple[str, int, str]:
+    """(writer id, batch id, run id) of the micro-batch this task belongs to."""
+    ctx = TaskContext.get()
+    writer_id = options.writer_id or ctx.getLocalProperty(QUERY_ID)
+    return writer_id, int(ctx.getLocalProperty(BATCH_ID)), ctx.getLocalProperty(RUN_ID) or ""
 
 
 def checked_columns(options: SinkOptions, schema: StructType) -> tuple[Column, ...]:
@@ -97,12 +114,71 @@ class _Staging:
             log.warning("%r: batch %d aborted; discarded %d staged rows", producer, batch_id, discarded)
 
 
+class _Acking:
+    """The ack operation: tasks collect acknowledgements, the commit applies them exactly once."""
+
+    def __init__(self, options: SinkOptions) -> None:
+        self.options = options
+
+    def _apply(self, messages: Sequence[AckTask | None], batch_id: int) -> None:
+        tasks = [m for m in messages if m is not None]
+        if not tasks:
+            return
+        producer = Producer(shared_queue(self.options.address), tasks[0].writer_id)
+        acks = [a for t in tasks for a in t.acks]
+        o = self.options
+        applied = o.retry.run(
+            lambda: producer.acknowledge(batch_id, acks, keep=o.keep_done, max_attempts=o.max_attempts), "ack"
+        )
+        if applied is None:
+            log.info("%r: acknowledgements of batch %d were applied before; nothing to do", producer, batch_id)
+        else:
+            log.info("%r: batch %d acknowledged %d rows", producer, batch_id, applied)
+
+
+class QueueStreamAckWriter(_Acking, DataSourceStreamArrowWriter):
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> AckTask:
+        return AckTask(stream_ids(self.options)[0], tuple(acks_from(iterator, self.options)))
+
+    def commit(self, messages: list[AckTask | None], batchId: int) -> None:
+        self._apply(messages, batchId)
+
+    def abort(self, messages: list[AckTask | None], batchId: int) -> None:
+        """Nothing was written: acknowledgements live in the messages until the commit."""
+
+
+class QueueBatchAckWriter(_Acking, DataSourceArrowWriter):
+    def __init__(self, options: SinkOptions) -> None:
+        super().__init__(options)
+        self.writer_id, self.batch_id = batch_identity(options)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> AckTask:
+        return AckTask(self.writer_id, tuple(acks_from(iterator, self.options)))
+
+    def commit(self, messages: list[AckTask | None]) -> None:
+        self._apply(messages, self.batch_id)
+
+    def abort(self, messages: list[AckTask | None]) -> None:
+        """Nothing was written."""
+
+
+def batch_identity(options: SinkOptions) -> tuple[str, int]:
+    """A df.write is exactly once under writerId + batchId (inside foreachBatch); else a batch of its own."""
+    if (options.writer_id is None) != (options.batch_id is None):
+        raise ConfigError(
+            "options 'writerId' and 'batchId' go together on a df.write (e.g. inside foreachBatch: "
+            ".option('writerId', 'my-job').option('batchId', batch_id)); give both or neither"
+        )
+    if options.writer_id is not None:
+        return options.writer_id, options.batch_id
+    # Made once on the driver; every task and the commit get it pickled with the writer.
+    return f"batch-{uuid.uuid4()}", ONLY_BATCH
+
+
 class QueueStreamWriter(_Staging, DataSourceStreamArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StagedTask:
-        ctx = TaskContext.get()
-        writer_id = self.options.writer_id or ctx.getLocalProperty(QUERY_ID)
-        run_id = ctx.getLocalProperty(RUN_ID) or ""
-        return self._stage(iterator, writer_id, int(ctx.getLocalProperty(BATCH_ID)), run_id)
+        writer_id, batch_id, run_id = stream_ids(self.options)
+        return self._stage(iterator, writer_id, batch_id, run_id)
 
     def commit(self, messages: list[StagedTask | None], batchId: int) -> None:
         self._publish(messages, batchId)
@@ -117,34 +193,38 @@ class QueueStreamWriter(_Staging, DataSourceStreamArrowWriter):
 class QueueBatchWriter(_Staging, DataSourceArrowWriter):
     def __init__(self, options: SinkOptions, columns: tuple[Column, ...]) -> None:
         super().__init__(options, columns)
-        # Made once on the driver; every task and the commit get this object pickled.
-        self.writer_id = f"batch-{uuid.uuid4()}"
+        self.writer_id, self.batch_id = batch_identity(options)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StagedTask:
-        return self._stage(iterator, self.writer_id, ONLY_BATCH, "")
+        return self._stage(iterator, self.writer_id, self.batch_id, "")
 
     def commit(self, messages: list[StagedTask | None]) -> None:
-        self._publish(messages, ONLY_BATCH)
+        self._publish(messages, self.batch_id)
 
     def abort(self, messages: list[StagedTask | None]) -> None:
-        self._discard({self.writer_id}, ONLY_BATCH)
+        self._discard({self.writer_id}, self.batch_id)
 
 
-def stream_writer(raw: Mapping[str, str], schema: StructType, overwrite: bool) -> QueueStreamWriter:
+def stream_writer(
+    raw: Mapping[str, str], schema: StructType, overwrite: bool
+) -> QueueStreamWriter | QueueStreamAckWriter:
     if overwrite:
         raise append_only("outputMode 'complete'", "outputMode('append') or outputMode('update')")
     options = SinkOptions.parse(raw)
+    if options.batch_id is not None:
+        raise ConfigError("option 'batchId' is for df.write only: a stream's batch ids come from Spark; remove it")
+    if options.operation == "ack":
+        check_ack_schema(schema)
+        return QueueStreamAckWriter(options)
     return QueueStreamWriter(options, checked_columns(options, schema))
 
 
-def batch_writer(raw: Mapping[str, str], schema: StructType, overwrite: bool) -> QueueBatchWriter:
+def batch_writer(raw: Mapping[str, str], schema: StructType, overwrite: bool) -> QueueBatchWriter | QueueBatchAckWriter:
     if overwrite:
         # Spark itself refuses 'ignore' and 'error' for Python data sources, before asking for a writer.
         raise append_only("mode 'overwrite'", "mode('append')")
     options = SinkOptions.parse(raw)
-    if options.writer_id is not None:
-        raise ConfigError(
-            "option 'writerId' applies to streaming writes only: each df.write is one batch under an identity "
-            "of its own; remove the option"
-        )
+    if options.operation == "ack":
+        check_ack_schema(schema)
+        return QueueBatchAckWriter(options)
     return QueueBatchWriter(options, checked_columns(options, schema))

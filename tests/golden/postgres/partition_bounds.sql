@@ -1,1 +1,1 @@
-SELECT MIN(t."id") AS "lo", MAX(t."id") AS "hi" FROM (SELECT "id", NTILE(4) OVER (ORDER BY "id") AS "part" FROM "jobs" WHERE "consumer" = %s AND "claim_seq" > %s AND "claim_seq" <= %s) AS t GROUP BY t."part" ORDER BY "lo"
+SELECT MIN(t."id") AS "lo", MAX(t."id") AS "hi" FROM (SELECT "id", NTILE(4) OVER (ORDER BY "id") AS "part" FROM "jobs" WHERE "state" = 'claimed' AND "consumer" = %s AND "claim_seq" > %s AND "claim_seq" <= %s) AS t GROUP BY t."part" ORDER BY "lo"

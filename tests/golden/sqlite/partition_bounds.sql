@@ -1,1 +1,1 @@
-SELECT MIN(t."id") AS "lo", MAX(t."id") AS "hi" FROM (SELECT "id", NTILE(4) OVER (ORDER BY "id") AS "part" FROM "jobs" WHERE "consumer" = ? AND "claim_seq" > ? AND "claim_seq" <= ?) AS t GROUP BY t."part" ORDER BY "lo"
+SELECT MIN(t."id") AS "lo", MAX(t."id") AS "hi" FROM (SELECT "id", NTILE(4) OVER (ORDER BY "id") AS "part" FROM "jobs" WHERE "state" = 'claimed' AND "consumer" = ? AND "claim_seq" > ? AND "claim_seq" <= ?) AS t GROUP BY t."part" ORDER BY "lo"

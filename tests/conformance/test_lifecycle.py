@@ -1,0 +1,209 @@
+"""Queue lifecycle on every engine: claim orders, leases, per-row outcomes, attempts, housekeeping."""
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+
+import pytest
+
+from sqlqueue.consumer import ClaimPolicy, Consumer
+from sqlqueue.queue import Ack
+from sqlqueue.schema import Column
+
+UTC = dt.timezone.utc
+
+
+def ago(seconds: float) -> dt.datetime:
+    return dt.datetime.now(UTC) - dt.timedelta(seconds=seconds)
+
+
+def claimed(queue, consumer: str, seq: int, columns=("payload",)) -> list:
+    rows = []
+    for lo, hi in queue.partition_bounds(consumer, seq - 1, seq, 1):
+        for chunk in queue.read_claimed(consumer, seq - 1, seq, lo, hi, ["id", *columns]):
+            rows += chunk
+    return [r[1:] if len(columns) > 1 else r[1] for r in sorted(rows)]
+
+
+def row(queue, id_: int) -> dict:
+    with queue.transaction() as cur:
+        cur.execute(f"SELECT state, attempts, last_error, consumer FROM {queue.dialect.table(queue.table)} "
+                    f"WHERE {queue.dialect.quote('id')} = {int(id_)}")
+        found = cur.fetchone()
+    return dict(zip(("state", "attempts", "last_error", "consumer"), found)) if found else {}
+
+
+@pytest.mark.parametrize(
+    ("order", "expected"),
+    [("fifo", ["a", "b", "c"]), ("lifo", ["e", "d", "c"]), ("priority", ["d", "b", "a"]), ("pending", ["c", "e", "b"])],
+)
+def test_claim_order_decides_which_rows_come_first(engine, order, expected):
+    queue = engine.new_queue(order=order)
+    queue.enqueue([
+        {"payload": "a", "priority": 1, "due_at": ago(30)},
+        {"payload": "b", "priority": 5, "due_at": ago(40)},
+        {"payload": "c", "priority": 0, "due_at": ago(90)},
+        {"payload": "d", "priority": 9, "due_at": ago(20)},
+        {"payload": "e", "priority": 0, "due_at": ago(60)},
+    ])
+    taken: list[str] = []
+    for seq in range(1, 4):  # one row per claim, so the order is the order of claims
+        queue.claim("c", seq, 1, order=order)
+        taken += claimed(queue, "c", seq)
+    assert taken == expected
+
+
+def test_heap_claim_takes_any_ready_rows(engine):
+    queue = engine.new_queue(order="heap")
+    queue.enqueue([{"payload": p} for p in "abcde"])
+    queue.claim("c", 1, 3, order="heap")
+    assert len(set(claimed(queue, "c", 1))) == 3
+
+
+def test_rows_due_later_are_not_claimed_yet(engine):
+    queue = engine.new_queue(order="pending")
+    queue.enqueue([{"payload": "now", "due_at": ago(1)}, {"payload": "later", "due_at": ago(-3600)}])
+    assert queue.claim("c", 1, 10, order="pending") == 1
+    assert claimed(queue, "c", 1) == ["now"]
+
+
+def test_expired_lease_gives_the_rows_to_another_consumer_with_attempts_raised(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": p} for p in "abc"])
+    dead = Consumer(queue, "dead", ClaimPolicy(lease_seconds=1, rescue_interval_s=0))
+    assert dead.advance(0, 10) == 1  # claims, then its process dies and never comes back
+    time.sleep(1.5)
+    survivor = Consumer(engine.queue(str(queue.table)), "survivor", ClaimPolicy(rescue_interval_s=0))
+    assert survivor.advance(0, 10) == 1
+    assert claimed(queue, "survivor", 1, ("payload", "attempts")) == [("a", 2), ("b", 2), ("c", 2)]
+
+
+def test_expired_lease_on_the_last_attempt_fails_the_row(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": "x"}])
+    queue.claim("dead", 1, 1, lease_seconds=1)
+    time.sleep(1.5)
+    assert queue.rescue_expired(max_attempts=1) == 1
+    assert row(queue, 1) == {"state": "failed", "attempts": 1, "last_error": "lease expired", "consumer": "dead"}
+
+
+def test_live_leases_are_not_rescued(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": "x"}])
+    queue.claim("alive", 1, 1, lease_seconds=300)
+    assert queue.rescue_expired(max_attempts=5) == 0
+
+
+def ack(queue, acks, keep=False, max_attempts=5):
+    with queue.transaction() as cur:
+        queue.apply_acks(cur, acks, keep=keep, max_attempts=max_attempts)
+
+
+def test_retry_returns_the_row_after_its_backoff_with_the_error(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": "x"}])
+    queue.claim("c", 1, 1)
+    ack(queue, [Ack(1, "retry", "timeout talking to the mailer", delay_seconds=1)])
+    assert row(queue, 1) == {"state": "ready", "attempts": 1, "last_error": "timeout talking to the mailer",
+                             "consumer": None}
+    assert queue.claim("c", 2, 1) == 0  # not due yet
+    time.sleep(1.2)
+    assert queue.claim("c", 2, 1) == 1
+
+
+def test_retry_on_the_last_attempt_fails_the_row_with_its_error(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": "x"}])
+    queue.claim("c", 1, 1)
+    ack(queue, [Ack(1, "retry", "still broken")], max_attempts=1)
+    assert row(queue, 1)["state"] == "failed"
+    assert row(queue, 1)["last_error"] == "still broken"
+
+
+def test_a_rows_own_max_attempts_overrides_the_queue_default(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": "x", "max_attempts": 3}])
+    queue.claim("c", 1, 1)
+    ack(queue, [Ack(1, "retry", "e")], max_attempts=1)
+    assert row(queue, 1)["state"] == "ready"
+
+
+def test_done_and_failed_outcomes(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": p} for p in "abc"])
+    queue.claim("c", 1, 3)
+    ack(queue, [Ack(1, "done"), Ack(2, "failed", "bad input"), Ack(3, "done")], keep=True)
+    assert [row(queue, i)["state"] for i in (1, 2, 3)] == ["done", "failed", "done"]
+    assert row(queue, 2)["last_error"] == "bad input"
+
+
+def test_acknowledging_twice_changes_nothing_the_second_time(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": "x"}])
+    queue.claim("c", 1, 1)
+    ack(queue, [Ack(1, "retry", "e")])
+    queue.claim("other", 1, 1)  # someone else holds it now
+    ack(queue, [Ack(1, "retry", "e")])  # a replay of the first acknowledgement
+    assert row(queue, 1)["consumer"] is None or row(queue, 1)["consumer"] == "other"
+    assert row(queue, 1)["state"] == "ready"
+
+
+def test_ack_completion_leaves_committed_rows_claimed_until_acknowledged(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": "x"}])
+    consumer = Consumer(queue, "c", ClaimPolicy(complete_on_commit=False))
+    assert consumer.advance(0, 5) == 1
+    assert consumer.advance(1, 5) == 1
+    assert queue.stats()["claimed"]["rows"] == 1
+
+
+def test_purge_deletes_finished_rows_older_than_the_cutoff_in_chunks(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": str(i)} for i in range(25)])
+    queue.claim("c", 1, 25)
+    queue.complete("c", 1, keep=True)
+    assert queue.purge("done", ago(-60), chunk=10) == 25
+    assert queue.stats() == {}
+
+
+def test_purge_keeps_rows_completed_after_the_cutoff(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": "x"}])
+    queue.claim("c", 1, 1)
+    queue.complete("c", 1, keep=True)
+    assert queue.purge("done", ago(3600)) == 0
+
+
+def test_requeue_failed_rows_by_id_by_key_or_all(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": p, "dedup_key": f"k{p}"} for p in "abcd"])
+    queue.claim("c", 1, 4)
+    ack(queue, [Ack(i, "failed", "boom") for i in (1, 2, 3, 4)])
+    assert queue.requeue_failed(ids=[1]) == 1
+    assert queue.requeue_failed(dedup_keys=["kb"]) == 1
+    assert queue.requeue_failed() == 2
+    assert queue.stats()["ready"]["rows"] == 4
+    assert row(queue, 1)["attempts"] == 0
+
+
+def test_strict_order_waits_for_a_locked_row_instead_of_skipping_it(engine):
+    if engine.name == "sqlite":
+        pytest.skip("SQLite has one writer at a time: every claim is already serialised")
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": p} for p in "ab"])
+    holder = engine.queue(str(queue.table))
+    got: dict[str, list] = {}
+    with holder.transaction() as cur:  # another claimer is mid-claim on row 1
+        cur.execute(f"UPDATE {holder.dialect.table(holder.table)} SET priority = 1 WHERE id = 1")
+        skipping = engine.queue(str(queue.table))
+        skipping.claim("skip", 1, 1, order="fifo")
+        got["skip"] = claimed(skipping, "skip", 1)
+        strict = engine.queue(str(queue.table))
+        waiter = threading.Thread(target=lambda: strict.claim("strict", 1, 1, order="fifo", strict=True))
+        waiter.start()
+        waiter.join(timeout=1.0)
+        assert waiter.is_alive()  # blocked behind the lock
+    waiter.join(timeout=30)
+    assert got["skip"] == ["b"]
+    assert claimed(queue, "strict", 1) == ["a"]

@@ -1,0 +1,1 @@
+DELETE TOP (?) FROM [dbo].[jobs] WHERE [state] = 'done' AND [completed_at] < ?

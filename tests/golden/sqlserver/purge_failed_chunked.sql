@@ -1,0 +1,1 @@
+DELETE TOP (?) FROM [dbo].[jobs] WHERE [state] = 'failed' AND [completed_at] < ?

@@ -1,0 +1,1 @@
+UPDATE [dbo].[jobs] SET [state] = 'ready', [attempts] = 0, [due_at] = SYSUTCDATETIME(), [consumer] = NULL, [claim_seq] = NULL, [completed_at] = NULL WHERE [state] = 'failed' AND [dedup_key] = ?

@@ -1,0 +1,83 @@
+"""Per-row acknowledgements through the sink's ack operation, with the source in ack completion."""
+from __future__ import annotations
+
+import time
+
+import pytest
+from pyspark.sql import functions as F
+
+from sqlqueue.schema import Column
+from tests.support.pgserver import wait_until
+
+pytestmark = pytest.mark.spark
+KEYED = (Column("key", "bigint", nullable=False),)
+
+
+def source(spark, options: dict):
+    return spark.readStream.format("sqlqueue").options(**{k: str(v) for k, v in options.items()}).load()
+
+
+def test_every_tenth_row_comes_back_after_its_backoff_and_the_rest_are_done_once(spark, engine, tmp_path):
+    queue = engine.new_queue(domain=KEYED)
+    queue.enqueue([{"key": k} for k in range(200)])
+    options = engine.source_options(queue, completion="ack", maxRowsPerTrigger=100, emptyPollIntervalMs=100)
+    first_attempt = F.col("attempts") == 1
+    acks = source(spark, options).select(
+        "id", "key",
+        F.when((F.col("key") % 10 == 0) & first_attempt, F.lit("retry")).otherwise(F.lit("done")).alias("outcome"),
+        F.when((F.col("key") % 10 == 0) & first_attempt, F.lit("try again")).alias("error"),
+        F.when((F.col("key") % 10 == 0) & first_attempt, F.lit(2)).alias("retryAfterSeconds"),
+    )
+    seen = str(tmp_path / "seen")
+
+    def record_and_ack(df, batch_id: int) -> None:
+        df.persist()
+        df.write.format("delta").option("txnAppId", "ack-test").option("txnVersion", batch_id).mode("append").save(seen)
+        (df.drop("key").write.format("sqlqueue").options(**engine.source_options(queue))
+         .option("operation", "ack").option("writerId", "ack-test").option("batchId", batch_id).mode("append").save())
+        df.unpersist()
+
+    query = acks.writeStream.foreachBatch(record_and_ack).option("checkpointLocation", str(tmp_path / "cp")) \
+        .trigger(processingTime="500 milliseconds").start()
+    try:
+        assert wait_until(lambda: queue.stats() == {}, timeout=120), queue.stats()
+    finally:
+        query.stop()
+    delivered = spark.read.format("delta").load(seen)
+    done = delivered.filter("outcome = 'done'").groupBy("key").count()
+    assert done.count() == 200 and done.filter("count > 1").count() == 0
+    retried = delivered.filter("outcome = 'retry'").select("key").orderBy("key").collect()
+    assert [r.key for r in retried] == list(range(0, 200, 10))
+
+
+def test_a_poison_row_fails_after_its_attempts_while_the_rest_flows(spark, engine, tmp_path):
+    queue = engine.new_queue(domain=KEYED)
+    queue.enqueue([{"key": k} for k in range(50)])
+    options = engine.source_options(queue, completion="ack", maxRowsPerTrigger=20, emptyPollIntervalMs=100,
+                                    maxAttempts=3)
+    # The job's transform fails on key 13 every time; it reports that instead of crashing the query.
+    outcomes = source(spark, options).select(
+        "id", "attempts",
+        F.when(F.col("key") == 13, F.lit("retry")).otherwise(F.lit("done")).alias("outcome"),
+        F.when(F.col("key") == 13, F.lit("ValueError: cannot parse key 13")).alias("error"),
+        F.when(F.col("key") == 13, F.lit(0)).alias("retryAfterSeconds"),
+    )
+    sink = engine.source_options(queue, operation="ack", maxAttempts=3)
+    query = outcomes.writeStream.format("sqlqueue").options(**sink) \
+        .option("checkpointLocation", str(tmp_path / "cp")).trigger(processingTime="300 milliseconds").start()
+    try:
+        assert wait_until(lambda: set(queue.stats()) == {"failed"}, timeout=120), queue.stats()
+        time.sleep(1)
+        assert query.isActive
+    finally:
+        query.stop()
+    with queue.transaction() as cur:
+        cur.execute(f"SELECT attempts, last_error FROM {queue.dialect.table(queue.table)} WHERE state = 'failed'")
+        assert [tuple(r) for r in cur.fetchall()] == [(3, "ValueError: cannot parse key 13")]
+
+
+def test_unknown_ack_column_is_refused_before_anything_is_written(spark, engine):
+    queue = engine.new_queue(domain=KEYED)
+    df = spark.createDataFrame([(1, "done", "x")], "id bigint, outcome string, payload string")
+    with pytest.raises(Exception, match="unknown column\\(s\\) payload"):
+        df.write.format("sqlqueue").options(**engine.source_options(queue, operation="ack")).mode("append").save()
