@@ -2,12 +2,15 @@
 
 Run by tests/crash/test_sink_crash.py through tests/support/crash.py, killed with SIGKILL and
 started again from the same checkpoint. Its one argument is JSON: master, input, checkpoint,
-evidence (a folder for proof that a scenario happened) and the sink options; the password comes
-in SQLQUEUE_PASSWORD.
+evidence (a folder for proof that a scenario happened), run (a fresh folder for this run),
+progress_after (a count of batches, or null) and the sink options; the password comes in
+SQLQUEUE_PASSWORD.
 
 The sink is sqlqueue's, subclassed here (classes of __main__ are pickled by value) to
 - with SQLQUEUE_TEST_PAUSE_AT=published, drop a marker and pause right after a batch was published,
   before Spark logs the commit, so the test kills the driver there;
+- drop a ``progress`` marker, without pausing, once this run has published ``progress_after``
+  batches: the test kills the driver a random moment later, wherever the next batch then is;
 - leave evidence: ``replayed-<batch>`` when Spark commits a batch the ledger already holds;
 - fail tasks once: every fourth batch, task 0's first attempt dies after its rows are staged and
   task 1's first attempt dies halfway through staging (evidence ``retried-...``). Master
@@ -28,7 +31,7 @@ from sqlqueue.spark.source import SqlQueueDataSource
 from sqlqueue.spark.writer import BATCH_ID, QueueStreamWriter, stream_writer
 
 CONFIG = json.loads(sys.argv[1])
-EVIDENCE = Path(CONFIG["evidence"])
+EVIDENCE, RUN = Path(CONFIG["evidence"]), Path(CONFIG["run"])
 PAUSE_AT = os.environ.get("SQLQUEUE_TEST_PAUSE_AT", "")
 MARKERS = os.environ.get("SQLQUEUE_TEST_MARKERS", "")
 
@@ -70,6 +73,9 @@ class CrashTestWriter(QueueStreamWriter):
         if tasks and self._producer(tasks[0].writer_id).published(batchId):
             mark(f"replayed-{batchId}")
         super().commit(messages, batchId)
+        (RUN / f"published-{batchId}").touch()
+        if len(list(RUN.glob("published-*"))) == CONFIG["progress_after"]:
+            Path(MARKERS, f"progress-{batchId}").touch()
         pause("published")
 
 

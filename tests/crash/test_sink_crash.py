@@ -4,13 +4,15 @@ The job (sink_job.py) streams 80 parquet files of keyed rows into the queue, one
 micro-batch, on master local[2,3] so the tasks it fails on purpose are retried. It is killed once
 inside the sink's commit (after the batch was published, before Spark logged the commit, so the
 restart writes that batch again and must find it in the ledger) and SQLQUEUE_CRASH_ROUNDS times
-(at least 3) at a random moment, in a shuffled order, restarted from the same checkpoint each time,
-then run until the source is drained. The seed is printed; SQLQUEUE_CRASH_SEED=<seed> replays the
-kill times. The key is a plain domain column, not a dedup key, so the dedup index cannot hide a
-duplicate.
+(at least 3) at a random moment: after a random number of batches of the run, plus up to half a
+second, so the kill lands mid-stream however fast the machine is. Rounds come in a shuffled order,
+each restarting from the same checkpoint, then the job runs until the source is drained. The seed
+is printed; SQLQUEUE_CRASH_SEED=<seed> replays the plan. The key is a plain domain column, not a
+dedup key, so the dedup index cannot hide a duplicate.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -31,8 +33,7 @@ ROWS, FILES = 20_000, 80
 
 def crash_plan(rng: random.Random) -> list[dict]:
     rounds = max(3, int(os.environ.get("SQLQUEUE_CRASH_ROUNDS", "3")))
-    # The first batch is published about 20 s after the job starts; then about 1.5 batches a second.
-    plan = [{"window": "published"}] + [{"kill_after": rng.uniform(18.0, 35.0)} for _ in range(rounds)]
+    plan = [{"window": "published"}] + [{"window": "progress", "after": rng.randint(1, 8)} for _ in range(rounds)]
     rng.shuffle(plan)
     return plan
 
@@ -69,16 +70,21 @@ def test_every_key_is_enqueued_exactly_once_across_kills_and_task_retries(engine
     markers.mkdir()
     config = {"master": "local[2,3]", "input": str(tmp_path / "in"), "checkpoint": str(tmp_path / "checkpoint"),
               "evidence": str(evidence), "options": options}
-    args, log = [json.dumps(config)], tmp_path / "job.log"
+    log, rounds = tmp_path / "job.log", itertools.count(1)
+
+    def args(progress_after: int | None = None) -> list[str]:
+        run = tmp_path / f"run-{next(rounds)}"
+        run.mkdir()
+        return [json.dumps({**config, "run": str(run), "progress_after": progress_after})]
 
     kills = 0
     for step in crash_plan(rng):
-        outcome = run_job(JOB, args, log, marker_dir=markers, rng=rng, **step)
+        outcome = run_job(JOB, args(step.get("after")), log, marker_dir=markers, window=step["window"], rng=rng)
         published = queue.stats().get("ready", {}).get("rows", 0)
         print(f"round {step}: {'killed' if outcome.killed else f'exited {outcome.returncode}'}, "
               f"{published} rows published so far")
         kills += outcome.killed
-    final = run_job(JOB, args, log)
+    final = run_job(JOB, args(), log)
     assert final.returncode == 0, final.log[-3000:]
     assert kills >= 4
 

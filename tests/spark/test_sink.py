@@ -122,6 +122,19 @@ def test_batch_write_with_writer_and_batch_id_is_applied_once(spark, engine):
         writer(df, engine.source_options(queue, writerId="job-7", batchId=3)).mode("append").save()
     assert queue.stats()["ready"]["rows"] == 5
 
+
+# ---- column mapping -----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("ddl", "message"),
+    [
+        ("payload string, customer bigint, colour string", "column 'colour' is not in queue table"),
+        ("payload string, customer bigint, state string", "column 'state' is managed by sqlqueue"),
+        ("payload string", "column\\(s\\) 'customer' are required"),
+        ("payload string, customer string", "column 'customer' is string in the DataFrame.*cast it"),
+        ("payload string, customer bigint, priority bigint", "column 'priority' is bigint.*queue column 'priority' is int"),
+    ],
+    ids=["unknown", "lifecycle", "missing-required", "wrong-type", "lifecycle-wrong-type"],
+)
 def test_a_column_mismatch_fails_before_anything_is_written_and_names_the_column(spark, engine, ddl, message):
     queue = engine.new_queue(domain=DOMAIN)
     df = spark.createDataFrame([], ddl)

@@ -333,31 +333,28 @@ class Dialect(ABC):
         where = f"{q('state')} = '{CLAIMED}' AND {q('lease_until')} < {self.now()}"
         return self.compile(self.limited_update(table, self._give_back("'lease expired'"), where, limited))
 
+    def _one_claimed_row(self, table: TableName) -> str:
+        """Only a row still claimed: applying an acknowledgement twice changes nothing the second time."""
+        return f"{self.quote('id')} = :id AND {self.quote('state')} = '{CLAIMED}'"
+
     def ack_retry(self, table: TableName) -> Statement:
         """One claimed row back to the queue after ``:delay_seconds``, with its error, or failed."""
-        q = self.quote
-        set_sql = self._give_back(":error") + f", {q('due_at')} = {self.now_plus('delay_seconds')}"
-        return self.compile(
-            f"UPDATE {self.table(table)} SET {set_sql} WHERE {q('id')} = :id AND {q('state')} = '{CLAIMED}'"
-        )
+        set_sql = self._give_back(":error") + f", {self.quote('due_at')} = {self.now_plus('delay_seconds')}"
+        return self.compile(self.limited_update(table, set_sql, self._one_claimed_row(table), False))
 
     def ack_failed(self, table: TableName) -> Statement:
         q = self.quote
-        return self.compile(
-            f"UPDATE {self.table(table)} SET {q('state')} = '{FAILED}', {q('last_error')} = :error, "
-            f"{q('completed_at')} = {self.now()}, {q('lease_until')} = NULL "
-            f"WHERE {q('id')} = :id AND {q('state')} = '{CLAIMED}'"
-        )
+        set_sql = (f"{q('state')} = '{FAILED}', {q('last_error')} = :error, {q('completed_at')} = {self.now()}, "
+                   f"{q('lease_until')} = NULL")
+        return self.compile(self.limited_update(table, set_sql, self._one_claimed_row(table), False))
 
     def ack_done(self, table: TableName, keep: bool) -> Statement:
         q = self.quote
-        where = f"{q('id')} = :id AND {q('state')} = '{CLAIMED}'"
+        where = self._one_claimed_row(table)
         if keep:
-            return self.compile(
-                f"UPDATE {self.table(table)} SET {q('state')} = '{DONE}', {q('completed_at')} = {self.now()}, "
-                f"{q('lease_until')} = NULL WHERE {where}"
-            )
-        return self.compile(f"DELETE FROM {self.table(table)} WHERE {where}")
+            set_sql = f"{q('state')} = '{DONE}', {q('completed_at')} = {self.now()}, {q('lease_until')} = NULL"
+            return self.compile(self.limited_update(table, set_sql, where, False))
+        return self.compile(self.limited_delete(table, where, False))
 
     def purge(self, table: TableName, state: str, limited: bool) -> Statement:
         """Finished rows (done or failed) completed before ``:cutoff``, a chunk at a time."""

@@ -16,7 +16,6 @@ they need comes in the commit messages.
 """
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,10 +31,11 @@ from ..producer import Producer
 from ..queue import Ack
 from ..schema import Column
 from .acks import acks_from, check_ack_schema
+from .logs import worker_logger
 from .reader import shared_queue
 from .types import batch_rows, sink_columns
 
-log = logging.getLogger("sqlqueue.sink")
+log = worker_logger("sqlqueue.sink")
 
 # Local properties Spark sets on the tasks of a streaming micro-batch.
 BATCH_ID, QUERY_ID, RUN_ID = "streaming.sql.batchId", "sql.streaming.queryId", "spark.jobGroup.id"
