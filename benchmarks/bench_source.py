@@ -23,6 +23,7 @@ from sqlqueue.identifiers import TableName
 from sqlqueue.options import SourceOptions
 from sqlqueue.queue import Queue
 from sqlqueue.schema import Column
+from sqlqueue.spark.delta import append_once
 from sqlqueue.spark.reader import QueueStreamReader, shared_queue
 from sqlqueue.spark.source import SqlQueueDataSource
 
@@ -78,7 +79,7 @@ class TupleSource(SqlQueueDataSource):
 
 SINKS = {
     "delta": "Delta streaming sink",
-    "foreach": "foreachBatch + Delta txnVersion",
+    "foreach": "foreachBatch + append_once (the job's)",
     "noop": "noop sink (connector alone)",
 }
 
@@ -90,13 +91,7 @@ def start_sink(stream, sink: str, work: str):
     if sink == "noop":
         return writer.format("noop").start()
 
-    def append(df, batch_id: int) -> None:
-        # Delta's idempotent-write options: a replayed batch id is skipped.
-        df.write.format("delta").option("txnAppId", "bench").option("txnVersion", batch_id).mode("append").save(
-            f"{work}/delta"
-        )
-
-    return writer.foreachBatch(append).start()
+    return writer.foreachBatch(append_once(f"{work}/delta", "bench")).start()
 
 
 def connector_rate(

@@ -4,9 +4,9 @@
     python jobs/queue_to_delta.py -c conf/sqlite.toml --set source.queue=orders \\
         --set job.target=/lake/orders --set job.checkpointLocation=/checkpoints/orders
 
-Reads [source] (the queue), applies the [job] transform hook, and appends each micro-batch with
-Delta's txnAppId/txnVersion (a replayed batch is skipped), or with --merge-on KEY as a MERGE that
-inserts only keys the table does not hold.
+Reads [source] (the queue), applies the [job] transform hook, and appends each micro-batch exactly
+once (a commit marker makes a replayed batch a no-op; see sqlqueue.spark.delta), or with
+--merge-on KEY as a MERGE that inserts only keys the table does not hold.
 """
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from sqlqueue.options import SourceOptions
+from sqlqueue.spark.delta import append_once
 from sqlqueue.spark.reader import QueueStreamReader
 from sqlqueue.spark.session import build_session
 from sqlqueue.spark.source import SqlQueueDataSource
@@ -74,10 +75,10 @@ def main() -> None:
     if args.sink == "delta":
         query = writer.format("delta").start(args.delta)
     else:
+        append = append_once(args.delta, args.consumer)  # what jobs/queue_to_delta.py writes with
+
         def write_batch(df, batch_id: int) -> None:
-            # Delta's idempotent-write options make a replayed batch a no-op.
-            (df.write.format("delta").option("txnAppId", args.consumer).option("txnVersion", batch_id)
-             .mode("append").save(args.delta))
+            append(df, batch_id)
             pause("committed")
 
         query = writer.foreachBatch(write_batch).start()
