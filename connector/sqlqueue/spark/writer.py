@@ -16,6 +16,7 @@ they need comes in the commit messages.
 """
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +40,8 @@ log = worker_logger("sqlqueue.sink")
 
 # Local properties Spark sets on the tasks of a streaming micro-batch.
 BATCH_ID, QUERY_ID, RUN_ID = "streaming.sql.batchId", "sql.streaming.queryId", "spark.jobGroup.id"
+# How long after an abort a task being killed may still commit its staging (Spark's killTimeout + margin).
+LATE_TASK_GRACE_S = 3.0
 # A batch write (df.write) is one batch of its own writer.
 ONLY_BATCH = 0
 
@@ -108,10 +111,17 @@ class _Staging:
 
     def _discard(self, writer_ids: set[str], batch_id: int) -> None:
         # Deletes the batch's whole tag range: a task that failed after staging sent no message.
-        for writer_id in writer_ids:
-            producer = self._producer(writer_id)
-            discarded = self.options.retry.run(lambda: producer.discard(batch_id), "discard")
-            log.warning("%r: batch %d aborted; discarded %d staged rows", producer, batch_id, discarded)
+        # Tasks Spark is still killing can commit their staging just after the abort; Spark ends a
+        # lingering Python task within spark.python.task.killTimeout (2 s), so a second pass after
+        # that removes whatever they committed.
+        for attempt in range(2):
+            if attempt:
+                time.sleep(LATE_TASK_GRACE_S)
+            for writer_id in writer_ids:
+                producer = self._producer(writer_id)
+                discarded = self.options.retry.run(lambda: producer.discard(batch_id), "discard")
+                if discarded or not attempt:
+                    log.warning("%r: batch %d aborted; discarded %d staged rows", producer, batch_id, discarded)
 
 
 class _Acking:
