@@ -7,6 +7,8 @@ test can kill the driver there:
   reading     in a read task: the offset is logged, the sink has not committed
   committed   (foreach sink) after the Delta commit, before Spark's commit log
   completing  in the source's commit, before the committed rows are completed
+  progress    no pause: a marker once this run has served --progress-after batches, so a random
+              kill lands mid-stream however fast the machine is
 """
 from __future__ import annotations
 
@@ -33,9 +35,15 @@ def pause(window: str) -> None:
 
 
 class PausingReader(QueueStreamReader):
+    progress_after = 0  # set from --progress-after: drop a "progress" marker after that many batches
+    _batches = 0
+
     def latestOffset(self, start, limit):
         end = super().latestOffset(start, limit)
         if end != start:
+            self._batches += 1
+            if PAUSE_AT == "progress" and self._batches == self.progress_after:
+                Path(MARKERS, f"progress-{os.getpid()}-{time.time_ns()}").touch()  # kill me mid-stream
             pause("claimed")
         return end
 
@@ -61,8 +69,10 @@ def main() -> None:
     parser.add_argument("--checkpoint", required=True)
     parser.add_argument("--delta", required=True)
     parser.add_argument("--sink", choices=("delta", "foreach"), default="delta")
-    parser.add_argument("--max-rows", default="2000")
+    parser.add_argument("--max-rows", default="1000")
+    parser.add_argument("--progress-after", type=int, default=0)
     args = parser.parse_args()
+    PausingReader.progress_after = args.progress_after
 
     spark = build_session("crash-source-job", "local[2]")
     spark.dataSource.register(PausingSource)

@@ -26,7 +26,9 @@ WINDOWS = {"delta": ["claimed", "reading", "completing"], "foreach": ["claimed",
 def crash_plan(sink: str, rng: random.Random) -> list[dict]:
     rounds = int(os.environ.get("SQLQUEUE_CRASH_ROUNDS", "3"))
     plan = [{"window": w} for w in WINDOWS[sink]]
-    plan += [{"kill_after": rng.uniform(12.0, 35.0)} for _ in range(rounds)]
+    # Random kills land a random moment after a random number of batches of the run, so they hit
+    # mid-stream on a fast machine or a loaded one (a timer would miss a job that already drained).
+    plan += [{"window": "progress", "progress_after": rng.randint(1, 3)} for _ in range(rounds)]
     rng.shuffle(plan)
     return plan
 
@@ -51,8 +53,9 @@ def test_every_key_arrives_once_after_repeated_kills(engine, spark, tmp_path, si
 
     kills = 0
     for step in crash_plan(sink, rng):
-        outcome = run_job(JOB, args, log, marker_dir=markers, rng=rng, **step)
-        print(f"round {step}: {'killed' if outcome.killed else f'exited {outcome.returncode}'}")
+        extra = ["--progress-after", str(step.pop("progress_after"))] if "progress_after" in step else []
+        outcome = run_job(JOB, args + extra, log, marker_dir=markers, rng=rng, **step)
+        print(f"round {step} {extra}: {'killed' if outcome.killed else f'exited {outcome.returncode}'}")
         kills += outcome.killed
     final = run_job(JOB, args, log)
     assert final.returncode == 0, final.log[-3000:]
