@@ -20,6 +20,14 @@ def test_a_replayed_batch_is_not_appended_again(spark, tmp_path):
     assert_df_equality(spark.read.format("delta").load(target), expected, ignore_row_order=True)
 
 
+def test_a_restarted_writer_skips_the_batch_appended_before_the_crash(spark, tmp_path):
+    target = str(tmp_path / "t")
+    batch = spark.createDataFrame([(1, "a")], "id bigint, payload string")
+    append_once(target, "job-1")(batch, 7)
+    append_once(target, "job-1")(batch, 7)  # a new process: learns batch 7 from the table's markers
+    assert_df_equality(spark.read.format("delta").load(target), batch)
+
+
 def test_markers_of_another_app_do_not_count(spark, tmp_path):
     target = str(tmp_path / "t")
     append_once(target, "other")(spark.createDataFrame([(1,)], "id bigint"), 5)

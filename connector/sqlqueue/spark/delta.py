@@ -48,12 +48,21 @@ def last_appended_batch(spark: SparkSession, target: str, app_id: str) -> int | 
 
 
 def append_once(target: str, app_id: str) -> BatchWriter:
+    # The table is asked once per process (a restart is a new process or a new writer); after
+    # that, this writer's own appends are the latest markers, which saves a Spark job per batch.
+    last: int | None = None
+    asked = False
+
     def write(batch: DataFrame, batch_id: int) -> None:
-        last = last_appended_batch(batch.sparkSession, target, app_id)
+        nonlocal last, asked
+        if not asked:
+            last, asked = last_appended_batch(batch.sparkSession, target, app_id), True
         if last is not None and last >= batch_id:
             return  # a replay of a batch that was appended before the crash
+        asked = False  # an append that raises may still have committed: ask the table next time
         writer = batch.write.format("delta").mode("append").option("userMetadata", f"sqlqueue:{app_id}:{batch_id}")
         writer.save(target) if is_path(target) else writer.saveAsTable(target)
+        last, asked = batch_id, True
 
     return write
 
