@@ -152,9 +152,10 @@ def stats(queue: Queue, args: argparse.Namespace, order: str) -> int:
     states = queue.stats()
     print(f"queue {queue.table} at {queue.spec.display}")
     print(f"{'state':10} {'rows':>12}  oldest enqueued (h:mm:ss ago)")
-    for state in ("ready", "claimed", "failed", "done", "staged"):
+    for state in ("ready", "claimed", "failed", "done"):
         found = states.get(state, {"rows": 0, "oldest_enqueued_at": None})
         print(f"{state:10} {found['rows']:>12,}  {_age(queue, found['oldest_enqueued_at'], now)}")
+    print(f"{'staged':10} {queue.staged_rows():>12,}  (sink batches not committed yet, in {queue.dialect.staging(queue.table)})")
     window = args.window
     done = queue.count_done_since(now - dt.timedelta(seconds=window))
     print(f"throughput: {done:,} rows done in the last {window} s ({done / window:,.1f} rows/s; counts rows "

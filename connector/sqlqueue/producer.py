@@ -1,9 +1,10 @@
 """Exactly-once enqueueing of batches that may be written twice: stage, then publish with a ledger.
 
-A batch is written by several tasks. Each task stages its rows (state 'staged', which no claim
-sees) under a tag of its own, in one transaction. Then one transaction publishes the batch: it
-makes the staged rows of the tasks that succeeded claimable, deletes every other staged row of the
-batch (attempts that failed, runs that crashed) and records (queue, writer, batch) in the ledger.
+A batch is written by several tasks. Each task stages its rows in the queue's staging table
+(which no claim reads) under a tag of its own, in one transaction. Then one transaction publishes
+the batch: it copies the staged rows of the tasks that succeeded into the queue, ready, deletes
+every staged row of the batch (including attempts that failed and runs that crashed) and records
+(queue, writer, batch) in the ledger. Dedup keys are checked then, against the queue itself.
 
 So a batch becomes visible all at once or not at all; a batch written again after it was published
 finds itself in the ledger and writes nothing; and a task that runs again replaces what its
@@ -21,8 +22,9 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
+from .errors import DatabaseError
 from .queue import Ack, Queue
-from .schema import STAGED, Column
+from .schema import Column
 
 # Ledger rows kept per writer: Spark only ever replays its latest batch.
 LEDGER_KEEP = 1000
@@ -68,7 +70,7 @@ class Producer:
         self._run_key = _hex(run_id, 8)
         d, t = queue.dialect, queue.table
         self._contains, self._record, self._prune = d.ledger_contains(t), d.ledger_record(t), d.ledger_prune(t)
-        self._delete, self._publish = d.delete_staged(t), d.publish_staged(t)
+        self._delete, self._count = d.delete_staged(t), d.count_staged(t)
 
     def __repr__(self) -> str:
         return f"Producer({self.writer_id!r} into {self.queue})"
@@ -102,9 +104,9 @@ class Producer:
     def stage(self, batch_id: int, task_id: int, columns: Sequence[Column], rows: Iterable[Sequence[Any]]) -> Staged:
         """Stage one task's rows in one transaction; nothing if the batch is already published.
 
-        Before inserting, the transaction deletes what an earlier attempt of this task staged,
-        and what other (crashed) runs staged for this batch: a dedup key they hold would
-        otherwise make this run skip a row that publish is about to throw away.
+        Before inserting, the transaction deletes what an earlier attempt of this task staged
+        (a retried task stages under the same tag). What crashed runs staged for the batch has
+        other tags, which publish deletes.
         """
         tag = self.tag(batch_id, task_id)
         it = iter(rows)
@@ -112,28 +114,43 @@ class Producer:
         if first is None:  # an empty task needs no connection
             return Staged(tag, 0)
         counted = _Counted(chain([first], it))
-        batch, run = self._batch_prefix(batch_id), self._batch_prefix(batch_id) + self._run_key
         with self.queue.transaction() as cur:
             if self._published(cur, batch_id):
                 return Staged(tag, 0)
-            self._delete_ranges(cur, [(tag, tag), (batch, run), (run + _PAST_HEX, batch + _PAST_HEX)])
-            self.queue.insert(cur, columns, counted, STAGED, tag)
+            self._delete_ranges(cur, [(tag, tag)])
+            self.queue.stage(cur, columns, counted, tag)
         return Staged(tag, counted.count)
 
-    def publish(self, batch_id: int, tags: Iterable[str]) -> int | None:
-        """Make the staged rows of ``tags`` claimable, in one transaction with the ledger entry.
+    def _check_staged(self, cur: Any, batch_id: int, task: Staged) -> None:
+        # PostgreSQL empties its unlogged staging table in crash recovery: never publish a batch
+        # short. Failing the commit makes Spark run the batch again when the query restarts.
+        cur.execute(self._count.sql, self._count.bind({"tag": task.tag}))
+        found = cur.fetchone()[0]
+        if found != task.rows:
+            staging = self.queue.dialect.staging(self.queue.table)
+            raise DatabaseError(
+                f"batch {batch_id} of writer {self.writer_id!r} was not published: a task staged {task.rows} "
+                f"rows but {found} are in {staging} (was the database restarted after a crash?); restart "
+                "the query (or run the write again) to stage the batch anew"
+            )
 
-        Returns how many rows became claimable, or None when the batch was published before.
+    def publish(self, batch_id: int, columns: Sequence[Column], tasks: Iterable[Staged]) -> int | None:
+        """Move the rows the ``tasks`` staged into the queue, in one transaction with the ledger entry.
+
+        Returns how many rows became claimable (fewer than staged when dedup keys repeat), or None
+        when the batch was published before.
         """
         batch = self._batch_prefix(batch_id)
+        publish = self.queue.dialect.publish_staged(self.queue.table, [c.name for c in columns])
         with self.queue.transaction() as cur:
             if self._published(cur, batch_id):
                 return None
             published = 0
-            for tag in tags:
-                cur.execute(self._publish.sql, self._publish.bind({"tag": tag}))
+            for task in tasks:
+                self._check_staged(cur, batch_id, task)
+                cur.execute(publish.sql, publish.bind({"tag": task.tag}))
                 published += max(cur.rowcount, 0)
-            self._delete_ranges(cur, [(batch, batch + _PAST_HEX)])  # attempts not committed
+            self._delete_ranges(cur, [(batch, batch + _PAST_HEX)])  # this batch's staging, published or not
             key = self._ledger_key(batch_id)
             cur.execute(self._record.sql, self._record.bind({**key, "row_count": published}))
             cur.execute(self._prune.sql, self._prune.bind({**key, "before": batch_id - LEDGER_KEEP}))

@@ -17,7 +17,7 @@ from .dialects import Dialect, dialect_for
 from .dialects.base import Statement
 from .errors import SchemaError
 from .identifiers import TableName
-from .schema import LIFECYCLE_NAMES, LIFECYCLE_TYPES, READY, Column, QueueSpec
+from .schema import LIFECYCLE_NAMES, LIFECYCLE_TYPES, STAGE_TAG, Column, QueueSpec
 
 UNLIMITED = 2**62
 DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME = "done", "retry", "failed"
@@ -127,19 +127,12 @@ class Queue:
         return tuple(c for c in self.columns() if c.name not in LIFECYCLE_NAMES)
 
     # ---- producing ----------------------------------------------------------------------------
-    def insert(
-        self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], state: str = READY,
-        stage_tag: str | None = None,
-    ) -> None:
-        """Insert rows in the given state inside the caller's transaction ``cur``.
-
-        ``rows`` may be a generator: it is consumed once, as the driver sends. With a ``dedup_key``
-        column, a row whose key the table already holds (or that repeats a key) is skipped.
-        """
-        names = [c.name for c in columns] + ["state", "stage_tag"]
-        tail = (state, stage_tag)
+    def _encoded(self, columns: Sequence[Column], rows: Iterable[Sequence[Any]], tail: tuple = ()) -> Iterator[tuple]:
+        """Rows as the driver takes them, each followed by ``tail``."""
         encode = self.dialect.encode
         converted = [(i, c) for i, c in enumerate(columns) if c.type in self.dialect.encoded_types]
+        if not converted:
+            return ((*row, *tail) for row in rows)
 
         def prepared(row: Sequence[Any]) -> tuple:
             values = list(row)
@@ -148,8 +141,22 @@ class Queue:
                     values[i] = encode(column, values[i])
             return (*values, *tail)
 
-        out = (prepared(row) for row in rows) if converted else ((*row, *tail) for row in rows)
-        self.dialect.insert_many(cur, self.table, names, out, skip_duplicates="dedup_key" in names)
+        return (prepared(row) for row in rows)
+
+    def insert(self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]]) -> None:
+        """Insert ready rows inside the caller's transaction ``cur``.
+
+        ``rows`` may be a generator: it is consumed once, as the driver sends. With a ``dedup_key``
+        column, a row whose key the table already holds (or that repeats a key) is skipped.
+        """
+        names = [c.name for c in columns]
+        self.dialect.insert_many(cur, self.table, names, self._encoded(columns, rows), skip_duplicates="dedup_key" in names)
+
+    def stage(self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], tag: str) -> None:
+        """Insert rows into the staging table under ``tag``, inside the caller's transaction ``cur``."""
+        d = self.dialect
+        names = [c.name for c in columns] + [STAGE_TAG.name]
+        d.load(cur, d.table(d.staging(self.table)), names, self._encoded(columns, rows, (tag,)))
 
     def enqueue(self, rows: Sequence[Mapping[str, Any]]) -> int:
         """Enqueue ready rows (dicts keyed by column name) in one transaction."""
@@ -293,7 +300,7 @@ class Queue:
 
     def peek(self, limit: int, order: str = "fifo", columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """The next ``limit`` ready rows in claim order, as dicts; nothing is claimed or locked."""
-        names = tuple(columns or [c.name for c in self.columns() if c.name not in ("stage_tag",)])
+        names = tuple(columns or [c.name for c in self.columns()])
         rows = self._fetch(self._statement("peek", order, names), {"limit": limit})
         return [dict(zip(names, row)) for row in rows]
 
@@ -311,3 +318,7 @@ class Queue:
             state: {"rows": count, "oldest_enqueued_at": oldest}
             for state, count, oldest in self._fetch(self._statement("count_by_state"), {})
         }
+
+    def staged_rows(self) -> int:
+        """Rows the sink staged for batches not committed yet (or left by a checkpoint since deleted)."""
+        return self._fetch(self._statement("count_all_staged"), {})[0][0]

@@ -12,9 +12,9 @@ from .identifiers import TableName, check_name
 
 PORTABLE_TYPES = ("string", "text", "int", "bigint", "double", "boolean", "timestamp", "binary")
 
-# Row states. 'staged' rows belong to a sink batch that Spark has not committed yet.
-STAGED, READY, CLAIMED, DONE, FAILED = "staged", "ready", "claimed", "done", "failed"
-STATES = (STAGED, READY, CLAIMED, DONE, FAILED)
+# Row states. (A sink batch Spark has not committed waits in the queue's staging table instead.)
+READY, CLAIMED, DONE, FAILED = "ready", "claimed", "done", "failed"
+STATES = (READY, CLAIMED, DONE, FAILED)
 
 # Claim orders and the sort key each one needs from the ready-row index.
 ORDERS = {
@@ -64,7 +64,6 @@ LIFECYCLE: tuple[tuple[Column, str | None], ...] = (
     (Column("completed_at", "timestamp"), None),
     (Column("last_error", "text"), None),
     (Column("dedup_key", "string"), None),
-    (Column("stage_tag", "string"), None),
 )
 LIFECYCLE_NAMES = tuple(c.name for c, _ in LIFECYCLE)
 LIFECYCLE_TYPES = {c.name: c for c, _ in LIFECYCLE}
@@ -72,6 +71,8 @@ LIFECYCLE_TYPES = {c.name: c for c, _ in LIFECYCLE}
 DEFAULT_SOURCE_LIFECYCLE = ("id", "enqueued_at", "attempts")
 # What a producer may set besides the domain columns.
 WRITABLE_LIFECYCLE = ("priority", "due_at", "dedup_key", "max_attempts")
+# The staging table's own column: which writer, batch, run and task staged a row.
+STAGE_TAG = Column("stage_tag", "string", False)
 
 
 def parse_columns(text: str) -> tuple[Column, ...]:

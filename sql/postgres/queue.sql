@@ -18,9 +18,8 @@ CREATE TABLE IF NOT EXISTS "jobs" (
   "completed_at" timestamptz,
   "last_error" text,
   "dedup_key" varchar(400),
-  "stage_tag" varchar(400),
   "payload" text,
-  CONSTRAINT "ck_jobs_state" CHECK ("state" IN ('staged', 'ready', 'claimed', 'done', 'failed')),
+  CONSTRAINT "ck_jobs_state" CHECK ("state" IN ('ready', 'claimed', 'done', 'failed')),
   CONSTRAINT "pk_jobs" PRIMARY KEY ("id")
 );
 
@@ -28,11 +27,20 @@ CREATE INDEX IF NOT EXISTS "ix_jobs_ready" ON "jobs" ("id" ASC) INCLUDE ("due_at
 
 CREATE INDEX IF NOT EXISTS "ix_jobs_claimed" ON "jobs" ("consumer", "claim_seq") INCLUDE ("lease_until") WHERE "state" = 'claimed';
 
-CREATE INDEX IF NOT EXISTS "ix_jobs_staged" ON "jobs" ("stage_tag") WHERE "state" = 'staged';
-
 CREATE INDEX IF NOT EXISTS "ix_jobs_done" ON "jobs" ("completed_at") WHERE "state" = 'done';
 
 CREATE UNIQUE INDEX IF NOT EXISTS "ux_jobs_dedup" ON "jobs" ("dedup_key") WHERE "dedup_key" IS NOT NULL;
+
+CREATE UNLOGGED TABLE IF NOT EXISTS "jobs_staging" (
+  "stage_tag" varchar(400) NOT NULL,
+  "priority" integer,
+  "due_at" timestamptz,
+  "dedup_key" varchar(400),
+  "max_attempts" integer,
+  "payload" text
+);
+
+CREATE INDEX IF NOT EXISTS "ix_jobs_staging_tag" ON "jobs_staging" ("stage_tag");
 
 CREATE TABLE IF NOT EXISTS "sqlqueue_sink_ledger" (
   "queue_name" varchar(400) NOT NULL,

@@ -18,20 +18,28 @@ CREATE TABLE IF NOT EXISTS "jobs" (
   "completed_at" TIMESTAMP,
   "last_error" TEXT,
   "dedup_key" VARCHAR(200),
-  "stage_tag" VARCHAR(200),
   "payload" TEXT,
-  CONSTRAINT "ck_jobs_state" CHECK ("state" IN ('staged', 'ready', 'claimed', 'done', 'failed'))
+  CONSTRAINT "ck_jobs_state" CHECK ("state" IN ('ready', 'claimed', 'done', 'failed'))
 );
 
 CREATE INDEX IF NOT EXISTS "ix_jobs_ready" ON "jobs" ("id" ASC, "due_at", "priority") WHERE "state" = 'ready';
 
 CREATE INDEX IF NOT EXISTS "ix_jobs_claimed" ON "jobs" ("consumer", "claim_seq", "lease_until") WHERE "state" = 'claimed';
 
-CREATE INDEX IF NOT EXISTS "ix_jobs_staged" ON "jobs" ("stage_tag") WHERE "state" = 'staged';
-
 CREATE INDEX IF NOT EXISTS "ix_jobs_done" ON "jobs" ("completed_at") WHERE "state" = 'done';
 
 CREATE UNIQUE INDEX IF NOT EXISTS "ux_jobs_dedup" ON "jobs" ("dedup_key") WHERE "dedup_key" IS NOT NULL;
+
+CREATE TABLE IF NOT EXISTS "jobs_staging" (
+  "stage_tag" VARCHAR(200) NOT NULL,
+  "priority" INT,
+  "due_at" TIMESTAMP,
+  "dedup_key" VARCHAR(200),
+  "max_attempts" INT,
+  "payload" TEXT
+);
+
+CREATE INDEX IF NOT EXISTS "ix_jobs_staging_tag" ON "jobs_staging" ("stage_tag");
 
 CREATE TABLE IF NOT EXISTS "sqlqueue_sink_ledger" (
   "queue_name" VARCHAR(200) NOT NULL,

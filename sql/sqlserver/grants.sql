@@ -1,6 +1,6 @@
 -- Least privilege for sqlqueue's connector login on SQL Server. Run as a DBA (sqlcmd -I), after
 -- the queue exists (create it with `sqlqueue create --print` and review the DDL).
--- Replace: database [ops], queue [dbo].[orders], login [sqlqueue_connector].
+-- Replace: database [ops], queue [dbo].[orders] (and its [dbo].[orders_staging]), login [sqlqueue_connector].
 -- The login itself comes from your secret store or Microsoft Entra ID, e.g.
 --   CREATE LOGIN [sqlqueue_connector] FROM EXTERNAL PROVIDER;
 -- It needs no server role, no db_owner, no DDL rights: tables, indexes and LOCK_ESCALATION are
@@ -16,13 +16,16 @@ ALTER ROLE [sqlqueue_queue_user] ADD MEMBER [sqlqueue_connector];
 GO
 
 -- Source: claim (UPDATE ... OUTPUT), read (SELECT), complete (DELETE, or UPDATE to done).
--- Sink: stage (INSERT), publish (UPDATE), discard (DELETE). Acks: UPDATE and DELETE.
+-- Sink: publish (INSERT ... SELECT, SELECT for dedup keys). Acks: UPDATE and DELETE.
 GRANT SELECT, INSERT, UPDATE, DELETE ON OBJECT::[dbo].[orders] TO [sqlqueue_queue_user];
+GO
+-- The sink's staging table: stage (INSERT, DELETE an earlier attempt), publish (SELECT, DELETE), discard (DELETE).
+GRANT SELECT, INSERT, DELETE ON OBJECT::[dbo].[orders_staging] TO [sqlqueue_queue_user];
 GO
 -- The sink's ledger: has a batch been published (SELECT), record it (INSERT), prune old entries (DELETE).
 GRANT SELECT, INSERT, DELETE ON OBJECT::[dbo].[sqlqueue_sink_ledger] TO [sqlqueue_queue_user];
 GO
 -- sqlqueue doctor reads index filters and trigger state: metadata that needs VIEW DEFINITION.
--- The dedup insert's #scratch table lives in tempdb, which every user may use.
+-- enqueue's dedup #scratch table lives in tempdb, which every user may use.
 GRANT VIEW DEFINITION ON OBJECT::[dbo].[orders] TO [sqlqueue_queue_user];
 GO

@@ -20,9 +20,8 @@ CREATE TABLE [dbo].[jobs] (
   [completed_at] DATETIME2(6),
   [last_error] NVARCHAR(MAX),
   [dedup_key] NVARCHAR(400),
-  [stage_tag] NVARCHAR(400),
   [payload] NVARCHAR(MAX),
-  CONSTRAINT [ck_jobs_state] CHECK ([state] IN ('staged', 'ready', 'claimed', 'done', 'failed')),
+  CONSTRAINT [ck_jobs_state] CHECK ([state] IN ('ready', 'claimed', 'done', 'failed')),
   CONSTRAINT [pk_jobs] PRIMARY KEY ([id])
 )
 GO
@@ -38,16 +37,30 @@ IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'ix_jobs_claimed' AND obj
 CREATE INDEX [ix_jobs_claimed] ON [dbo].[jobs] ([consumer], [claim_seq]) INCLUDE ([lease_until]) WHERE [state] = 'claimed'
 GO
 
-IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'ix_jobs_staged' AND object_id = OBJECT_ID(N'dbo.jobs'))
-CREATE INDEX [ix_jobs_staged] ON [dbo].[jobs] ([stage_tag]) WHERE [state] = 'staged'
-GO
-
 IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'ix_jobs_done' AND object_id = OBJECT_ID(N'dbo.jobs'))
 CREATE INDEX [ix_jobs_done] ON [dbo].[jobs] ([completed_at]) WHERE [state] = 'done'
 GO
 
 IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'ux_jobs_dedup' AND object_id = OBJECT_ID(N'dbo.jobs'))
 CREATE UNIQUE INDEX [ux_jobs_dedup] ON [dbo].[jobs] ([dedup_key]) WHERE [dedup_key] IS NOT NULL
+GO
+
+IF OBJECT_ID(N'dbo.jobs_staging', N'U') IS NULL
+CREATE TABLE [dbo].[jobs_staging] (
+  [stage_tag] NVARCHAR(400) NOT NULL,
+  [priority] INT,
+  [due_at] DATETIME2(6),
+  [dedup_key] NVARCHAR(400),
+  [max_attempts] INT,
+  [payload] NVARCHAR(MAX)
+)
+GO
+
+ALTER TABLE [dbo].[jobs_staging] SET (LOCK_ESCALATION = DISABLE)
+GO
+
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'ix_jobs_staging_tag' AND object_id = OBJECT_ID(N'dbo.jobs_staging'))
+CREATE CLUSTERED INDEX [ix_jobs_staging_tag] ON [dbo].[jobs_staging] ([stage_tag])
 GO
 
 IF OBJECT_ID(N'dbo.sqlqueue_sink_ledger', N'U') IS NULL

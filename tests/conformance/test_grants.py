@@ -34,8 +34,8 @@ def test_connector_role_with_only_the_scripted_grants_claims_completes_enqueues_
     try:
         queue.enqueue([{"payload": "a", "dedup_key": "k1"}])
         producer = Producer(queue, "writer")
-        staged = producer.stage(0, 0, (Column("payload", "text"), Column("dedup_key", "string")), [("b", "k2")])
-        producer.publish(0, [staged.tag])
+        columns = (Column("payload", "text"), Column("dedup_key", "string"))
+        producer.publish(0, columns, [producer.stage(0, 0, columns, [("b", "k2")])])
         assert queue.claim("c", 1, 10) == 2
         assert queue.complete("c", 1) == 2
         assert [f.check for f in examine(queue, "fifo") if f.severity == PROBLEM] == []

@@ -6,7 +6,7 @@ import itertools
 import pytest
 
 from sqlqueue.errors import DatabaseError
-from sqlqueue.producer import Producer
+from sqlqueue.producer import Producer, Staged
 from sqlqueue.schema import LIFECYCLE_TYPES, Column
 
 PAYLOAD = (Column("payload", "text"),)
@@ -29,22 +29,18 @@ def take_ready(queue) -> list[str]:
     return sorted(taken)
 
 
-def staged_count(queue) -> int:
-    return queue.stats().get("staged", {}).get("rows", 0)
-
-
 def test_staged_rows_cannot_be_claimed(engine):
     queue = engine.new_queue()
     Producer(queue, "w").stage(0, 0, PAYLOAD, rows("a", "b"))
     assert queue.claim("c", 1, 10) == 0
-    assert staged_count(queue) == 2
+    assert queue.staged_rows() == 2
 
 
 def test_publish_makes_every_task_of_the_batch_claimable(engine):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    tags = [producer.stage(0, 0, PAYLOAD, rows("a", "b")).tag, producer.stage(0, 1, PAYLOAD, rows("c")).tag]
-    assert producer.publish(0, tags) == 3
+    staged = [producer.stage(0, 0, PAYLOAD, rows("a", "b")), producer.stage(0, 1, PAYLOAD, rows("c"))]
+    assert producer.publish(0, PAYLOAD, staged) == 3
     assert take_ready(queue) == ["a", "b", "c"]
 
 
@@ -58,30 +54,29 @@ def test_stage_reports_its_tag_and_row_count(engine):
 def test_publishing_a_batch_twice_is_a_no_op(engine):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    tag = producer.stage(0, 0, PAYLOAD, rows("a")).tag
-    assert producer.publish(0, [tag]) == 1
-    assert producer.publish(0, [tag]) is None
+    staged = [producer.stage(0, 0, PAYLOAD, rows("a"))]
+    assert producer.publish(0, PAYLOAD, staged) == 1
+    assert producer.publish(0, PAYLOAD, staged) is None
     assert take_ready(queue) == ["a"]
 
 
 def test_a_published_batch_written_again_stages_nothing(engine):
     queue = engine.new_queue()
     producer = Producer(queue, "w", run_id="run-1")
-    producer.publish(0, [producer.stage(0, 0, PAYLOAD, rows("a")).tag])
+    producer.publish(0, PAYLOAD, [producer.stage(0, 0, PAYLOAD, rows("a"))])
     replay = Producer(queue, "w", run_id="run-2")  # the restart after a crash inside commit
     staged = replay.stage(0, 0, PAYLOAD, rows("a"))
     assert staged.rows == 0
-    assert replay.publish(0, [staged.tag]) is None
+    assert replay.publish(0, PAYLOAD, [staged]) is None
     assert take_ready(queue) == ["a"]
-    assert staged_count(queue) == 0
+    assert queue.staged_rows() == 0
 
 
 def test_a_retried_task_replaces_what_its_earlier_attempt_staged(engine):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
     producer.stage(0, 0, PAYLOAD, rows("a", "b"))  # attempt 0 committed its rows, then failed
-    tag = producer.stage(0, 0, PAYLOAD, rows("a", "b")).tag
-    producer.publish(0, [tag])
+    producer.publish(0, PAYLOAD, [producer.stage(0, 0, PAYLOAD, rows("a", "b"))])
     assert take_ready(queue) == ["a", "b"]
 
 
@@ -94,16 +89,16 @@ def test_a_task_that_fails_while_staging_leaves_nothing(engine):
 
     with pytest.raises(RuntimeError):
         Producer(queue, "w").stage(0, 0, PAYLOAD, failing())
-    assert queue.stats() == {}
+    assert queue.staged_rows() == 0
 
 
 def test_publish_deletes_staged_rows_of_tasks_spark_did_not_commit(engine):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    kept = producer.stage(0, 0, PAYLOAD, rows("a")).tag
+    kept = producer.stage(0, 0, PAYLOAD, rows("a"))
     producer.stage(0, 1, PAYLOAD, rows("orphan"))  # e.g. a speculative attempt that lost
-    assert producer.publish(0, [kept]) == 1
-    assert staged_count(queue) == 0
+    assert producer.publish(0, PAYLOAD, [kept]) == 1
+    assert queue.staged_rows() == 0
     assert take_ready(queue) == ["a"]
 
 
@@ -113,59 +108,61 @@ def test_a_new_run_clears_what_a_crashed_run_staged_for_the_batch(engine):
     crashed.stage(0, 0, KEYED, [("a", "k1"), ("b", "k2")])
     # The replay puts key k1 in another task: it must not lose to the crashed run's copy.
     replay = Producer(queue, "w", run_id="run-2")
-    tags = [replay.stage(0, 1, KEYED, [("a", "k1")]).tag, replay.stage(0, 0, KEYED, [("b", "k2")]).tag]
-    assert replay.publish(0, tags) == 2
+    staged = [replay.stage(0, 1, KEYED, [("a", "k1")]), replay.stage(0, 0, KEYED, [("b", "k2")])]
+    assert replay.publish(0, KEYED, staged) == 2
     assert take_ready(queue) == ["a", "b"]
+    assert queue.staged_rows() == 0
 
 
 def test_tasks_of_one_run_keep_each_others_rows(engine):
     queue = engine.new_queue()
     producer = Producer(queue, "w", run_id="run-1")
-    tags = [producer.stage(0, t, PAYLOAD, rows(f"p{t}")).tag for t in range(3)]
-    assert producer.publish(0, tags) == 3
+    staged = [producer.stage(0, t, PAYLOAD, rows(f"p{t}")) for t in range(3)]
+    assert producer.publish(0, PAYLOAD, staged) == 3
 
 
 def test_discard_deletes_only_the_aborted_batch(engine):
     queue = engine.new_queue()
     producer, other = Producer(queue, "w"), Producer(queue, "other-writer")
     producer.stage(0, 0, PAYLOAD, rows("aborted", "aborted"))
-    keep = [producer.stage(1, 0, PAYLOAD, rows("next-batch")).tag, other.stage(0, 0, PAYLOAD, rows("other")).tag]
+    keep = [producer.stage(1, 0, PAYLOAD, rows("next-batch")), other.stage(0, 0, PAYLOAD, rows("other"))]
     assert producer.discard(0) == 2
-    producer.publish(1, keep[:1])
-    other.publish(0, keep[1:])
+    producer.publish(1, PAYLOAD, keep[:1])
+    other.publish(0, PAYLOAD, keep[1:])
     assert take_ready(queue) == ["next-batch", "other"]
 
 
 def test_writers_publish_the_same_batch_number_independently(engine):
     queue = engine.new_queue()
     one, two = Producer(queue, "one"), Producer(queue, "two")
-    t1, t2 = one.stage(0, 0, PAYLOAD, rows("x")).tag, two.stage(0, 0, PAYLOAD, rows("y")).tag
-    assert one.publish(0, [t1]) == 1
-    assert two.publish(0, [t2]) == 1
+    s1, s2 = one.stage(0, 0, PAYLOAD, rows("x")), two.stage(0, 0, PAYLOAD, rows("y"))
+    assert one.publish(0, PAYLOAD, [s1]) == 1
+    assert two.publish(0, PAYLOAD, [s2]) == 1
     assert take_ready(queue) == ["x", "y"]
 
 
 def test_enqueueing_an_existing_dedup_key_again_is_a_no_op(engine):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    producer.publish(0, [producer.stage(0, 0, KEYED, [("first", "k1")]).tag])
-    assert producer.publish(1, [producer.stage(1, 0, KEYED, [("again", "k1"), ("new", "k2")]).tag]) == 1
+    producer.publish(0, KEYED, [producer.stage(0, 0, KEYED, [("first", "k1")])])
+    assert producer.publish(1, KEYED, [producer.stage(1, 0, KEYED, [("again", "k1"), ("new", "k2")])]) == 1
     assert take_ready(queue) == ["first", "new"]
 
 
 def test_a_dedup_key_repeated_within_a_batch_is_enqueued_once(engine):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    tag = producer.stage(0, 0, KEYED, [("a", "k1"), ("b", "k1"), ("c", None), ("d", None)]).tag
-    assert producer.publish(0, [tag]) == 3
+    staged = producer.stage(0, 0, KEYED, [("a", "k1"), ("b", "k1"), ("c", None), ("d", None)])
+    assert producer.publish(0, KEYED, [staged]) == 3
     assert len(take_ready(queue)) == 3
 
 
 def test_an_empty_task_stages_nothing(engine):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    assert producer.stage(0, 0, PAYLOAD, []).rows == 0
-    assert producer.publish(0, [producer.tag(0, 0)]) == 0
+    staged = producer.stage(0, 0, PAYLOAD, [])
+    assert staged.rows == 0
+    assert producer.publish(0, PAYLOAD, [staged]) == 0
     assert producer.published(0)
 
 
@@ -174,3 +171,22 @@ def test_a_row_the_table_refuses_fails_the_stage(engine):
     with pytest.raises(DatabaseError):
         Producer(queue, "w").stage(0, 0, PAYLOAD, rows("a", None))
     assert queue.stats() == {}
+
+
+def test_a_dedup_key_of_a_batch_never_published_does_not_block_later_ones(engine):
+    queue = engine.new_queue()
+    Producer(queue, "deleted-checkpoint").stage(0, 0, KEYED, [("orphan", "k1")])
+    producer = Producer(queue, "w")
+    assert producer.publish(0, KEYED, [producer.stage(0, 0, KEYED, [("a", "k1")])]) == 1
+    assert take_ready(queue) == ["a"]
+
+
+def test_publish_refuses_a_batch_whose_staged_rows_are_gone(engine):
+    queue = engine.new_queue()
+    producer = Producer(queue, "w")
+    staged = producer.stage(0, 0, PAYLOAD, rows("a", "b"))
+    producer.discard(0)  # as PostgreSQL's crash recovery empties an unlogged staging table
+    with pytest.raises(DatabaseError, match="batch 0 of writer 'w' was not published: a task staged 2 rows but 0"):
+        producer.publish(0, PAYLOAD, [staged])
+    assert not producer.published(0)
+    assert take_ready(queue) == []

@@ -15,17 +15,16 @@ from typing import Any
 
 from sqlqueue.dialects import Dialect, dialect_for
 from sqlqueue.identifiers import TableName
-from sqlqueue.schema import ORDERS, Column, QueueSpec
+from sqlqueue.schema import ORDERS, STAGE_TAG, Column, QueueSpec
 
 DIALECTS = ("sqlserver", "postgres", "sqlite")
 EXAMPLE_DOMAIN = (Column("payload", "text"),)
 EXAMPLE_ORDER = "fifo"
 READ_COLUMNS = ("id", "enqueued_at", "attempts", "payload")
 PARTS = 4
-# What Queue.insert sends besides the domain columns.
-INSERT_COLUMNS = ("payload", "state", "stage_tag")
+INSERT_COLUMNS = ("payload",)
 # With a dedup key, the insert skips keys the table has: through a scratch table, in these steps.
-DEDUP_INSERT_COLUMNS = ("payload", "dedup_key", "state", "stage_tag")
+DEDUP_INSERT_COLUMNS = ("payload", "dedup_key")
 DEDUP_INSERT_STEPS = ("create_scratch", "load_scratch", "insert_new_keys", "drop_scratch")
 # Engine-specific doctor queries and the fixes it prints: (builder, example arguments).
 DOCTOR = {
@@ -36,7 +35,8 @@ DOCTOR = {
 }
 DDL_BUILDER = "create_statements"
 INSERT_BUILDER = "insert_many"
-_DDL_OBJECT = re.compile(r"\b(CREATE TABLE|ALTER TABLE|CREATE UNIQUE INDEX|CREATE INDEX)\s+(?:IF NOT EXISTS\s+)?(\S+)")
+STAGE_BUILDER = "load"
+_DDL_OBJECT = re.compile(r"\b(CREATE TABLE|CREATE UNLOGGED TABLE|ALTER TABLE|CREATE UNIQUE INDEX|CREATE CLUSTERED INDEX|CREATE INDEX)\s+(?:IF NOT EXISTS\s+)?(\S+)")
 
 
 @dataclass(frozen=True)
@@ -147,13 +147,18 @@ def catalog(dialect: Dialect) -> list[Entry]:
     add("table_indexes", "table_indexes")
     for name, args in DOCTOR.get(dialect.name, ()):
         add(f"doctor_{name}", name, *args)
-    for sink in ("ledger_contains", "ledger_record", "ledger_prune", "delete_staged", "publish_staged"):
+    for sink in ("ledger_contains", "ledger_record", "ledger_prune", "delete_staged", "count_staged", "count_all_staged"):
         add(sink, sink)
+    add("publish_staged", "publish_staged", INSERT_COLUMNS)
+    add("publish_staged_dedup", "publish_staged", DEDUP_INSERT_COLUMNS)
     cursor = _RecordingCursor()
-    dialect.insert_many(cursor, t, INSERT_COLUMNS, [("p", "ready", None)])
+    dialect.load(cursor, dialect.table(dialect.staging(t)), [*INSERT_COLUMNS, STAGE_TAG.name], [("p", "tag")])
+    entries += [Entry("stage", STAGE_BUILDER, sql) for sql in cursor.sql]
+    cursor = _RecordingCursor()
+    dialect.insert_many(cursor, t, INSERT_COLUMNS, [("p",)])
     entries += [Entry("insert", INSERT_BUILDER, sql) for sql in cursor.sql]
     cursor = _RecordingCursor()
-    dialect.insert_many(cursor, t, DEDUP_INSERT_COLUMNS, [("p", "k", "ready", None)], skip_duplicates=True)
+    dialect.insert_many(cursor, t, DEDUP_INSERT_COLUMNS, [("p", "k")], skip_duplicates=True)
     assert len(cursor.sql) == len(DEDUP_INSERT_STEPS), f"{dialect.name}: the dedup insert has new steps"
     entries += [Entry(f"insert_dedup_{i}_{step}", INSERT_BUILDER, sql)
                 for i, (step, sql) in enumerate(zip(DEDUP_INSERT_STEPS, cursor.sql), 1)]

@@ -22,11 +22,13 @@ from ..schema import (
     DONE,
     FAILED,
     LIFECYCLE,
+    LIFECYCLE_TYPES,
     ORDERS,
     READY,
     READY_INDEX_KEY,
-    STAGED,
+    STAGE_TAG,
     STATES,
+    WRITABLE_LIFECYCLE,
     Column,
     QueueSpec,
 )
@@ -74,12 +76,22 @@ class Dialect(ABC):
         """The current UTC time plus ``:seconds_param`` seconds."""
 
     @abstractmethod
-    def create_table_guarded(self, table: TableName, body: str) -> str: ...
+    def create_table_guarded(self, table: TableName, body: str, unlogged: bool = False) -> str:
+        """CREATE TABLE unless it exists; ``unlogged`` where the engine can skip the log for scratch data."""
 
     @abstractmethod
     def create_index_guarded(
-        self, table: TableName, index: str, key: str, include: Sequence[str], where: str, unique: bool = False
-    ) -> str: ...
+        self, table: TableName, index: str, key: str, include: Sequence[str], where: str | None, unique: bool = False,
+        clustered: bool = False,
+    ) -> str:
+        """CREATE INDEX unless it exists; a filtered (partial) index when ``where`` is given.
+
+        ``clustered``: the index orders the table itself, on engines that store tables that way.
+        """
+
+    @staticmethod
+    def index_filter(where: str | None) -> str:
+        return f" WHERE {where}" if where else ""
 
     @abstractmethod
     def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool) -> str:
@@ -139,7 +151,7 @@ class Dialect(ABC):
             return
         cur.execute(self.create_scratch(table, columns))
         self.load(cur, self.scratch_table, columns, rows)
-        cur.execute(self.insert_new_keys(table, columns))
+        cur.execute(self.insert_new_keys(table, columns, self.scratch_table))
         cur.execute(f"DROP TABLE {self.scratch_table}")
 
     def load(self, cur: Any, target: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
@@ -187,19 +199,19 @@ class Dialect(ABC):
     def default_sql(self, default: str) -> str:
         return self.now() if default == "now" else default
 
+    def _column_sql(self, column: Column, default: str | None = None) -> str:
+        if default == "identity":
+            return f"{self.quote(column.name)} {self.identity_sql(column)}"
+        sql = f"{self.quote(column.name)} {self.type_sql(column)}"
+        if default is not None:
+            sql += f" DEFAULT {self.default_sql(default)}"
+        return sql + ("" if column.nullable else " NOT NULL")
+
     def create_statements(self, spec: QueueSpec) -> list[str]:
-        """Idempotent DDL for a queue table, its indexes and the sink ledger."""
+        """Idempotent DDL for a queue table, its indexes, its staging table and the sink ledger."""
         t, q = spec.table, self.quote
-        lines = []
-        for column, default in LIFECYCLE:
-            if default == "identity":
-                lines.append(f"{q(column.name)} {self.identity_sql(column)}")
-                continue
-            sql = f"{q(column.name)} {self.type_sql(column)}"
-            if default is not None:
-                sql += f" DEFAULT {self.default_sql(default)}"
-            lines.append(sql + ("" if column.nullable else " NOT NULL"))
-        lines += [f"{q(c.name)} {self.type_sql(c)}" + ("" if c.nullable else " NOT NULL") for c in spec.domain]
+        lines = [self._column_sql(column, default) for column, default in LIFECYCLE]
+        lines += [self._column_sql(c) for c in spec.domain]
         states = ", ".join(f"'{s}'" for s in STATES)
         lines.append(f"CONSTRAINT {q('ck_' + t.name + '_state')} CHECK ({q('state')} IN ({states}))")
         if self.separate_primary_key:
@@ -208,8 +220,25 @@ class Dialect(ABC):
         statements = [self.create_table_guarded(t, body)]
         statements += self.table_options(t)
         statements += self.index_statements(t, spec.order).values()
+        statements += self._staging_statements(spec)
         statements.append(self.create_ledger(t))
         return statements
+
+    def staging(self, table: TableName) -> TableName:
+        """Where the sink's tasks stage a batch until Spark commits it (beside the queue table)."""
+        return TableName(f"{table.name}_staging", table.schema)
+
+    def _staging_statements(self, spec: QueueSpec) -> list[str]:
+        # The columns a producer may write, all nullable: publish inserts only the columns a batch
+        # has, so the queue's defaults and NOT NULL checks apply then. Nothing is claimed from it.
+        staging = self.staging(spec.table)
+        columns = [STAGE_TAG, *(Column(n, LIFECYCLE_TYPES[n].type) for n in WRITABLE_LIFECYCLE)]
+        body = ",\n  ".join(self._column_sql(c) for c in [*columns, *spec.domain])
+        return [
+            self.create_table_guarded(staging, body, unlogged=True),
+            *self.table_options(staging),
+            self.create_index_guarded(staging, f"ix_{staging.name}_tag", self.quote(STAGE_TAG.name), [], None, clustered=True),
+        ]
 
     def index_statements(self, table: TableName, order: str) -> dict[str, str]:
         """{index name: idempotent CREATE INDEX} for every index a queue table needs (see the README)."""
@@ -220,7 +249,6 @@ class Dialect(ABC):
             (f"ix_{t.name}_ready", key, include, f"{q('state')} = '{READY}'", False),
             (f"ix_{t.name}_claimed", f"{q('consumer')}, {q('claim_seq')}", ["lease_until"],
              f"{q('state')} = '{CLAIMED}'", False),
-            (f"ix_{t.name}_staged", q("stage_tag"), [], f"{q('state')} = '{STAGED}'", False),
             (f"ix_{t.name}_done", q("completed_at"), [], f"{q('state')} = '{DONE}'", False),
             (f"ux_{t.name}_dedup", q("dedup_key"), [], f"{q('dedup_key')} IS NOT NULL", True),
         )
@@ -431,22 +459,22 @@ class Dialect(ABC):
         return self.connect(spec)
 
     # ---- sink: staged batches and the ledger ---------------------------------------------------
-    # A sink batch is inserted as 'staged' rows tagged by writer, batch, run and task, then made
-    # claimable in one transaction that also records the batch in the ledger. Tags of one batch
-    # share a prefix; ``:lo``/``:hi`` bounds select a prefix as a range, which seeks the staged
-    # index (a LIKE would not on every engine and collation).
+    # A sink batch is staged in the queue's staging table, rows tagged by writer, batch, run and
+    # task, then moved into the queue in one transaction that also records the batch in the
+    # ledger. Tags of one batch share a prefix; ``:lo``/``:hi`` bounds select a prefix as a range,
+    # which seeks the tag index (a LIKE would not on every engine and collation).
     def create_scratch(self, table: TableName, columns: Sequence[str]) -> str:
         """An empty temporary table with the types of ``columns`` in ``table``."""
         names = ", ".join(self.quote(c) for c in columns)
         return f"CREATE TEMP TABLE {self.scratch_table} AS SELECT {names} FROM {self.table(table)} WHERE 1 = 0"
 
-    def insert_new_keys(self, table: TableName, columns: Sequence[str]) -> str:
-        """Move the scratch rows into ``table``, skipping dedup keys it has (or that repeat)."""
+    def insert_new_keys(self, table: TableName, columns: Sequence[str], source: str, where: str = "1 = 1") -> str:
+        """Copy ``source`` rows matching ``where`` into ``table``, skipping dedup keys it has (or that repeat)."""
         names = ", ".join(self.quote(c) for c in columns)
-        # "WHERE true" keeps SQLite from reading ON CONFLICT as part of the SELECT's join.
+        # The WHERE clause also keeps SQLite from reading ON CONFLICT as part of the SELECT's join.
         return (
-            f"INSERT INTO {self.table(table)} ({names}) SELECT {names} FROM {self.scratch_table} "
-            "WHERE true ON CONFLICT DO NOTHING"
+            f"INSERT INTO {self.table(table)} ({names}) SELECT {names} FROM {source} "
+            f"WHERE {where} ON CONFLICT DO NOTHING"
         )
 
     def _writer_batches(self, table: TableName, batch: str) -> str:
@@ -473,19 +501,24 @@ class Dialect(ABC):
 
     def delete_staged(self, table: TableName) -> Statement:
         """Staged rows whose tag lies in [lo, hi]."""
-        q = self.quote
-        return self.compile(
-            f"DELETE FROM {self.table(table)} WHERE {q('state')} = '{STAGED}' "
-            f"AND {q('stage_tag')} >= :lo AND {q('stage_tag')} <= :hi"
-        )
+        tag = self.quote(STAGE_TAG.name)
+        return self.compile(f"DELETE FROM {self.table(self.staging(table))} WHERE {tag} >= :lo AND {tag} <= :hi")
 
-    def publish_staged(self, table: TableName) -> Statement:
-        """Make one task's staged rows claimable."""
-        q = self.quote
-        return self.compile(
-            f"UPDATE {self.table(table)} SET {q('state')} = '{READY}', {q('stage_tag')} = NULL "
-            f"WHERE {q('state')} = '{STAGED}' AND {q('stage_tag')} = :tag"
-        )
+    def count_staged(self, table: TableName) -> Statement:
+        """Rows one task staged, all of which publish must find."""
+        tag = self.quote(STAGE_TAG.name)
+        return self.compile(f"SELECT COUNT(*) FROM {self.table(self.staging(table))} WHERE {tag} = :tag")
+
+    def count_all_staged(self, table: TableName) -> Statement:
+        return self.compile(f"SELECT COUNT(*) FROM {self.table(self.staging(table))}")
+
+    def publish_staged(self, table: TableName, columns: Sequence[str]) -> Statement:
+        """Copy one task's staged rows into the queue, ready; with a dedup key, new keys only."""
+        staging, where = self.table(self.staging(table)), f"{self.quote(STAGE_TAG.name)} = :tag"
+        if "dedup_key" in columns:
+            return self.compile(self.insert_new_keys(table, columns, staging, where))
+        names = ", ".join(self.quote(c) for c in columns)
+        return self.compile(f"INSERT INTO {self.table(table)} ({names}) SELECT {names} FROM {staging} WHERE {where}")
 
 
 def utc_naive(value: dt.datetime) -> dt.datetime:

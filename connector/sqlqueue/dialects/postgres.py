@@ -50,15 +50,18 @@ class PostgresDialect(Dialect):
     def now_plus(self, seconds_param: str) -> str:
         return f"now() + :{seconds_param} * INTERVAL '1 second'"
 
-    def create_table_guarded(self, table: TableName, body: str) -> str:
-        return f"CREATE TABLE IF NOT EXISTS {self.table(table)} (\n  {body}\n)"
+    def create_table_guarded(self, table: TableName, body: str, unlogged: bool = False) -> str:
+        # An unlogged table skips the write-ahead log; crash recovery empties it, which publish detects.
+        kind = "UNLOGGED TABLE" if unlogged else "TABLE"
+        return f"CREATE {kind} IF NOT EXISTS {self.table(table)} (\n  {body}\n)"
 
     def create_index_guarded(
-        self, table: TableName, index: str, key: str, include: Sequence[str], where: str, unique: bool = False
+        self, table: TableName, index: str, key: str, include: Sequence[str], where: str | None, unique: bool = False,
+        clustered: bool = False,
     ) -> str:
         kind = "UNIQUE INDEX" if unique else "INDEX"
         included = f" INCLUDE ({', '.join(self.quote(c) for c in include)})" if include else ""
-        return f"CREATE {kind} IF NOT EXISTS {self.quote(index)} ON {self.table(table)} ({key}){included} WHERE {where}"
+        return f"CREATE {kind} IF NOT EXISTS {self.quote(index)} ON {self.table(table)} ({key}){included}{self.index_filter(where)}"
 
     def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool) -> str:
         # SKIP LOCKED is PostgreSQL's READPAST; strict order waits for earlier claimers instead.

@@ -48,15 +48,16 @@ class SqliteDialect(Dialect):
     def default_sql(self, default: str) -> str:
         return f"({_NOW})" if default == "now" else default
 
-    def create_table_guarded(self, table: TableName, body: str) -> str:
+    def create_table_guarded(self, table: TableName, body: str, unlogged: bool = False) -> str:
         return f"CREATE TABLE IF NOT EXISTS {self.table(table)} (\n  {body}\n)"
 
     def create_index_guarded(
-        self, table: TableName, index: str, key: str, include: Sequence[str], where: str, unique: bool = False
+        self, table: TableName, index: str, key: str, include: Sequence[str], where: str | None, unique: bool = False,
+        clustered: bool = False,
     ) -> str:
         key = ", ".join([key, *(self.quote(c) for c in include)])
         kind = "UNIQUE INDEX" if unique else "INDEX"
-        return f"CREATE {kind} IF NOT EXISTS {self.quote(index)} ON {self.quote(table.name)} ({key}) WHERE {where}"
+        return f"CREATE {kind} IF NOT EXISTS {self.quote(index)} ON {self.quote(table.name)} ({key}){self.index_filter(where)}"
 
     def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool) -> str:
         # The claim runs in BEGIN IMMEDIATE: SQLite's single writer makes it atomic, strict or not.

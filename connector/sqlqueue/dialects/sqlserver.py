@@ -98,7 +98,7 @@ class SqlServerDialect(Dialect):
         # A one-part name resolves in the login's default schema, as CREATE TABLE does.
         return f"N'{table}'"
 
-    def create_table_guarded(self, table: TableName, body: str) -> str:
+    def create_table_guarded(self, table: TableName, body: str, unlogged: bool = False) -> str:
         return (
             f"IF OBJECT_ID({self._object_name(table)}, N'U') IS NULL\n"
             f"CREATE TABLE {self.table(table)} (\n  {body}\n)"
@@ -109,14 +109,16 @@ class SqlServerDialect(Dialect):
         return [f"ALTER TABLE {self.table(table)} SET (LOCK_ESCALATION = DISABLE)"]
 
     def create_index_guarded(
-        self, table: TableName, index: str, key: str, include: Sequence[str], where: str, unique: bool = False
+        self, table: TableName, index: str, key: str, include: Sequence[str], where: str | None, unique: bool = False,
+        clustered: bool = False,
     ) -> str:
-        kind = "UNIQUE INDEX" if unique else "INDEX"
+        # A heap keeps the pages its deletes empty; a clustered staging table reuses them.
+        kind = ("UNIQUE " if unique else "") + ("CLUSTERED INDEX" if clustered else "INDEX")
         included = f" INCLUDE ({', '.join(self.quote(c) for c in include)})" if include else ""
         return (
             f"IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'{index}' "
             f"AND object_id = OBJECT_ID({self._object_name(table)}))\n"
-            f"CREATE {kind} {self.quote(index)} ON {self.table(table)} ({key}){included} WHERE {where}"
+            f"CREATE {kind} {self.quote(index)} ON {self.table(table)} ({key}){included}{self.index_filter(where)}"
         )
 
     def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool) -> str:
@@ -221,7 +223,7 @@ class SqlServerDialect(Dialect):
         names = ", ".join(self.quote(c) for c in columns)
         return f"SELECT {names} INTO {self.scratch_table} FROM {self.table(table)} WHERE 1 = 0"
 
-    def insert_new_keys(self, table: TableName, columns: Sequence[str]) -> str:
+    def insert_new_keys(self, table: TableName, columns: Sequence[str], source: str, where: str = "1 = 1") -> str:
         # IGNORE_DUP_KEY would do this, but SQL Server refuses it on filtered indexes (the dedup
         # index is one). UPDLOCK, HOLDLOCK keeps a concurrent writer from adding the key between
         # the check and the insert; ROW_NUMBER keeps one row per key within the batch.
@@ -232,7 +234,7 @@ class SqlServerDialect(Dialect):
             f"INSERT INTO {self.table(table)} ({names})\n"
             f"SELECT {', '.join(f's.{q(c)}' for c in columns)}\n"
             f"FROM (\n  SELECT {names}, ROW_NUMBER() OVER (PARTITION BY {key} ORDER BY (SELECT NULL)) AS {q('copy_no')}\n"
-            f"  FROM {self.scratch_table}\n) AS s\n"
+            f"  FROM {source}\n  WHERE {where}\n) AS s\n"
             f"WHERE (s.{key} IS NULL OR s.{q('copy_no')} = 1)\n"
             f"  AND NOT EXISTS (\n    SELECT 1 FROM {self.table(table)} AS q WITH (UPDLOCK, HOLDLOCK)\n"
             f"    WHERE q.{key} IS NOT NULL AND q.{key} = s.{key}\n  )"

@@ -1,8 +1,8 @@
 """The sink: ``writeStream.format("sqlqueue")`` and ``write.format("sqlqueue").mode("append")``.
 
-Each task stages its rows in one transaction, invisible to consumers; the commit publishes the
-batch in one transaction that also records it in the database's ledger, and an abort deletes
-what the batch staged. ``sqlqueue.producer`` explains why that is exactly once.
+Each task stages its rows in one transaction, in the queue's staging table where no consumer
+looks; the commit publishes the batch into the queue in one transaction that also records it in
+the database's ledger, and an abort deletes what the batch staged. ``sqlqueue.producer`` explains why that is exactly once.
 
 Staging is not retried in the task (Spark's iterator of rows can be read once): a task that fails
 is retried by Spark and replaces what it staged. Publish and discard are retried over transient
@@ -28,7 +28,7 @@ from pyspark.sql.types import StructType
 
 from ..errors import ConfigError, append_only
 from ..options import SinkOptions
-from ..producer import Producer
+from ..producer import Producer, Staged
 from ..queue import Ack
 from ..schema import Column
 from .acks import acks_from, check_ack_schema
@@ -103,7 +103,8 @@ class _Staging:
             return  # no task ran, so nothing was staged
         producer = self._producer(tasks[0].writer_id)
         # Publishing again after a transient error is safe: the ledger says whether it happened.
-        published = self.options.retry.run(lambda: producer.publish(batch_id, [t.tag for t in tasks]), "publish")
+        staged = [Staged(t.tag, t.rows) for t in tasks]
+        published = self.options.retry.run(lambda: producer.publish(batch_id, self.columns, staged), "publish")
         if published is None:
             log.info("%r: batch %d was published before; nothing to do", producer, batch_id)
         else:

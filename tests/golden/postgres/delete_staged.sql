@@ -1,1 +1,1 @@
-DELETE FROM "jobs" WHERE "state" = 'staged' AND "stage_tag" >= %s AND "stage_tag" <= %s
+DELETE FROM "jobs_staging" WHERE "stage_tag" >= %s AND "stage_tag" <= %s

@@ -1,1 +1,1 @@
-COPY "jobs" ("payload", "state", "stage_tag") FROM STDIN
+COPY "jobs" ("payload") FROM STDIN

@@ -1,1 +1,1 @@
-COPY sqlqueue_scratch ("payload", "dedup_key", "state", "stage_tag") FROM STDIN
+COPY sqlqueue_scratch ("payload", "dedup_key") FROM STDIN

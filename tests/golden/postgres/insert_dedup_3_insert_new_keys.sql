@@ -1,1 +1,1 @@
-INSERT INTO "jobs" ("payload", "dedup_key", "state", "stage_tag") SELECT "payload", "dedup_key", "state", "stage_tag" FROM sqlqueue_scratch WHERE true ON CONFLICT DO NOTHING
+INSERT INTO "jobs" ("payload", "dedup_key") SELECT "payload", "dedup_key" FROM sqlqueue_scratch WHERE 1 = 1 ON CONFLICT DO NOTHING

@@ -1,1 +1,1 @@
-DELETE FROM "jobs" WHERE "state" = 'staged' AND "stage_tag" >= ? AND "stage_tag" <= ?
+DELETE FROM "jobs_staging" WHERE "stage_tag" >= ? AND "stage_tag" <= ?

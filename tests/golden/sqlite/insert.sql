@@ -1,1 +1,1 @@
-INSERT INTO "jobs" ("payload", "state", "stage_tag") VALUES (?, ?, ?)
+INSERT INTO "jobs" ("payload") VALUES (?)

@@ -1,1 +1,1 @@
-CREATE TEMP TABLE sqlqueue_scratch AS SELECT "payload", "dedup_key", "state", "stage_tag" FROM "jobs" WHERE 1 = 0
+CREATE TEMP TABLE sqlqueue_scratch AS SELECT "payload", "dedup_key" FROM "jobs" WHERE 1 = 0

@@ -1,1 +1,1 @@
-UPDATE "jobs" SET "state" = 'ready', "stage_tag" = NULL WHERE "state" = 'staged' AND "stage_tag" = ?
+INSERT INTO "jobs" ("payload") SELECT "payload" FROM "jobs_staging" WHERE "stage_tag" = ?

@@ -1,1 +1,1 @@
-INSERT INTO [dbo].[jobs] ([payload], [state], [stage_tag]) VALUES (?, ?, ?)
+INSERT INTO [dbo].[jobs] ([payload]) VALUES (?)

@@ -1,1 +1,1 @@
-INSERT INTO #sqlqueue_scratch ([payload], [dedup_key], [state], [stage_tag]) VALUES (?, ?, ?, ?)
+INSERT INTO #sqlqueue_scratch ([payload], [dedup_key]) VALUES (?, ?)

@@ -1,8 +1,9 @@
-INSERT INTO [dbo].[jobs] ([payload], [dedup_key], [state], [stage_tag])
-SELECT s.[payload], s.[dedup_key], s.[state], s.[stage_tag]
+INSERT INTO [dbo].[jobs] ([payload], [dedup_key])
+SELECT s.[payload], s.[dedup_key]
 FROM (
-  SELECT [payload], [dedup_key], [state], [stage_tag], ROW_NUMBER() OVER (PARTITION BY [dedup_key] ORDER BY (SELECT NULL)) AS [copy_no]
+  SELECT [payload], [dedup_key], ROW_NUMBER() OVER (PARTITION BY [dedup_key] ORDER BY (SELECT NULL)) AS [copy_no]
   FROM #sqlqueue_scratch
+  WHERE 1 = 1
 ) AS s
 WHERE (s.[dedup_key] IS NULL OR s.[copy_no] = 1)
   AND NOT EXISTS (

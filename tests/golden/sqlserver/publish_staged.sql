@@ -1,1 +1,1 @@
-UPDATE [dbo].[jobs] SET [state] = 'ready', [stage_tag] = NULL WHERE [state] = 'staged' AND [stage_tag] = ?
+INSERT INTO [dbo].[jobs] ([payload]) SELECT [payload] FROM [dbo].[jobs_staging] WHERE [stage_tag] = ?

@@ -1,0 +1,1 @@
+INSERT INTO "jobs" ("payload", "dedup_key") SELECT "payload", "dedup_key" FROM "jobs_staging" WHERE "stage_tag" = %s ON CONFLICT DO NOTHING

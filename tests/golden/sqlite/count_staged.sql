@@ -1,0 +1,1 @@
+SELECT COUNT(*) FROM "jobs_staging" WHERE "stage_tag" = ?

@@ -1,2 +1,0 @@
-IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'ix_jobs_staged' AND object_id = OBJECT_ID(N'dbo.jobs'))
-CREATE INDEX [ix_jobs_staged] ON [dbo].[jobs] ([stage_tag]) WHERE [state] = 'staged'

@@ -1,0 +1,1 @@
+INSERT INTO [dbo].[jobs_staging] ([payload], [stage_tag]) VALUES (?, ?)
