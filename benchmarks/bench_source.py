@@ -4,6 +4,9 @@ same batches with no Spark).
 
     make bench        # or: .venv/bin/python benchmarks/bench_source.py --rows 200000 --batches 10000 50000
 
+Beside them, Spark's floor: a Python streaming source serving the same batches from memory (no
+database), which shows what Spark alone costs per micro-batch on this machine.
+
 Connector throughput is measured over the steady state: from the end of the first micro-batch to
 the end of the last (the first pays for query start-up, reported separately).
 """
@@ -16,6 +19,7 @@ import tempfile
 import time
 
 from common import pg_options, percentiles, report, start_postgres
+from spark_floor import floor_rate
 
 from sqlqueue.connection import parse_connection
 from sqlqueue.consumer import ClaimPolicy, Consumer
@@ -142,6 +146,7 @@ def main() -> None:
         for batch in args.batches:
             print(f" batches of {batch}:")
             raw = raw_rate(options, f"raw_{batch}", args.rows, batch)
+            print(f"  ratio Spark floor / raw: {floor_rate(spark, batch, args.partitions) / raw:.2f}", flush=True)
             for sink in args.sinks:
                 rate = connector_rate(spark, options, f"src_{sink}_{batch}", args.rows, batch, args.partitions, sink)
                 print(f"  ratio {SINKS[sink]} / raw: {rate / raw:.2f}", flush=True)
