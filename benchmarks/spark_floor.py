@@ -5,11 +5,16 @@ micro-batch (offset and commit logs, planning, Python workers), the floor under 
 """
 from __future__ import annotations
 
+import sys
 import tempfile
 import time
 
 from common import percentiles, report
+from pyspark import cloudpickle
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+
+# Spark's Python workers cannot import this script's folder: ship the classes by value.
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 BATCHES = 20
 SCHEMA = "id bigint, enqueued_at timestamp, attempts int, payload string, customer bigint"
@@ -17,7 +22,7 @@ SCHEMA = "id bigint, enqueued_at timestamp, attempts int, payload string, custom
 
 class MemoryReader(DataSourceStreamReader):
     def __init__(self, batch: int, partitions: int) -> None:
-        self.batch, self.partitions, self.latest = batch, partitions, 0
+        self.batch, self.parts, self.latest = batch, partitions, 0
 
     def initialOffset(self) -> dict:
         return {"batch": 0}
@@ -27,14 +32,22 @@ class MemoryReader(DataSourceStreamReader):
         return {"batch": self.latest}
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
-        return [InputPartition(i) for i in range(self.partitions)] if end["batch"] > start["batch"] else []
+        return [InputPartition(i) for i in range(self.parts)] if end["batch"] > start["batch"] else []
 
     def read(self, partition: InputPartition):
+        # One record batch built here costs next to nothing beside Spark's own work per batch.
         import datetime as dt
 
-        now = dt.datetime.now()
-        for i in range(self.batch // self.partitions):
-            yield (i, now, 1, f'{{"order": {i}, "note": "benchmark row"}}', i % 977)
+        import pyarrow as pa
+
+        n = self.batch // self.parts
+        yield pa.RecordBatch.from_pydict({
+            "id": pa.array(range(n), pa.int64()),
+            "enqueued_at": pa.array([dt.datetime(2026, 1, 1)] * n, pa.timestamp("us", tz="UTC")),
+            "attempts": pa.array([1] * n, pa.int32()),
+            "payload": pa.array([f'{{"order": {i}, "note": "benchmark row"}}' for i in range(n)]),
+            "customer": pa.array([i % 977 for i in range(n)], pa.int64()),
+        })
 
     def commit(self, end: dict) -> None:
         pass
@@ -58,7 +71,10 @@ def floor_rate(spark, batch: int, partitions: int) -> float:
               .option("partitions", partitions).load())
     query = (stream.writeStream.format("noop").option("checkpointLocation", tempfile.mkdtemp(prefix="sqlqueue-floor-"))
              .trigger(processingTime="0 seconds").start())
-    while query.lastProgress is None or query.lastProgress["batchId"] < BATCHES:
+    deadline = time.monotonic() + 300
+    while query.lastProgress is None or query.lastProgress["batchId"] < BATCHES - 1:  # ids count from 0
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the floor query ran {query.lastProgress} batches in 300 s")
         time.sleep(0.1)
     query.stop()
     latencies = [p["durationMs"]["triggerExecution"] for p in query.recentProgress if p["numInputRows"]][1:]

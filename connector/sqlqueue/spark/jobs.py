@@ -136,11 +136,11 @@ def run(job: Job, pipeline: Pipeline, argv: Sequence[str] | None = None) -> int:
         config = prepare(job, sys.argv[1:] if argv is None else argv)
         config.apply_logging()
         check_queues(config, [r for r in job.roles if r in (SOURCE, SINK)])
+        spark = build_session(job.name, master=None, conf=config.spark,
+                              log_level=config.logging.get("sparkLevel", "WARN"))
     except SqlQueueError as exc:
         print(f"{job.name}: error: {exc}", file=sys.stderr)
         return BAD_CONFIG
-    spark = build_session(job.name, master=None, conf=config.spark,
-                          log_level=config.logging.get("sparkLevel", "WARN"))
     # A failed query raises here with Spark's own report, and the process exits non-zero.
     pipeline(config, spark).awaitTermination()
     return 0

@@ -56,6 +56,8 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _consumer_for(self, consumer_id: str) -> Consumer:
         if self._consumer is None or self._consumer.id != consumer_id:
+            if self._consumer is not None:  # only if someone edited the checkpoint's offsets
+                self._consumer.close()
             o = self.options
             policy = ClaimPolicy(
                 o.order, o.strict_order, o.lease_seconds, o.claim_chunk_size, keep_completed=o.completion == "keep",

@@ -2,6 +2,8 @@
 
 Delta's jars are not in the delta-spark wheel. ``make jars`` puts them in the project's cache and
 the Makefile exports SQLQUEUE_JARS_DIR; without it Spark resolves them from Maven Central itself.
+Under spark-submit the JVM starts before this code runs, so the jars must come from spark-submit
+(--packages or --jars); a session without them stops at once with an error that says so.
 """
 from __future__ import annotations
 
@@ -11,7 +13,15 @@ import sys
 
 from pyspark.sql import SparkSession
 
+from ..errors import ConfigError
+
 DELTA_PACKAGE = "io.delta:delta-spark_4.2_2.13:4.4.0"
+
+
+def _has_delta(spark: SparkSession) -> bool:
+    from py4j.java_gateway import JavaClass
+
+    return isinstance(spark.sparkContext._jvm.io.delta.tables.DeltaTable, JavaClass)
 
 
 def delta_jars() -> list[str]:
@@ -42,6 +52,13 @@ def build_session(
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(log_level)
+    if not _has_delta(spark):
+        spark.stop()
+        raise ConfigError(
+            "Delta Lake's classes are not on the driver's classpath: spark-submit started the JVM before "
+            f"sqlqueue could add them. Pass them to spark-submit: --packages {DELTA_PACKAGE}, or --jars with "
+            "the jar files `make jars` put in .cache/jars (comma-separated)"
+        )
     from .source import register
 
     register(spark)
