@@ -8,7 +8,8 @@ inserting ready rows straight into a fresh queue table from Python tuples built 
 Sink: ``df.write.format("sqlqueue").mode("append")`` of the same rows (cached in Spark) into another
 fresh queue table, timed from the call to its return: tasks stage, then the commit publishes. And
 the same rows streamed from parquet files through ``writeStream.format("sqlqueue")``, one
-micro-batch per file, query start included. Each figure is the best of --repeat runs, after a
+micro-batch per file, query start included. Spark's floor: the same df.write into a Python writer
+that only turns the rows into tuples. Each figure is the best of --repeat runs, after a
 warm-up write that starts Spark's Python workers.
 """
 from __future__ import annotations
@@ -20,6 +21,7 @@ import time
 from collections.abc import Callable
 
 from common import pg_options, report, start_postgres
+from spark_floor import write_floor
 
 from sqlqueue.schema import Column
 from tests.support.engines import Engine
@@ -89,6 +91,8 @@ def main() -> None:
         rows = [(f"order {i}", i) for i in range(args.rows)]
         print(f"sink benchmark: {args.rows} rows (payload text, customer bigint), best of {args.repeat}, "
               f"Spark local[{spark.sparkContext.defaultParallelism}]")
+        write_floor(spark, df)  # warm-up
+        report("Spark floor: Python writer, no database", args.rows, best(args.repeat, lambda: lambda: write_floor(spark, df)))
         for name in args.engines:
             options = pg_options(server) if name == "postgres" else {"url": f"sqlite:///{work}/bench.db"}
             engine = Engine(name, options)

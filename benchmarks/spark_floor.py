@@ -1,7 +1,8 @@
-"""Spark's own cost per micro-batch: a Python streaming source serving rows from memory.
+"""Spark's own costs, the floor under any Python Data Source: for the source, a streaming reader
+serving rows from memory; for the sink, a writer that only turns the rows into Python tuples.
 
-No database, no claim, no completion: what is left is what every Python Data Source pays per
-micro-batch (offset and commit logs, planning, Python workers), the floor under any connector.
+No database: what is left is what every Python Data Source pays (offset and commit logs,
+planning, Python workers, Arrow transfer).
 """
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ import time
 
 from common import percentiles, report
 from pyspark import cloudpickle
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceStreamReader,
+    InputPartition,
+    WriterCommitMessage,
+)
 
 # Spark's Python workers cannot import this script's folder: ship the classes by value.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -80,3 +87,28 @@ def floor_rate(spark, batch: int, partitions: int) -> float:
     latencies = [p["durationMs"]["triggerExecution"] for p in query.recentProgress if p["numInputRows"]][1:]
     return report("Spark floor: rows from memory, noop sink", batch * len(latencies), sum(latencies) / 1000,
                   f"(batch {percentiles(latencies)})")
+
+
+class TuplesWriter(DataSourceArrowWriter):
+    def write(self, iterator) -> WriterCommitMessage:
+        for batch in iterator:
+            for _ in zip(*(column.to_pylist() for column in batch.columns)):
+                pass
+        return WriterCommitMessage()
+
+
+class TuplesSink(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "sqlqueue_bench_tuples"
+
+    def writer(self, schema, overwrite):
+        return TuplesWriter()
+
+
+def write_floor(spark, df) -> float:
+    """Seconds Spark takes to hand ``df`` to Python writers as tuples and commit, writing nothing."""
+    spark.dataSource.register(TuplesSink)
+    started = time.perf_counter()
+    df.write.format(TuplesSink.name()).mode("append").save()
+    return time.perf_counter() - started
