@@ -210,7 +210,7 @@ def parser() -> argparse.ArgumentParser:
         sub.set_defaults(run=run)
         return sub
 
-    sub = command("create", create, "create the queue table, its indexes and the sink ledger (or print the DDL)")
+    sub = command("create", create, "create the queue table, its indexes, its staging table and the sink ledger (or print the DDL)")
     sub.add_argument("--columns", default="payload text",
                      help="domain columns, 'name type [not null], ...' (types: string, text, int, bigint, double, "
                           "boolean, timestamp, binary); default 'payload text'")
