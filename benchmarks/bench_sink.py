@@ -92,7 +92,8 @@ def main() -> None:
         print(f"sink benchmark: {args.rows} rows (payload text, customer bigint), best of {args.repeat}, "
               f"Spark local[{spark.sparkContext.defaultParallelism}]")
         write_floor(spark, df)  # warm-up
-        report("Spark floor: Python writer, no database", args.rows, best(args.repeat, lambda: lambda: write_floor(spark, df)))
+        report("Spark floor: Python writer, no database", args.rows,
+               best(args.repeat, lambda: lambda: write_floor(spark, df)))
         for name in args.engines:
             options = pg_options(server) if name == "postgres" else {"url": f"sqlite:///{work}/bench.db"}
             engine = Engine(name, options)

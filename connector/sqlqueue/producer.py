@@ -89,6 +89,12 @@ class Producer:
         cur.execute(self._contains.sql, self._contains.bind(self._ledger_key(batch_id)))
         return cur.fetchone()[0] > 0
 
+    def _record_batch(self, cur: Any, batch_id: int, row_count: int) -> None:
+        """Enter the batch in the ledger and forget entries Spark can no longer replay."""
+        key = self._ledger_key(batch_id)
+        cur.execute(self._record.sql, self._record.bind({**key, "row_count": row_count}))
+        cur.execute(self._prune.sql, self._prune.bind({**key, "before": batch_id - LEDGER_KEEP}))
+
     def _delete_ranges(self, cur: Any, ranges: Sequence[tuple[str, str]]) -> int:
         deleted = 0
         for lo, hi in ranges:
@@ -151,9 +157,7 @@ class Producer:
                 cur.execute(publish.sql, publish.bind({"tag": task.tag}))
                 published += max(cur.rowcount, 0)
             self._delete_ranges(cur, [(batch, batch + _PAST_HEX)])  # this batch's staging, published or not
-            key = self._ledger_key(batch_id)
-            cur.execute(self._record.sql, self._record.bind({**key, "row_count": published}))
-            cur.execute(self._prune.sql, self._prune.bind({**key, "before": batch_id - LEDGER_KEEP}))
+            self._record_batch(cur, batch_id, published)
         return published
 
     def acknowledge(self, batch_id: int, acks: Sequence[Ack], *, keep: bool, max_attempts: int) -> int | None:
@@ -165,9 +169,7 @@ class Producer:
             if self._published(cur, batch_id):
                 return None
             self.queue.apply_acks(cur, acks, keep=keep, max_attempts=max_attempts)
-            key = self._ledger_key(batch_id)
-            cur.execute(self._record.sql, self._record.bind({**key, "row_count": len(acks)}))
-            cur.execute(self._prune.sql, self._prune.bind({**key, "before": batch_id - LEDGER_KEEP}))
+            self._record_batch(cur, batch_id, len(acks))
         return len(acks)
 
     def discard(self, batch_id: int) -> int:

@@ -2,7 +2,8 @@
 
 Each task stages its rows in one transaction, in the queue's staging table where no consumer
 looks; the commit publishes the batch into the queue in one transaction that also records it in
-the database's ledger, and an abort deletes what the batch staged. ``sqlqueue.producer`` explains why that is exactly once.
+the database's ledger, and an abort deletes what the batch staged. ``sqlqueue.producer`` explains
+why that is exactly once.
 
 Staging is not retried in the task (Spark's iterator of rows can be read once): a task that fails
 is retried by Spark and replaces what it staged. Publish and discard are retried over transient
