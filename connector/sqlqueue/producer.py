@@ -1,23 +1,27 @@
-"""Exactly-once enqueueing of batches that may be written twice: stage, then publish with a ledger.
+"""Exactly-once enqueueing of batches that may be written twice: write unpublished, then publish with a ledger.
 
-A batch is written by several tasks. Each task stages its rows in the queue's staging table
-(which no claim reads) under a tag of its own, in one transaction. Then one transaction publishes
-the batch: it copies the staged rows of the tasks that succeeded into the queue, ready, deletes
-every staged row of the batch (including attempts that failed and runs that crashed) and records
-(queue, writer, batch) in the ledger. Dedup keys are checked then, against the queue itself.
+A batch is written by several tasks. Each task inserts its rows into the queue table under a tag
+of its own and lists the tag in the queue's unpublished table, in one transaction; no claim takes
+a row whose tag is listed. Then one transaction publishes the batch: it deletes the rows of tags
+Spark did not commit (failed attempts, crashed runs), deletes the batch's tags from the list, which
+makes the committed rows claimable, and records (queue, writer, batch) in the ledger.
+
+Batches with a dedup key column take a second path: tasks stage rows in the staging table, and
+publish copies them into the queue keeping only new keys. Keys are checked then, against the queue
+itself, so a batch that is never published holds no key.
 
 So a batch becomes visible all at once or not at all; a batch written again after it was published
 finds itself in the ledger and writes nothing; and a task that runs again replaces what its
-earlier attempt staged. All of it lives in the database, none in process memory.
+earlier attempt wrote. All of it lives in the database, none in process memory.
 
 Tags are fixed-width lowercase hex, ``writer(16) batch(16) run(8) task(8)``, so the tags of one
-batch (or of one run of it) are a prefix, selected as the range [prefix, prefix + "g"]: hex digits
-sort below "g" in every collation, which a separator such as "/" does not guarantee.
+batch (or of one writer up to a batch) are a range [prefix, prefix + "g"]: hex digits sort below
+"g" in every collation, which a separator such as "/" does not guarantee.
 """
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
@@ -68,12 +72,14 @@ class Producer:
         self.writer_id = writer_id
         self._writer_key = _hex(writer_id, 16)
         self._run_key = _hex(run_id, 8)
-        d, t = queue.dialect, queue.table
-        self._contains, self._record, self._prune = d.ledger_contains(t), d.ledger_record(t), d.ledger_prune(t)
-        self._delete, self._count = d.delete_staged(t), d.count_staged(t)
 
     def __repr__(self) -> str:
         return f"Producer({self.writer_id!r} into {self.queue})"
+
+    def _run(self, cur: Any, builder: str, **values: Any) -> Any:
+        statement = self.queue.statement(builder)
+        cur.execute(statement.sql, statement.bind(values))
+        return cur
 
     # ---- tags -----------------------------------------------------------------------------------
     def _batch_prefix(self, batch_id: int) -> str:
@@ -86,20 +92,27 @@ class Producer:
         return {"queue": str(self.queue.table), "writer": self.writer_id, "batch": batch_id}
 
     def _published(self, cur: Any, batch_id: int) -> bool:
-        cur.execute(self._contains.sql, self._contains.bind(self._ledger_key(batch_id)))
-        return cur.fetchone()[0] > 0
+        return self._run(cur, "ledger_contains", **self._ledger_key(batch_id)).fetchone()[0] > 0
 
     def _record_batch(self, cur: Any, batch_id: int, row_count: int) -> None:
         """Enter the batch in the ledger and forget entries Spark can no longer replay."""
         key = self._ledger_key(batch_id)
-        cur.execute(self._record.sql, self._record.bind({**key, "row_count": row_count}))
-        cur.execute(self._prune.sql, self._prune.bind({**key, "before": batch_id - LEDGER_KEEP}))
+        self._run(cur, "ledger_record", **key, row_count=row_count)
+        self._run(cur, "ledger_prune", **key, before=batch_id - LEDGER_KEEP)
 
-    def _delete_ranges(self, cur: Any, ranges: Sequence[tuple[str, str]]) -> int:
-        deleted = 0
-        for lo, hi in ranges:
-            cur.execute(self._delete.sql, self._delete.bind({"lo": lo, "hi": hi}))
-            deleted += max(cur.rowcount, 0)
+    def _drop(self, cur: Any, lo: str, hi: str, publishing: Collection[str] = ()) -> int:
+        """Delete what tags in [lo, hi] wrote, except the unpublished rows of ``publishing``,
+        which become claimable; returns how many rows were deleted.
+
+        Rows go before their tags: on SQL Server a claim waiting to read a tag may hold a lock on
+        one of its rows.
+        """
+        deleted = max(self._run(cur, "delete_staged", lo=lo, hi=hi).rowcount, 0)
+        for tag, id_after, id_upto, _ in self._run(cur, "unpublished_in", lo=lo, hi=hi).fetchall():
+            if tag not in publishing:
+                rows = self._run(cur, "delete_unpublished_rows", tag=tag, id_after=id_after, id_upto=id_upto)
+                deleted += max(rows.rowcount, 0)
+        self._run(cur, "delete_unpublished", lo=lo, hi=hi)
         return deleted
 
     # ---- the protocol ---------------------------------------------------------------------------
@@ -108,11 +121,11 @@ class Producer:
             return self._published(cur, batch_id)
 
     def stage(self, batch_id: int, task_id: int, columns: Sequence[Column], rows: Iterable[Sequence[Any]]) -> Staged:
-        """Stage one task's rows in one transaction; nothing if the batch is already published.
+        """Write one task's rows, unpublished, in one transaction; nothing if the batch is already published.
 
-        Before inserting, the transaction deletes what an earlier attempt of this task staged
-        (a retried task stages under the same tag). What crashed runs staged for the batch has
-        other tags, which publish deletes.
+        Before writing, the transaction deletes what an earlier attempt of this task wrote (a
+        retried task writes under the same tag). What crashed runs wrote has other tags, which
+        publish deletes.
         """
         tag = self.tag(batch_id, task_id)
         it = iter(rows)
@@ -123,40 +136,63 @@ class Producer:
         with self.queue.transaction() as cur:
             if self._published(cur, batch_id):
                 return Staged(tag, 0)
-            self._delete_ranges(cur, [(tag, tag)])
-            self.queue.stage(cur, columns, counted, tag)
+            self._drop(cur, tag, tag)
+            if _keyed(columns):
+                self.queue.stage(cur, columns, counted, tag)
+            else:
+                id_after = self._run(cur, "last_id").fetchone()[0]
+                self.queue.insert_tagged(cur, columns, counted, tag)
+                id_upto = self._run(cur, "last_id").fetchone()[0]
+                self._run(cur, "register_unpublished", tag=tag, id_after=id_after, id_upto=id_upto,
+                          row_count=counted.count)
         return Staged(tag, counted.count)
 
-    def _check_staged(self, cur: Any, batch_id: int, task: Staged) -> None:
-        # PostgreSQL empties its unlogged staging table in crash recovery: never publish a batch
-        # short. Failing the commit makes Spark run the batch again when the query restarts.
-        cur.execute(self._count.sql, self._count.bind({"tag": task.tag}))
-        found = cur.fetchone()[0]
+    def _check(self, cur: Any, batch_id: int, task: Staged, found: int) -> None:
+        # PostgreSQL empties its unlogged staging table in crash recovery, and a late abort may
+        # drop a batch: never publish one short. Failing the commit makes Spark run the batch again
+        # when the query restarts.
         if found != task.rows:
-            staging = self.queue.dialect.staging(self.queue.table)
             raise DatabaseError(
-                f"batch {batch_id} of writer {self.writer_id!r} was not published: a task staged {task.rows} "
-                f"rows but {found} are in {staging} (was the database restarted after a crash?); restart "
-                "the query (or run the write again) to stage the batch anew"
+                f"batch {batch_id} of writer {self.writer_id!r} was not published: a task wrote {task.rows} "
+                f"rows but {found} are left (was the database restarted after a crash, or the batch "
+                "aborted?); restart the query (or run the write again) to write the batch anew"
             )
 
-    def publish(self, batch_id: int, columns: Sequence[Column], tasks: Iterable[Staged]) -> int | None:
-        """Move the rows the ``tasks`` staged into the queue, in one transaction with the ledger entry.
+    def _publish_staged(self, cur: Any, batch_id: int, columns: Sequence[Column], tasks: Sequence[Staged]) -> int:
+        """Copy staged rows into the queue, keeping new dedup keys only; how many were copied."""
+        publish = self.queue.statement("publish_staged", tuple(c.name for c in columns))
+        published = 0
+        for task in tasks:
+            self._check(cur, batch_id, task, self._run(cur, "count_staged", tag=task.tag).fetchone()[0])
+            cur.execute(publish.sql, publish.bind({"tag": task.tag}))
+            published += max(cur.rowcount, 0)
+        return published
 
-        Returns how many rows became claimable (fewer than staged when dedup keys repeat), or None
-        when the batch was published before.
-        """
+    def _check_unpublished(self, cur: Any, batch_id: int, tasks: Sequence[Staged]) -> int:
         batch = self._batch_prefix(batch_id)
-        publish = self.queue.dialect.publish_staged(self.queue.table, [c.name for c in columns])
+        listed = {tag: count for tag, _, _, count in
+                  self._run(cur, "unpublished_in", lo=batch, hi=batch + _PAST_HEX).fetchall()}
+        for task in tasks:
+            self._check(cur, batch_id, task, listed.get(task.tag, 0))
+        return sum(t.rows for t in tasks)
+
+    def publish(self, batch_id: int, columns: Sequence[Column], tasks: Iterable[Staged]) -> int | None:
+        """Make the rows the ``tasks`` wrote claimable, in one transaction with the ledger entry.
+
+        Everything else this writer wrote for this batch or an earlier one is deleted: Spark
+        commits one batch at a time, so it belongs to attempts Spark gave up on. Returns how many
+        rows became claimable (fewer than written when dedup keys repeat), or None when the batch
+        was published before.
+        """
+        tasks = list(tasks)
         with self.queue.transaction() as cur:
             if self._published(cur, batch_id):
                 return None
-            published = 0
-            for task in tasks:
-                self._check_staged(cur, batch_id, task)
-                cur.execute(publish.sql, publish.bind({"tag": task.tag}))
-                published += max(cur.rowcount, 0)
-            self._delete_ranges(cur, [(batch, batch + _PAST_HEX)])  # this batch's staging, published or not
+            if _keyed(columns):
+                published = self._publish_staged(cur, batch_id, columns, tasks)
+            else:
+                published = self._check_unpublished(cur, batch_id, tasks)
+            self._drop(cur, self._writer_key, self._batch_prefix(batch_id) + _PAST_HEX, {t.tag for t in tasks})
             self._record_batch(cur, batch_id, published)
         return published
 
@@ -173,7 +209,11 @@ class Producer:
         return len(acks)
 
     def discard(self, batch_id: int) -> int:
-        """Delete everything staged for a batch that will not be published (an aborted batch)."""
+        """Delete everything written for a batch that will not be published (an aborted batch)."""
         batch = self._batch_prefix(batch_id)
         with self.queue.transaction() as cur:
-            return self._delete_ranges(cur, [(batch, batch + _PAST_HEX)])
+            return self._drop(cur, batch, batch + _PAST_HEX)
+
+
+def _keyed(columns: Sequence[Column]) -> bool:
+    return any(c.name == "dedup_key" for c in columns)

@@ -95,7 +95,7 @@ class Queue:
             cur.execute(statement.sql, statement.bind(values))
             return [tuple(r) for r in cur.fetchall()]
 
-    def _statement(self, kind: str, *args: Any) -> Statement:
+    def statement(self, kind: str, *args: Any) -> Statement:
         """Build each statement shape once per queue."""
         key = (kind, *args)
         if key not in self._statements:
@@ -152,11 +152,20 @@ class Queue:
         names = [c.name for c in columns]
         self.dialect.insert_many(cur, self.table, names, self._encoded(columns, rows), skip_duplicates="dedup_key" in names)
 
+    def insert_tagged(self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], tag: str) -> None:
+        """Insert rows under ``tag`` inside the caller's transaction ``cur``; claimable once the
+        tag is not in the unpublished table (``Producer`` lists it there in the same transaction)."""
+        self._load_tagged(cur, self.table, columns, rows, tag)
+
     def stage(self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], tag: str) -> None:
         """Insert rows into the staging table under ``tag``, inside the caller's transaction ``cur``."""
-        d = self.dialect
+        self._load_tagged(cur, self.dialect.staging(self.table), columns, rows, tag)
+
+    def _load_tagged(
+        self, cur: Any, table: TableName, columns: Sequence[Column], rows: Iterable[Sequence[Any]], tag: str
+    ) -> None:
         names = [c.name for c in columns] + [STAGE_TAG.name]
-        d.load(cur, d.table(d.staging(self.table)), names, self._encoded(columns, rows, (tag,)))
+        self.dialect.load(cur, self.dialect.table(table), names, self._encoded(columns, rows, (tag,)))
 
     def enqueue(self, rows: Sequence[Mapping[str, Any]]) -> int:
         """Enqueue ready rows (dicts keyed by column name) in one transaction."""
@@ -181,7 +190,7 @@ class Queue:
         Each chunk commits on its own: a crash between chunks leaves rows tagged with ``seq``,
         which the claim protocol finds and serves before claiming more.
         """
-        statement = self._statement("claim", order, strict, max_id is not None)
+        statement = self.statement("claim", order, strict, max_id is not None)
         chunk = chunk or self.dialect.default_chunk or limit
         values = {"consumer": consumer, "seq": seq, "lease_seconds": lease_seconds, "max_id": max_id}
         claimed = 0
@@ -196,12 +205,12 @@ class Queue:
         return claimed
 
     def count_claimed(self, consumer: str, seq: int) -> int:
-        return self._fetch(self._statement("count_tagged"), {"consumer": consumer, "seq": seq})[0][0]
+        return self._fetch(self.statement("count_tagged"), {"consumer": consumer, "seq": seq})[0][0]
 
     def partition_bounds(self, consumer: str, after_seq: int, upto_seq: int, parts: int) -> list[tuple[int, int]]:
         """Id ranges that split the rows of claims (after_seq, upto_seq] into ``parts`` even groups."""
         rows = self._fetch(
-            self._statement("partition_bounds", parts),
+            self.statement("partition_bounds", parts),
             {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq},
         )
         return [(int(lo), int(hi)) for lo, hi in rows]
@@ -211,7 +220,7 @@ class Queue:
         batch_rows: int = 10_000,
     ) -> Iterator[list[tuple]]:
         """The claimed rows in one id range, in lists of at most ``batch_rows``."""
-        statement = self._statement("read_claimed", tuple(columns))
+        statement = self.statement("read_claimed", tuple(columns))
         values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
         conn = self.conn
         with self._errors():
@@ -223,14 +232,14 @@ class Queue:
     def complete(self, consumer: str, upto_seq: int, *, keep: bool = False, chunk: int | None = None) -> int:
         """Delete (or mark done) every row this consumer claimed under claims up to ``upto_seq``."""
         chunk = chunk or self.dialect.default_chunk
-        statement = self._statement("complete", keep, chunk is not None)
+        statement = self.statement("complete", keep, chunk is not None)
         return self._repeat(statement, {"consumer": consumer, "upto_seq": upto_seq, "limit": chunk}, chunk)
 
     # ---- lifecycle ----------------------------------------------------------------------------
     def rescue_expired(self, max_attempts: int, chunk: int | None = None) -> int:
         """Rows whose lease expired go back to ready, or to failed once their attempts are spent."""
         chunk = chunk or self.dialect.default_chunk
-        statement = self._statement("rescue_expired", chunk is not None)
+        statement = self.statement("rescue_expired", chunk is not None)
         return self._repeat(statement, {"max_attempts": max_attempts, "limit": chunk}, chunk)
 
     def apply_acks(self, cur: Any, acks: Sequence["Ack"], *, keep: bool, max_attempts: int) -> None:
@@ -241,9 +250,9 @@ class Queue:
         retry = [{"id": a.id, "error": a.error, "delay_seconds": a.delay_seconds, "max_attempts": max_attempts}
                  for a in acks if a.outcome == RETRY_OUTCOME]
         for statement, values in (
-            (self._statement("ack_done", keep), done),
-            (self._statement("ack_failed"), failed),
-            (self._statement("ack_retry"), retry),
+            (self.statement("ack_done", keep), done),
+            (self.statement("ack_failed"), failed),
+            (self.statement("ack_retry"), retry),
         ):
             if values:
                 cur.executemany(statement.sql, [statement.bind(v) for v in values])
@@ -255,18 +264,18 @@ class Queue:
         """Delete finished rows (done or failed) completed before a time, a chunk per transaction;
         ``progress`` hears the running total after each chunk."""
         chunk = chunk or self.dialect.default_chunk or 10_000
-        statement = self._statement("purge", state, True)
+        statement = self.statement("purge", state, True)
         return self._repeat(statement, {"cutoff": self._time(completed_before), "limit": chunk}, chunk, progress)
 
     def requeue_failed(self, ids: Sequence[int] = (), dedup_keys: Sequence[str] = ()) -> int:
         """Failed rows back to ready with their attempts reset: by id, by dedup key, or all of them."""
         with self.transaction() as cur:
             if not ids and not dedup_keys:
-                cur.execute(self._statement("requeue_failed", "all").sql)
+                cur.execute(self.statement("requeue_failed", "all").sql)
                 return cur.rowcount
             count = 0
             for by, keys in (("id", ids), ("dedup_key", dedup_keys)):
-                statement = self._statement("requeue_failed", by)
+                statement = self.statement("requeue_failed", by)
                 for key in keys:
                     cur.execute(statement.sql, statement.bind({by: key}))
                     count += max(cur.rowcount, 0)
@@ -290,10 +299,10 @@ class Queue:
 
     def count_ready(self) -> int:
         """Rows a claim could take now: the backlog."""
-        return self._fetch(self._statement("count_ready"), {})[0][0]
+        return self._fetch(self.statement("count_ready"), {})[0][0]
 
     def max_ready_id(self) -> int | None:
-        return self._fetch(self._statement("max_ready_id"), {})[0][0]
+        return self._fetch(self.statement("max_ready_id"), {})[0][0]
 
     def _time(self, value: dt.datetime) -> Any:
         return self.dialect.encode(LIFECYCLE_TYPES["completed_at"], value)
@@ -301,24 +310,25 @@ class Queue:
     def peek(self, limit: int, order: str = "fifo", columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """The next ``limit`` ready rows in claim order, as dicts; nothing is claimed or locked."""
         names = tuple(columns or [c.name for c in self.columns()])
-        rows = self._fetch(self._statement("peek", order, names), {"limit": limit})
+        rows = self._fetch(self.statement("peek", order, names), {"limit": limit})
         return [dict(zip(names, row)) for row in rows]
 
     def count_done_since(self, since: dt.datetime) -> int:
         """Rows completed since a time and kept as done (completion=keep)."""
-        return self._fetch(self._statement("count_done_since"), {"since": self._time(since)})[0][0]
+        return self._fetch(self.statement("count_done_since"), {"since": self._time(since)})[0][0]
 
     def facts(self, builder: str) -> list[tuple]:
         """Rows of one of the dialect's catalog queries about this table and its database."""
-        return self._fetch(self._statement(builder), self._names())
+        return self._fetch(self.statement(builder), self._names())
 
     def stats(self) -> dict[str, dict[str, Any]]:
         """Rows per state and the enqueue time of the oldest row in each."""
         return {
             state: {"rows": count, "oldest_enqueued_at": oldest}
-            for state, count, oldest in self._fetch(self._statement("count_by_state"), {})
+            for state, count, oldest in self._fetch(self.statement("count_by_state"), {})
         }
 
     def staged_rows(self) -> int:
-        """Rows the sink staged for batches not committed yet (or left by a checkpoint since deleted)."""
-        return self._fetch(self._statement("count_all_staged"), {})[0][0]
+        """Rows of sink batches not committed yet (or left by a checkpoint since deleted): in the
+        staging table, and in the queue table under unpublished tags."""
+        return self._fetch(self.statement("count_all_staged"), {})[0][0]

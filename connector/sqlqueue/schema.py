@@ -12,7 +12,9 @@ from .identifiers import TableName, check_name
 
 PORTABLE_TYPES = ("string", "text", "int", "bigint", "double", "boolean", "timestamp", "binary")
 
-# Row states. (A sink batch Spark has not committed waits in the queue's staging table instead.)
+# Row states. (Rows of a sink batch Spark has not committed yet are ready but unpublished: their
+# stage_tag is listed in the queue's unpublished table. Batches with dedup keys wait in its staging
+# table instead.)
 READY, CLAIMED, DONE, FAILED = "ready", "claimed", "done", "failed"
 STATES = (READY, CLAIMED, DONE, FAILED)
 
@@ -64,6 +66,7 @@ LIFECYCLE: tuple[tuple[Column, str | None], ...] = (
     (Column("completed_at", "timestamp"), None),
     (Column("last_error", "text"), None),
     (Column("dedup_key", "string"), None),
+    (Column("stage_tag", "string"), None),
 )
 LIFECYCLE_NAMES = tuple(c.name for c, _ in LIFECYCLE)
 LIFECYCLE_TYPES = {c.name: c for c, _ in LIFECYCLE}
@@ -71,7 +74,8 @@ LIFECYCLE_TYPES = {c.name: c for c, _ in LIFECYCLE}
 DEFAULT_SOURCE_LIFECYCLE = ("id", "enqueued_at", "attempts")
 # What a producer may set besides the domain columns.
 WRITABLE_LIFECYCLE = ("priority", "due_at", "dedup_key", "max_attempts")
-# The staging table's own column: which writer, batch, run and task staged a row.
+# Which writer, batch, run and task wrote a row of a sink batch: in the staging table always, in the
+# queue table until the row is claimed.
 STAGE_TAG = Column("stage_tag", "string", False)
 
 

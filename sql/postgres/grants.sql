@@ -1,7 +1,7 @@
 -- Least privilege for sqlqueue's connector role on PostgreSQL. Run as the queue table's owner or
 -- a superuser, after the queue exists (create it with `sqlqueue create --print` and review it).
--- Replace: database ops, schema public, queue public.orders (and its public.orders_staging),
--- role sqlqueue_connector.
+-- Replace: database ops, schema public, queue public.orders (and its public.orders_unpublished and
+-- public.orders_staging), role sqlqueue_connector.
 -- Set the role's password interactively (psql: \password sqlqueue_connector) or use another
 -- authentication method; never in a committed file.
 CREATE ROLE sqlqueue_connector LOGIN;
@@ -9,10 +9,14 @@ CREATE ROLE sqlqueue_connector LOGIN;
 GRANT CONNECT, TEMPORARY ON DATABASE ops TO sqlqueue_connector;  -- TEMPORARY: enqueue's dedup scratch table
 GRANT USAGE ON SCHEMA public TO sqlqueue_connector;
 
--- Source: claim and complete (UPDATE, DELETE), read (SELECT). Sink: publish (INSERT, SELECT for
--- dedup keys). The identity column needs no sequence grant.
+-- Source: claim and complete (UPDATE, DELETE), read (SELECT). Sink: write (INSERT), drop what an
+-- aborted batch wrote (DELETE), publish dedup-keyed batches (INSERT ... SELECT). The identity
+-- column needs no sequence grant.
 GRANT SELECT, INSERT, UPDATE, DELETE ON public.orders TO sqlqueue_connector;
--- The sink's staging table: stage (INSERT, DELETE an earlier attempt), publish (SELECT, DELETE), discard (DELETE).
+-- Sink batches not committed yet: claims and peeks skip their rows (SELECT); the sink lists a
+-- batch (INSERT) and publishes or drops it (DELETE).
+GRANT SELECT, INSERT, DELETE ON public.orders_unpublished TO sqlqueue_connector;
+-- The sink's staging table, for batches with dedup keys: stage (INSERT, DELETE an earlier attempt), publish (SELECT, DELETE), discard (DELETE).
 GRANT SELECT, INSERT, DELETE ON public.orders_staging TO sqlqueue_connector;
 -- The sink's ledger: look up, record and prune published batches.
 GRANT SELECT, INSERT, DELETE ON public.sqlqueue_sink_ledger TO sqlqueue_connector;

@@ -18,6 +18,7 @@ CREATE TABLE IF NOT EXISTS "jobs" (
   "completed_at" timestamptz,
   "last_error" text,
   "dedup_key" varchar(400),
+  "stage_tag" varchar(400),
   "payload" text,
   CONSTRAINT "ck_jobs_state" CHECK ("state" IN ('ready', 'claimed', 'done', 'failed')),
   CONSTRAINT "pk_jobs" PRIMARY KEY ("id")
@@ -41,6 +42,14 @@ CREATE UNLOGGED TABLE IF NOT EXISTS "jobs_staging" (
 );
 
 CREATE INDEX IF NOT EXISTS "ix_jobs_staging_tag" ON "jobs_staging" ("stage_tag");
+
+CREATE TABLE IF NOT EXISTS "jobs_unpublished" (
+  "stage_tag" varchar(400) NOT NULL,
+  "id_after" bigint NOT NULL,
+  "id_upto" bigint NOT NULL,
+  "row_count" bigint NOT NULL,
+  CONSTRAINT "pk_jobs_unpublished" PRIMARY KEY ("stage_tag")
+);
 
 CREATE TABLE IF NOT EXISTS "sqlqueue_sink_ledger" (
   "queue_name" varchar(400) NOT NULL,

@@ -18,6 +18,7 @@ CREATE TABLE IF NOT EXISTS "jobs" (
   "completed_at" TIMESTAMP,
   "last_error" TEXT,
   "dedup_key" VARCHAR(200),
+  "stage_tag" VARCHAR(200),
   "payload" TEXT,
   CONSTRAINT "ck_jobs_state" CHECK ("state" IN ('ready', 'claimed', 'done', 'failed'))
 );
@@ -40,6 +41,14 @@ CREATE TABLE IF NOT EXISTS "jobs_staging" (
 );
 
 CREATE INDEX IF NOT EXISTS "ix_jobs_staging_tag" ON "jobs_staging" ("stage_tag");
+
+CREATE TABLE IF NOT EXISTS "jobs_unpublished" (
+  "stage_tag" VARCHAR(200) NOT NULL,
+  "id_after" BIGINT NOT NULL,
+  "id_upto" BIGINT NOT NULL,
+  "row_count" BIGINT NOT NULL,
+  CONSTRAINT "pk_jobs_unpublished" PRIMARY KEY ("stage_tag")
+);
 
 CREATE TABLE IF NOT EXISTS "sqlqueue_sink_ledger" (
   "queue_name" VARCHAR(200) NOT NULL,

@@ -1,6 +1,7 @@
 -- Least privilege for sqlqueue's connector login on SQL Server. Run as a DBA (sqlcmd -I), after
 -- the queue exists (create it with `sqlqueue create --print` and review the DDL).
--- Replace: database [ops], queue [dbo].[orders] (and its [dbo].[orders_staging]), login [sqlqueue_connector].
+-- Replace: database [ops], queue [dbo].[orders] (and its [dbo].[orders_unpublished] and
+-- [dbo].[orders_staging]), login [sqlqueue_connector].
 -- The login itself comes from your secret store or Microsoft Entra ID, e.g.
 --   CREATE LOGIN [sqlqueue_connector] FROM EXTERNAL PROVIDER;
 -- It needs no server role, no db_owner, no DDL rights: tables, indexes and LOCK_ESCALATION are
@@ -16,10 +17,15 @@ ALTER ROLE [sqlqueue_queue_user] ADD MEMBER [sqlqueue_connector];
 GO
 
 -- Source: claim (UPDATE ... OUTPUT), read (SELECT), complete (DELETE, or UPDATE to done).
--- Sink: publish (INSERT ... SELECT, SELECT for dedup keys). Acks: UPDATE and DELETE.
+-- Sink: write (INSERT), drop what an aborted batch wrote (DELETE), publish dedup-keyed batches
+-- (INSERT ... SELECT). Acks: UPDATE and DELETE.
 GRANT SELECT, INSERT, UPDATE, DELETE ON OBJECT::[dbo].[orders] TO [sqlqueue_queue_user];
 GO
--- The sink's staging table: stage (INSERT, DELETE an earlier attempt), publish (SELECT, DELETE), discard (DELETE).
+-- Sink batches not committed yet: claims and peeks skip their rows (SELECT); the sink lists a
+-- batch (INSERT) and publishes or drops it (DELETE).
+GRANT SELECT, INSERT, DELETE ON OBJECT::[dbo].[orders_unpublished] TO [sqlqueue_queue_user];
+GO
+-- The sink's staging table, for batches with dedup keys: stage (INSERT, DELETE an earlier attempt), publish (SELECT, DELETE), discard (DELETE).
 GRANT SELECT, INSERT, DELETE ON OBJECT::[dbo].[orders_staging] TO [sqlqueue_queue_user];
 GO
 -- The sink's ledger: has a batch been published (SELECT), record it (INSERT), prune old entries (DELETE).

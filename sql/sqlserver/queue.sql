@@ -20,6 +20,7 @@ CREATE TABLE [dbo].[jobs] (
   [completed_at] DATETIME2(6),
   [last_error] NVARCHAR(MAX),
   [dedup_key] NVARCHAR(400),
+  [stage_tag] NVARCHAR(400),
   [payload] NVARCHAR(MAX),
   CONSTRAINT [ck_jobs_state] CHECK ([state] IN ('ready', 'claimed', 'done', 'failed')),
   CONSTRAINT [pk_jobs] PRIMARY KEY ([id])
@@ -61,6 +62,16 @@ GO
 
 IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'ix_jobs_staging_tag' AND object_id = OBJECT_ID(N'dbo.jobs_staging'))
 CREATE CLUSTERED INDEX [ix_jobs_staging_tag] ON [dbo].[jobs_staging] ([stage_tag])
+GO
+
+IF OBJECT_ID(N'dbo.jobs_unpublished', N'U') IS NULL
+CREATE TABLE [dbo].[jobs_unpublished] (
+  [stage_tag] NVARCHAR(400) NOT NULL,
+  [id_after] BIGINT NOT NULL,
+  [id_upto] BIGINT NOT NULL,
+  [row_count] BIGINT NOT NULL,
+  CONSTRAINT [pk_jobs_unpublished] PRIMARY KEY ([stage_tag])
+)
 GO
 
 IF OBJECT_ID(N'dbo.sqlqueue_sink_ledger', N'U') IS NULL

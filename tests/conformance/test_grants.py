@@ -34,10 +34,14 @@ def test_connector_role_with_only_the_scripted_grants_claims_completes_enqueues_
     try:
         queue.enqueue([{"payload": "a", "dedup_key": "k1"}])
         producer = Producer(queue, "writer")
-        columns = (Column("payload", "text"), Column("dedup_key", "string"))
-        producer.publish(0, columns, [producer.stage(0, 0, columns, [("b", "k2")])])
-        assert queue.claim("c", 1, 10) == 2
-        assert queue.complete("c", 1) == 2
+        keyed = (Column("payload", "text"), Column("dedup_key", "string"))
+        producer.publish(0, keyed, [producer.stage(0, 0, keyed, [("b", "k2")])])
+        plain = (Column("payload", "text"),)
+        producer.publish(1, plain, [producer.stage(1, 0, plain, [("c",)])])
+        producer.stage(2, 0, plain, [("aborted",)])
+        producer.discard(2)
+        assert queue.claim("c", 1, 10) == 3
+        assert queue.complete("c", 1) == 3
         assert [f.check for f in examine(queue, "fifo") if f.severity == PROBLEM] == []
     finally:
         queue.close()

@@ -1,4 +1,8 @@
-"""The sink's stage/publish protocol, on every engine: exactly once, all at once."""
+"""The sink's write/publish protocol, on every engine: exactly once, all at once.
+
+Protocol tests run twice: batches without a dedup key (written into the queue under unpublished
+tags) and batches with one (staged in the staging table).
+"""
 from __future__ import annotations
 
 import itertools
@@ -14,8 +18,14 @@ KEYED = (Column("payload", "text"), LIFECYCLE_TYPES["dedup_key"])
 _claims = itertools.count(1)
 
 
-def rows(*payloads: str) -> list[tuple]:
-    return [(p,) for p in payloads]
+@pytest.fixture(params=["unpublished", "staged"])
+def columns(request) -> tuple[Column, ...]:
+    return PAYLOAD if request.param == "unpublished" else KEYED
+
+
+def rows(columns: tuple[Column, ...], *payloads: str | None) -> list[tuple]:
+    """Rows of ``columns`` with these payloads (and no dedup key)."""
+    return [(p,) if columns == PAYLOAD else (p, None) for p in payloads]
 
 
 def take_ready(queue) -> list[str]:
@@ -29,75 +39,95 @@ def take_ready(queue) -> list[str]:
     return sorted(taken)
 
 
-def test_staged_rows_cannot_be_claimed(engine):
+def test_rows_of_an_unpublished_batch_cannot_be_claimed(engine, columns):
     queue = engine.new_queue()
-    Producer(queue, "w").stage(0, 0, PAYLOAD, rows("a", "b"))
+    Producer(queue, "w").stage(0, 0, columns, rows(columns, "a", "b"))
     assert queue.claim("c", 1, 10) == 0
     assert queue.staged_rows() == 2
 
 
-def test_publish_makes_every_task_of_the_batch_claimable(engine):
+def test_rows_of_an_unpublished_batch_are_not_in_the_backlog_nor_peeked(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": "ready"}])
+    Producer(queue, "w").stage(0, 0, PAYLOAD, rows(PAYLOAD, "unpublished"))
+    assert queue.count_ready() == 1
+    assert [r["payload"] for r in queue.peek(10, columns=["payload"])] == ["ready"]
+    assert queue.max_ready_id() == 1
+
+
+def test_ready_rows_around_an_unpublished_batch_stay_claimable_in_order(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": "before"}])
+    producer = Producer(queue, "w")
+    staged = producer.stage(0, 0, PAYLOAD, rows(PAYLOAD, "b1", "b2"))
+    queue.enqueue([{"payload": "after"}])
+    assert take_ready(queue) == ["after", "before"]
+    producer.publish(0, PAYLOAD, [staged])
+    assert take_ready(queue) == ["b1", "b2"]
+
+
+def test_publish_makes_every_task_of_the_batch_claimable(engine, columns):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    staged = [producer.stage(0, 0, PAYLOAD, rows("a", "b")), producer.stage(0, 1, PAYLOAD, rows("c"))]
-    assert producer.publish(0, PAYLOAD, staged) == 3
+    staged = [producer.stage(0, 0, columns, rows(columns, "a", "b")), producer.stage(0, 1, columns, rows(columns, "c"))]
+    assert producer.publish(0, columns, staged) == 3
     assert take_ready(queue) == ["a", "b", "c"]
 
 
-def test_stage_reports_its_tag_and_row_count(engine):
+def test_stage_reports_its_tag_and_row_count(engine, columns):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    staged = producer.stage(5, 2, PAYLOAD, iter(rows("a", "b", "c")))
+    staged = producer.stage(5, 2, columns, iter(rows(columns, "a", "b", "c")))
     assert (staged.tag, staged.rows) == (producer.tag(5, 2), 3)
 
 
-def test_publishing_a_batch_twice_is_a_no_op(engine):
+def test_publishing_a_batch_twice_is_a_no_op(engine, columns):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    staged = [producer.stage(0, 0, PAYLOAD, rows("a"))]
-    assert producer.publish(0, PAYLOAD, staged) == 1
-    assert producer.publish(0, PAYLOAD, staged) is None
+    staged = [producer.stage(0, 0, columns, rows(columns, "a"))]
+    assert producer.publish(0, columns, staged) == 1
+    assert producer.publish(0, columns, staged) is None
     assert take_ready(queue) == ["a"]
 
 
-def test_a_published_batch_written_again_stages_nothing(engine):
+def test_a_published_batch_written_again_stages_nothing(engine, columns):
     queue = engine.new_queue()
     producer = Producer(queue, "w", run_id="run-1")
-    producer.publish(0, PAYLOAD, [producer.stage(0, 0, PAYLOAD, rows("a"))])
+    producer.publish(0, columns, [producer.stage(0, 0, columns, rows(columns, "a"))])
     replay = Producer(queue, "w", run_id="run-2")  # the restart after a crash inside commit
-    staged = replay.stage(0, 0, PAYLOAD, rows("a"))
+    staged = replay.stage(0, 0, columns, rows(columns, "a"))
     assert staged.rows == 0
-    assert replay.publish(0, PAYLOAD, [staged]) is None
+    assert replay.publish(0, columns, [staged]) is None
     assert take_ready(queue) == ["a"]
     assert queue.staged_rows() == 0
 
 
-def test_a_retried_task_replaces_what_its_earlier_attempt_staged(engine):
+def test_a_retried_task_replaces_what_its_earlier_attempt_wrote(engine, columns):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    producer.stage(0, 0, PAYLOAD, rows("a", "b"))  # attempt 0 committed its rows, then failed
-    producer.publish(0, PAYLOAD, [producer.stage(0, 0, PAYLOAD, rows("a", "b"))])
+    producer.stage(0, 0, columns, rows(columns, "a", "b"))  # attempt 0 committed its rows, then failed
+    producer.publish(0, columns, [producer.stage(0, 0, columns, rows(columns, "a", "b"))])
     assert take_ready(queue) == ["a", "b"]
 
 
-def test_a_task_that_fails_while_staging_leaves_nothing(engine):
+def test_a_task_that_fails_while_writing_leaves_nothing(engine, columns):
     queue = engine.new_queue()
 
     def failing():
-        yield ("a",)
+        yield from rows(columns, "a")
         raise RuntimeError("task killed")
 
     with pytest.raises(RuntimeError):
-        Producer(queue, "w").stage(0, 0, PAYLOAD, failing())
+        Producer(queue, "w").stage(0, 0, columns, failing())
     assert queue.staged_rows() == 0
 
 
-def test_publish_deletes_staged_rows_of_tasks_spark_did_not_commit(engine):
+def test_publish_deletes_rows_of_tasks_spark_did_not_commit(engine, columns):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    kept = producer.stage(0, 0, PAYLOAD, rows("a"))
-    producer.stage(0, 1, PAYLOAD, rows("orphan"))  # e.g. a speculative attempt that lost
-    assert producer.publish(0, PAYLOAD, [kept]) == 1
+    kept = producer.stage(0, 0, columns, rows(columns, "a"))
+    producer.stage(0, 1, columns, rows(columns, "orphan"))  # e.g. a speculative attempt that lost
+    assert producer.publish(0, columns, [kept]) == 1
     assert queue.staged_rows() == 0
     assert take_ready(queue) == ["a"]
 
@@ -114,30 +144,44 @@ def test_a_new_run_clears_what_a_crashed_run_staged_for_the_batch(engine):
     assert queue.staged_rows() == 0
 
 
-def test_tasks_of_one_run_keep_each_others_rows(engine):
+def test_publish_deletes_what_the_writer_left_unpublished_in_earlier_batches(engine, columns, monkeypatch):
+    queue = engine.new_queue()
+    producer = Producer(queue, "w")
+    producer.publish(0, columns, [producer.stage(0, 0, columns, rows(columns, "a"))])
+    # A task attempt Spark gave up on commits late: its ledger check ran before batch 0 was published.
+    late = Producer(queue, "w")
+    monkeypatch.setattr(late, "_published", lambda cur, batch_id: False)
+    late.stage(0, 1, columns, rows(columns, "late"))
+    assert queue.staged_rows() == 1
+    producer.publish(1, columns, [producer.stage(1, 0, columns, rows(columns, "b"))])
+    assert queue.staged_rows() == 0
+    assert take_ready(queue) == ["a", "b"]
+
+
+def test_tasks_of_one_run_keep_each_others_rows(engine, columns):
     queue = engine.new_queue()
     producer = Producer(queue, "w", run_id="run-1")
-    staged = [producer.stage(0, t, PAYLOAD, rows(f"p{t}")) for t in range(3)]
-    assert producer.publish(0, PAYLOAD, staged) == 3
+    staged = [producer.stage(0, t, columns, rows(columns, f"p{t}")) for t in range(3)]
+    assert producer.publish(0, columns, staged) == 3
 
 
-def test_discard_deletes_only_the_aborted_batch(engine):
+def test_discard_deletes_only_the_aborted_batch(engine, columns):
     queue = engine.new_queue()
     producer, other = Producer(queue, "w"), Producer(queue, "other-writer")
-    producer.stage(0, 0, PAYLOAD, rows("aborted", "aborted"))
-    keep = [producer.stage(1, 0, PAYLOAD, rows("next-batch")), other.stage(0, 0, PAYLOAD, rows("other"))]
+    producer.stage(0, 0, columns, rows(columns, "aborted", "aborted"))
+    keep = [producer.stage(1, 0, columns, rows(columns, "next-batch")), other.stage(0, 0, columns, rows(columns, "other"))]
     assert producer.discard(0) == 2
-    producer.publish(1, PAYLOAD, keep[:1])
-    other.publish(0, PAYLOAD, keep[1:])
+    producer.publish(1, columns, keep[:1])
+    other.publish(0, columns, keep[1:])
     assert take_ready(queue) == ["next-batch", "other"]
 
 
-def test_writers_publish_the_same_batch_number_independently(engine):
+def test_writers_publish_the_same_batch_number_independently(engine, columns):
     queue = engine.new_queue()
     one, two = Producer(queue, "one"), Producer(queue, "two")
-    s1, s2 = one.stage(0, 0, PAYLOAD, rows("x")), two.stage(0, 0, PAYLOAD, rows("y"))
-    assert one.publish(0, PAYLOAD, [s1]) == 1
-    assert two.publish(0, PAYLOAD, [s2]) == 1
+    s1, s2 = one.stage(0, 0, columns, rows(columns, "x")), two.stage(0, 0, columns, rows(columns, "y"))
+    assert one.publish(0, columns, [s1]) == 1
+    assert two.publish(0, columns, [s2]) == 1
     assert take_ready(queue) == ["x", "y"]
 
 
@@ -157,7 +201,7 @@ def test_a_dedup_key_repeated_within_a_batch_is_enqueued_once(engine):
     assert len(take_ready(queue)) == 3
 
 
-def test_an_empty_task_stages_nothing(engine):
+def test_an_empty_task_writes_nothing(engine):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
     staged = producer.stage(0, 0, PAYLOAD, [])
@@ -166,10 +210,10 @@ def test_an_empty_task_stages_nothing(engine):
     assert producer.published(0)
 
 
-def test_a_row_the_table_refuses_fails_the_stage(engine):
+def test_a_row_the_table_refuses_fails_the_task(engine, columns):
     queue = engine.new_queue(domain=(Column("payload", "text", nullable=False),))
     with pytest.raises(DatabaseError):
-        Producer(queue, "w").stage(0, 0, PAYLOAD, rows("a", None))
+        Producer(queue, "w").stage(0, 0, columns, rows(columns, "a", None))
     assert queue.stats() == {}
 
 
@@ -181,12 +225,12 @@ def test_a_dedup_key_of_a_batch_never_published_does_not_block_later_ones(engine
     assert take_ready(queue) == ["a"]
 
 
-def test_publish_refuses_a_batch_whose_staged_rows_are_gone(engine):
+def test_publish_refuses_a_batch_whose_rows_are_gone(engine, columns):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    staged = producer.stage(0, 0, PAYLOAD, rows("a", "b"))
+    staged = producer.stage(0, 0, columns, rows(columns, "a", "b"))
     producer.discard(0)  # as PostgreSQL's crash recovery empties an unlogged staging table
-    with pytest.raises(DatabaseError, match="batch 0 of writer 'w' was not published: a task staged 2 rows but 0"):
-        producer.publish(0, PAYLOAD, [staged])
+    with pytest.raises(DatabaseError, match="batch 0 of writer 'w' was not published: a task wrote 2 rows but 0"):
+        producer.publish(0, columns, [staged])
     assert not producer.published(0)
     assert take_ready(queue) == []

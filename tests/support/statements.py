@@ -147,13 +147,16 @@ def catalog(dialect: Dialect) -> list[Entry]:
     add("table_indexes", "table_indexes")
     for name, args in DOCTOR.get(dialect.name, ()):
         add(f"doctor_{name}", name, *args)
-    for sink in ("ledger_contains", "ledger_record", "ledger_prune", "delete_staged", "count_staged", "count_all_staged"):
+    for sink in ("ledger_contains", "ledger_record", "ledger_prune", "last_id", "register_unpublished",
+                 "unpublished_in", "delete_unpublished_rows", "delete_unpublished", "delete_staged", "count_staged",
+                 "count_all_staged"):
         add(sink, sink)
     add("publish_staged", "publish_staged", INSERT_COLUMNS)
     add("publish_staged_dedup", "publish_staged", DEDUP_INSERT_COLUMNS)
-    cursor = _RecordingCursor()
-    dialect.load(cursor, dialect.table(dialect.staging(t)), [*INSERT_COLUMNS, STAGE_TAG.name], [("p", "tag")])
-    entries += [Entry("stage", STAGE_BUILDER, sql) for sql in cursor.sql]
+    for name, target in (("write_unpublished", t), ("stage", dialect.staging(t))):
+        cursor = _RecordingCursor()
+        dialect.load(cursor, dialect.table(target), [*INSERT_COLUMNS, STAGE_TAG.name], [("p", "tag")])
+        entries += [Entry(name, STAGE_BUILDER, sql) for sql in cursor.sql]
     cursor = _RecordingCursor()
     dialect.insert_many(cursor, t, INSERT_COLUMNS, [("p",)])
     entries += [Entry("insert", INSERT_BUILDER, sql) for sql in cursor.sql]

@@ -17,8 +17,8 @@ from tests.support.pgserver import PASSWORD
 from tests.support.statements import DIALECTS, ddl_script
 
 THIS = "tests/unit/test_ddl_scripts.py"
-# Tables the script creates: the example queue, its staging table and the sink ledger.
-CREATED = {"jobs", "jobs_staging", "sqlqueue_sink_ledger"}
+# Tables the script creates: the example queue, its staging and unpublished tables and the sink ledger.
+CREATED = {"jobs", "jobs_staging", "jobs_unpublished", "sqlqueue_sink_ledger"}
 
 
 def script_path(dialect: str) -> Path:

@@ -221,6 +221,7 @@ class Dialect(ABC):
         statements += self.table_options(t)
         statements += self.index_statements(t, spec.order).values()
         statements += self._staging_statements(spec)
+        statements.append(self._create_unpublished(t))
         statements.append(self.create_ledger(t))
         return statements
 
@@ -239,6 +240,19 @@ class Dialect(ABC):
             *self.table_options(staging),
             self.create_index_guarded(staging, f"ix_{staging.name}_tag", self.quote(STAGE_TAG.name), [], None, clustered=True),
         ]
+
+    def unpublished(self, table: TableName) -> TableName:
+        """The tags of sink batches written into the queue table but not committed by Spark yet."""
+        return TableName(f"{table.name}_unpublished", table.schema)
+
+    def _create_unpublished(self, table: TableName) -> str:
+        # Logged like the queue table, whose rows it hides: a crash must not publish them. Each tag
+        # records the id range its rows lie in, so dropping them seeks the primary key.
+        q = self.quote
+        bigints = [Column(n, "bigint", False) for n in ("id_after", "id_upto", "row_count")]
+        lines = [self._column_sql(c) for c in (STAGE_TAG, *bigints)]
+        lines.append(f"CONSTRAINT {q('pk_' + self.unpublished(table).name)} PRIMARY KEY ({q(STAGE_TAG.name)})")
+        return self.create_table_guarded(self.unpublished(table), ",\n  ".join(lines))
 
     def index_statements(self, table: TableName, order: str) -> dict[str, str]:
         """{index name: idempotent CREATE INDEX} for every index a queue table needs (see the README)."""
@@ -279,9 +293,19 @@ class Dialect(ABC):
         )
         return self.create_table_guarded(ledger, body)
 
-    def ready_predicate(self, bounded: bool) -> str:
+    def ready_predicate(self, table: TableName, bounded: bool) -> str:
+        """Rows a claim may take: ready, due, and not part of a sink batch Spark has yet to commit.
+
+        Rows of unpublished batches sit in the ready index like any other; the tag test skips them
+        with one primary-key probe each, and only rows a sink wrote carry a tag until claimed.
+        """
         q = self.quote
-        where = f"{q('state')} = '{READY}' AND {q('due_at')} <= {self.now()}"
+        tag = f"{q(table.name)}.{q(STAGE_TAG.name)}"
+        unpublished = f"SELECT 1 FROM {self.table(self.unpublished(table))} AS u WHERE u.{q(STAGE_TAG.name)} = {tag}"
+        where = (
+            f"{q('state')} = '{READY}' AND {q('due_at')} <= {self.now()} "
+            f"AND ({tag} IS NULL OR NOT EXISTS ({unpublished}))"
+        )
         return where + (f" AND {q('id')} <= :max_id" if bounded else "")
 
     def claim(self, table: TableName, order: str, strict: bool, bounded: bool) -> Statement:
@@ -289,9 +313,9 @@ class Dialect(ABC):
         set_sql = (
             f"{q('state')} = '{CLAIMED}', {q('consumer')} = :consumer, {q('claim_seq')} = :seq, "
             f"{q('attempts')} = {q('attempts')} + 1, {q('claimed_at')} = {self.now()}, "
-            f"{q('lease_until')} = {self.now_plus('lease_seconds')}"
+            f"{q('lease_until')} = {self.now_plus('lease_seconds')}, {q(STAGE_TAG.name)} = NULL"
         )
-        return self.compile(self.claim_sql(table, set_sql, self.ready_predicate(bounded), order, strict))
+        return self.compile(self.claim_sql(table, set_sql, self.ready_predicate(table, bounded), order, strict))
 
     def order_by(self, order: str) -> str:
         return ", ".join(f"{self.quote(c)} {d}" for c, d in ORDERS[order])
@@ -401,11 +425,11 @@ class Dialect(ABC):
         return self.compile(f"UPDATE {self.table(table)} SET {set_sql} WHERE {where}")
 
     def count_ready(self, table: TableName) -> Statement:
-        return self.compile(f"SELECT COUNT(*) FROM {self.table(table)} WHERE {self.ready_predicate(False)}")
+        return self.compile(f"SELECT COUNT(*) FROM {self.table(table)} WHERE {self.ready_predicate(table, False)}")
 
     def max_ready_id(self, table: TableName) -> Statement:
         return self.compile(
-            f"SELECT MAX({self.quote('id')}) FROM {self.table(table)} WHERE {self.ready_predicate(False)}"
+            f"SELECT MAX({self.quote('id')}) FROM {self.table(table)} WHERE {self.ready_predicate(table, False)}"
         )
 
     def count_by_state(self, table: TableName) -> Statement:
@@ -422,7 +446,7 @@ class Dialect(ABC):
         """SELECT the first ``:limit`` rows of ``FROM ... ORDER BY ...`` (``rest``)."""
         return f"SELECT {columns} FROM {rest} LIMIT :limit"
 
-    def peek_hints(self) -> str:
+    def skip_locked_hints(self) -> str:
         return ""
 
     def peek(self, table: TableName, order: str, columns: Sequence[str]) -> Statement:
@@ -430,7 +454,7 @@ class Dialect(ABC):
         cols = ", ".join(self.quote(c) for c in columns)
         order_by = self.order_by(order if order != "heap" else "fifo")
         return self.compile(self.select_first(
-            cols, f"{self.table(table)}{self.peek_hints()} WHERE {self.ready_predicate(False)} ORDER BY {order_by}"
+            cols, f"{self.table(table)}{self.skip_locked_hints()} WHERE {self.ready_predicate(table, False)} ORDER BY {order_by}"
         ))
 
     def count_done_since(self, table: TableName) -> Statement:
@@ -458,11 +482,13 @@ class Dialect(ABC):
         """A connection that changes no database setting, for the doctor to look with."""
         return self.connect(spec)
 
-    # ---- sink: staged batches and the ledger ---------------------------------------------------
-    # A sink batch is staged in the queue's staging table, rows tagged by writer, batch, run and
-    # task, then moved into the queue in one transaction that also records the batch in the
-    # ledger. Tags of one batch share a prefix; ``:lo``/``:hi`` bounds select a prefix as a range,
-    # which seeks the tag index (a LIKE would not on every engine and collation).
+    # ---- sink: unpublished and staged batches, and the ledger ----------------------------------
+    # A sink task writes its rows into the queue table under a tag of writer, batch, run and task,
+    # and lists the tag as unpublished; the commit deletes the batch's tags from that list in one
+    # transaction that also records the batch in the ledger. Batches with dedup keys are staged in
+    # the staging table instead and copied into the queue by the commit. Tags of one batch share a
+    # prefix; ``:lo``/``:hi`` bounds select a prefix as a range, which seeks the tag index (a LIKE
+    # would not on every engine and collation).
     def create_scratch(self, table: TableName, columns: Sequence[str]) -> str:
         """An empty temporary table with the types of ``columns`` in ``table``."""
         names = ", ".join(self.quote(c) for c in columns)
@@ -499,10 +525,48 @@ class Dialect(ABC):
     def ledger_prune(self, table: TableName) -> Statement:
         return self.compile(f"DELETE FROM {self._writer_batches(table, '< :before')}")
 
+    def last_id(self, table: TableName) -> Statement:
+        """The highest id so far: the rows a task inserts after reading it have higher ones.
+
+        Rows other writers hold locked are skipped rather than waited for; they are older anyway.
+        """
+        return self.compile(f"SELECT COALESCE(MAX({self.quote('id')}), 0) FROM {self.table(table)}{self.skip_locked_hints()}")
+
+    def register_unpublished(self, table: TableName) -> Statement:
+        q = self.quote
+        return self.compile(
+            f"INSERT INTO {self.table(self.unpublished(table))} "
+            f"({q(STAGE_TAG.name)}, {q('id_after')}, {q('id_upto')}, {q('row_count')}) "
+            "VALUES (:tag, :id_after, :id_upto, :row_count)"
+        )
+
+    def _tag_range(self, table: TableName) -> str:
+        tag = self.quote(STAGE_TAG.name)
+        return f"{self.table(table)} WHERE {tag} >= :lo AND {tag} <= :hi"
+
+    def unpublished_in(self, table: TableName) -> Statement:
+        """The unpublished tags in [lo, hi], with where their rows are and how many."""
+        q = self.quote
+        return self.compile(
+            f"SELECT {q(STAGE_TAG.name)}, {q('id_after')}, {q('id_upto')}, {q('row_count')} "
+            f"FROM {self._tag_range(self.unpublished(table))}"
+        )
+
+    def delete_unpublished_rows(self, table: TableName) -> Statement:
+        """The queue rows of one unpublished tag (a batch that will not be published)."""
+        q = self.quote
+        return self.compile(
+            f"DELETE FROM {self.table(table)} WHERE {q('id')} > :id_after AND {q('id')} <= :id_upto "
+            f"AND {q(STAGE_TAG.name)} = :tag"
+        )
+
+    def delete_unpublished(self, table: TableName) -> Statement:
+        """Unpublished tags in [lo, hi]: their rows become claimable, unless deleted first."""
+        return self.compile(f"DELETE FROM {self._tag_range(self.unpublished(table))}")
+
     def delete_staged(self, table: TableName) -> Statement:
         """Staged rows whose tag lies in [lo, hi]."""
-        tag = self.quote(STAGE_TAG.name)
-        return self.compile(f"DELETE FROM {self.table(self.staging(table))} WHERE {tag} >= :lo AND {tag} <= :hi")
+        return self.compile(f"DELETE FROM {self._tag_range(self.staging(table))}")
 
     def count_staged(self, table: TableName) -> Statement:
         """Rows one task staged, all of which publish must find."""
@@ -510,7 +574,11 @@ class Dialect(ABC):
         return self.compile(f"SELECT COUNT(*) FROM {self.table(self.staging(table))} WHERE {tag} = :tag")
 
     def count_all_staged(self, table: TableName) -> Statement:
-        return self.compile(f"SELECT COUNT(*) FROM {self.table(self.staging(table))}")
+        """Rows of sink batches not published: staged, and in the queue under unpublished tags."""
+        return self.compile(
+            f"SELECT (SELECT COUNT(*) FROM {self.table(self.staging(table))}) + "
+            f"(SELECT COALESCE(SUM({self.quote('row_count')}), 0) FROM {self.table(self.unpublished(table))})"
+        )
 
     def publish_staged(self, table: TableName, columns: Sequence[str]) -> Statement:
         """Copy one task's staged rows into the queue, ready; with a dedup key, new keys only."""

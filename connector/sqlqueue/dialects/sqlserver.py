@@ -157,8 +157,8 @@ class SqlServerDialect(Dialect):
     def select_first(self, columns: str, rest: str) -> str:
         return f"SELECT TOP (:limit) {columns} FROM {rest}"
 
-    def peek_hints(self) -> str:
-        # Skip rows other consumers are claiming rather than wait for them.
+    def skip_locked_hints(self) -> str:
+        # Skip rows other sessions are claiming or inserting rather than wait for them.
         return " WITH (READPAST, READCOMMITTEDLOCK)"
 
     # ---- doctor ---------------------------------------------------------------------------------

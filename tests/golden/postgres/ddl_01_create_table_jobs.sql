@@ -13,6 +13,7 @@ CREATE TABLE IF NOT EXISTS "jobs" (
   "completed_at" timestamptz,
   "last_error" text,
   "dedup_key" varchar(400),
+  "stage_tag" varchar(400),
   "payload" text,
   CONSTRAINT "ck_jobs_state" CHECK ("state" IN ('ready', 'claimed', 'done', 'failed')),
   CONSTRAINT "pk_jobs" PRIMARY KEY ("id")

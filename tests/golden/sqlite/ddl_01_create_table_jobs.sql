@@ -13,6 +13,7 @@ CREATE TABLE IF NOT EXISTS "jobs" (
   "completed_at" TIMESTAMP,
   "last_error" TEXT,
   "dedup_key" VARCHAR(200),
+  "stage_tag" VARCHAR(200),
   "payload" TEXT,
   CONSTRAINT "ck_jobs_state" CHECK ("state" IN ('ready', 'claimed', 'done', 'failed'))
 )

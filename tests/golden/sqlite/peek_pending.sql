@@ -1,1 +1,1 @@
-SELECT "id", "enqueued_at", "attempts", "payload" FROM "jobs" WHERE "state" = 'ready' AND "due_at" <= strftime('%Y-%m-%d %H:%M:%f', 'now') ORDER BY "due_at" ASC, "id" ASC LIMIT ?
+SELECT "id", "enqueued_at", "attempts", "payload" FROM "jobs" WHERE "state" = 'ready' AND "due_at" <= strftime('%Y-%m-%d %H:%M:%f', 'now') AND ("jobs"."stage_tag" IS NULL OR NOT EXISTS (SELECT 1 FROM "jobs_unpublished" AS u WHERE u."stage_tag" = "jobs"."stage_tag")) ORDER BY "due_at" ASC, "id" ASC LIMIT ?

@@ -1,8 +1,8 @@
 WITH [batch] AS (
   SELECT TOP (?) * FROM [dbo].[jobs] WITH (ROWLOCK, READPAST, READCOMMITTEDLOCK, UPDLOCK)
-  WHERE [state] = 'ready' AND [due_at] <= SYSUTCDATETIME() AND [id] <= ?
+  WHERE [state] = 'ready' AND [due_at] <= SYSUTCDATETIME() AND ([jobs].[stage_tag] IS NULL OR NOT EXISTS (SELECT 1 FROM [dbo].[jobs_unpublished] AS u WHERE u.[stage_tag] = [jobs].[stage_tag])) AND [id] <= ?
   ORDER BY [priority] DESC, [id] ASC
 )
 UPDATE [batch]
-SET [state] = 'claimed', [consumer] = ?, [claim_seq] = ?, [attempts] = [attempts] + 1, [claimed_at] = SYSUTCDATETIME(), [lease_until] = DATEADD(SECOND, ?, SYSUTCDATETIME())
+SET [state] = 'claimed', [consumer] = ?, [claim_seq] = ?, [attempts] = [attempts] + 1, [claimed_at] = SYSUTCDATETIME(), [lease_until] = DATEADD(SECOND, ?, SYSUTCDATETIME()), [stage_tag] = NULL
 OUTPUT inserted.[id]

@@ -14,6 +14,7 @@ CREATE TABLE [dbo].[jobs] (
   [completed_at] DATETIME2(6),
   [last_error] NVARCHAR(MAX),
   [dedup_key] NVARCHAR(400),
+  [stage_tag] NVARCHAR(400),
   [payload] NVARCHAR(MAX),
   CONSTRAINT [ck_jobs_state] CHECK ([state] IN ('ready', 'claimed', 'done', 'failed')),
   CONSTRAINT [pk_jobs] PRIMARY KEY ([id])

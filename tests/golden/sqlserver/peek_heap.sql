@@ -1,1 +1,1 @@
-SELECT TOP (?) [id], [enqueued_at], [attempts], [payload] FROM [dbo].[jobs] WITH (READPAST, READCOMMITTEDLOCK) WHERE [state] = 'ready' AND [due_at] <= SYSUTCDATETIME() ORDER BY [id] ASC
+SELECT TOP (?) [id], [enqueued_at], [attempts], [payload] FROM [dbo].[jobs] WITH (READPAST, READCOMMITTEDLOCK) WHERE [state] = 'ready' AND [due_at] <= SYSUTCDATETIME() AND ([jobs].[stage_tag] IS NULL OR NOT EXISTS (SELECT 1 FROM [dbo].[jobs_unpublished] AS u WHERE u.[stage_tag] = [jobs].[stage_tag])) ORDER BY [id] ASC

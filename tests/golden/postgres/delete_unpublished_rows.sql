@@ -1,0 +1,1 @@
+DELETE FROM "jobs" WHERE "id" > %s AND "id" <= %s AND "stage_tag" = %s

@@ -1,0 +1,1 @@
+INSERT INTO "jobs" ("payload", "stage_tag") VALUES (?, ?)

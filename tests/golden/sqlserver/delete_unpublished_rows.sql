@@ -1,0 +1,1 @@
+DELETE FROM [dbo].[jobs] WHERE [id] > ? AND [id] <= ? AND [stage_tag] = ?

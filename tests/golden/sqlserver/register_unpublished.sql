@@ -1,0 +1,1 @@
+INSERT INTO [dbo].[jobs_unpublished] ([stage_tag], [id_after], [id_upto], [row_count]) VALUES (?, ?, ?, ?)

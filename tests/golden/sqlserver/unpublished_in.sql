@@ -1,0 +1,1 @@
+SELECT [stage_tag], [id_after], [id_upto], [row_count] FROM [dbo].[jobs_unpublished] WHERE [stage_tag] >= ? AND [stage_tag] <= ?

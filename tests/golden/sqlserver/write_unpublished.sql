@@ -1,0 +1,1 @@
+INSERT INTO [dbo].[jobs] ([payload], [stage_tag]) VALUES (?, ?)
