@@ -155,7 +155,9 @@ def stats(queue: Queue, args: argparse.Namespace, order: str) -> int:
     for state in ("ready", "claimed", "failed", "done"):
         found = states.get(state, {"rows": 0, "oldest_enqueued_at": None})
         print(f"{state:10} {found['rows']:>12,}  {_age(queue, found['oldest_enqueued_at'], now)}")
-    print(f"{'staged':10} {queue.staged_rows():>12,}  (sink batches not committed yet, in {queue.dialect.staging(queue.table)})")
+    d = queue.dialect
+    print(f"{'unpublished':11}{queue.unpublished_rows():>12,}  (sink batches not committed yet: tagged rows listed in "
+          f"{d.unpublished(queue.table)}, or staged in {d.staging(queue.table)})")
     window = args.window
     done = queue.count_done_since(now - dt.timedelta(seconds=window))
     print(f"throughput: {done:,} rows done in the last {window} s ({done / window:,.1f} rows/s; counts rows "
@@ -210,7 +212,7 @@ def parser() -> argparse.ArgumentParser:
         sub.set_defaults(run=run)
         return sub
 
-    sub = command("create", create, "create the queue table, its indexes, its staging table and the sink ledger (or print the DDL)")
+    sub = command("create", create, "create the queue table, its indexes, the sink's unpublished and staging tables and its ledger (or print the DDL)")
     sub.add_argument("--columns", default="payload text",
                      help="domain columns, 'name type [not null], ...' (types: string, text, int, bigint, double, "
                           "boolean, timestamp, binary); default 'payload text'")

@@ -328,7 +328,7 @@ class Queue:
             for state, count, oldest in self._fetch(self.statement("count_by_state"), {})
         }
 
-    def staged_rows(self) -> int:
+    def unpublished_rows(self) -> int:
         """Rows of sink batches not committed yet (or left by a checkpoint since deleted): in the
         staging table, and in the queue table under unpublished tags."""
-        return self._fetch(self.statement("count_all_staged"), {})[0][0]
+        return self._fetch(self.statement("count_unpublished"), {})[0][0]

@@ -17,6 +17,8 @@ PORTABLE_TYPES = ("string", "text", "int", "bigint", "double", "boolean", "times
 # table instead.)
 READY, CLAIMED, DONE, FAILED = "ready", "claimed", "done", "failed"
 STATES = (READY, CLAIMED, DONE, FAILED)
+# How stats show ready rows of unpublished batches.
+UNPUBLISHED = "unpublished"
 
 # Claim orders and the sort key each one needs from the ready-row index.
 ORDERS = {

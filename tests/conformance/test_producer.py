@@ -43,7 +43,7 @@ def test_rows_of_an_unpublished_batch_cannot_be_claimed(engine, columns):
     queue = engine.new_queue()
     Producer(queue, "w").stage(0, 0, columns, rows(columns, "a", "b"))
     assert queue.claim("c", 1, 10) == 0
-    assert queue.staged_rows() == 2
+    assert queue.unpublished_rows() == 2
 
 
 def test_rows_of_an_unpublished_batch_are_not_in_the_backlog_nor_peeked(engine):
@@ -53,6 +53,7 @@ def test_rows_of_an_unpublished_batch_are_not_in_the_backlog_nor_peeked(engine):
     assert queue.count_ready() == 1
     assert [r["payload"] for r in queue.peek(10, columns=["payload"])] == ["ready"]
     assert queue.max_ready_id() == 1
+    assert {state: s["rows"] for state, s in queue.stats().items()} == {"ready": 1, "unpublished": 1}
 
 
 def test_ready_rows_around_an_unpublished_batch_stay_claimable_in_order(engine):
@@ -99,7 +100,7 @@ def test_a_published_batch_written_again_stages_nothing(engine, columns):
     assert staged.rows == 0
     assert replay.publish(0, columns, [staged]) is None
     assert take_ready(queue) == ["a"]
-    assert queue.staged_rows() == 0
+    assert queue.unpublished_rows() == 0
 
 
 def test_a_retried_task_replaces_what_its_earlier_attempt_wrote(engine, columns):
@@ -119,7 +120,7 @@ def test_a_task_that_fails_while_writing_leaves_nothing(engine, columns):
 
     with pytest.raises(RuntimeError):
         Producer(queue, "w").stage(0, 0, columns, failing())
-    assert queue.staged_rows() == 0
+    assert queue.unpublished_rows() == 0
 
 
 def test_publish_deletes_rows_of_tasks_spark_did_not_commit(engine, columns):
@@ -128,7 +129,7 @@ def test_publish_deletes_rows_of_tasks_spark_did_not_commit(engine, columns):
     kept = producer.stage(0, 0, columns, rows(columns, "a"))
     producer.stage(0, 1, columns, rows(columns, "orphan"))  # e.g. a speculative attempt that lost
     assert producer.publish(0, columns, [kept]) == 1
-    assert queue.staged_rows() == 0
+    assert queue.unpublished_rows() == 0
     assert take_ready(queue) == ["a"]
 
 
@@ -141,7 +142,7 @@ def test_a_new_run_clears_what_a_crashed_run_staged_for_the_batch(engine):
     staged = [replay.stage(0, 1, KEYED, [("a", "k1")]), replay.stage(0, 0, KEYED, [("b", "k2")])]
     assert replay.publish(0, KEYED, staged) == 2
     assert take_ready(queue) == ["a", "b"]
-    assert queue.staged_rows() == 0
+    assert queue.unpublished_rows() == 0
 
 
 def test_publish_deletes_what_the_writer_left_unpublished_in_earlier_batches(engine, columns, monkeypatch):
@@ -152,9 +153,9 @@ def test_publish_deletes_what_the_writer_left_unpublished_in_earlier_batches(eng
     late = Producer(queue, "w")
     monkeypatch.setattr(late, "_published", lambda cur, batch_id: False)
     late.stage(0, 1, columns, rows(columns, "late"))
-    assert queue.staged_rows() == 1
+    assert queue.unpublished_rows() == 1
     producer.publish(1, columns, [producer.stage(1, 0, columns, rows(columns, "b"))])
-    assert queue.staged_rows() == 0
+    assert queue.unpublished_rows() == 0
     assert take_ready(queue) == ["a", "b"]
 
 

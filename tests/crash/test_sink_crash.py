@@ -80,7 +80,7 @@ def test_every_key_is_enqueued_exactly_once_across_kills_and_task_retries(engine
     kills = 0
     for step in crash_plan(rng):
         outcome = run_job(JOB, args(step.get("after")), log, marker_dir=markers, window=step["window"], rng=rng)
-        published = queue.stats().get("ready", {}).get("rows", 0)
+        published = queue.count_ready()
         print(f"round {step}: {'killed' if outcome.killed else f'exited {outcome.returncode}'}, "
               f"{published} rows published so far")
         kills += outcome.killed
@@ -91,7 +91,7 @@ def test_every_key_is_enqueued_exactly_once_across_kills_and_task_retries(engine
     happened = {p.name.rsplit("-", 1)[0] for p in evidence.iterdir()}
     print(f"{kills} kills; scenarios seen: {sorted(happened)}")
     assert happened == {"replayed", "retried-after-staging", "retried-while-staging"}
-    assert queue.staged_rows() == 0, "staged rows were left behind"
+    assert queue.unpublished_rows() == 0, "unpublished rows were left behind"
     found = keys_in(queue)
     assert sorted(found) == list(range(ROWS)), f"{ROWS - len(found)} keys missing"
     assert [k for k, n in found.items() if n > 1] == []

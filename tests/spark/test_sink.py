@@ -166,7 +166,7 @@ def test_stream_column_mismatch_fails_the_query_and_writes_nothing(spark, engine
     query = stream(source, engine.source_options(queue), str(tmp_path / "ck")).trigger(availableNow=True).start()
     with pytest.raises(Exception, match="column 'client' is not in queue table"):
         query.awaitTermination()
-    assert queue.stats() == {} and queue.staged_rows() == 0
+    assert queue.stats() == {} and queue.unpublished_rows() == 0
 
 
 def test_complete_output_mode_is_refused(spark, engine, tmp_path):
@@ -221,7 +221,7 @@ def test_an_aborted_stream_batch_leaves_nothing_behind(spark, engine, tmp_path):
     query = stream(failing, engine.source_options(queue), str(tmp_path / "ck")).trigger(availableNow=True).start()
     with pytest.raises(Exception, match="task failed on purpose"):
         query.awaitTermination()
-    assert queue.stats() == {} and queue.staged_rows() == 0
+    assert queue.stats() == {} and queue.unpublished_rows() == 0
 
 
 def test_an_aborted_batch_write_leaves_nothing_behind(spark, engine):
@@ -229,7 +229,7 @@ def test_an_aborted_batch_write_leaves_nothing_behind(spark, engine):
     df = customers(spark, 300).repartition(3)
     with pytest.raises(Exception, match="task failed on purpose"):
         writer(_per_task(df, fail_task(2, 3.0)), engine.source_options(queue)).mode("append").save()
-    assert queue.stats() == {} and queue.staged_rows() == 0
+    assert queue.stats() == {} and queue.unpublished_rows() == 0
 
 
 class StageThenFail(QueueBatchWriter):
@@ -254,7 +254,7 @@ def test_a_batch_write_whose_tasks_all_fail_after_staging_leaves_nothing(spark, 
     df = customers(spark, 200).repartition(2)
     with pytest.raises(Exception, match="task failed after staging"):
         writer(df, engine.source_options(queue), StageThenFailSource.name()).mode("append").save()
-    assert queue.stats() == {} and queue.staged_rows() == 0
+    assert queue.stats() == {} and queue.unpublished_rows() == 0
 
 
 def test_a_consumer_polling_during_a_slow_batch_sees_all_of_it_or_none(spark, engine, tmp_path):

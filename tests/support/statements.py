@@ -149,7 +149,7 @@ def catalog(dialect: Dialect) -> list[Entry]:
         add(f"doctor_{name}", name, *args)
     for sink in ("ledger_contains", "ledger_record", "ledger_prune", "last_id", "register_unpublished",
                  "unpublished_in", "delete_unpublished_rows", "delete_unpublished", "delete_staged", "count_staged",
-                 "count_all_staged"):
+                 "count_unpublished"):
         add(sink, sink)
     add("publish_staged", "publish_staged", INSERT_COLUMNS)
     add("publish_staged_dedup", "publish_staged", DEDUP_INSERT_COLUMNS)

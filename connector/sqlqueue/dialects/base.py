@@ -28,6 +28,7 @@ from ..schema import (
     READY_INDEX_KEY,
     STAGE_TAG,
     STATES,
+    UNPUBLISHED,
     WRITABLE_LIFECYCLE,
     Column,
     QueueSpec,
@@ -301,12 +302,17 @@ class Dialect(ABC):
         """
         q = self.quote
         tag = f"{q(table.name)}.{q(STAGE_TAG.name)}"
-        unpublished = f"SELECT 1 FROM {self.table(self.unpublished(table))} AS u WHERE u.{q(STAGE_TAG.name)} = {tag}"
         where = (
             f"{q('state')} = '{READY}' AND {q('due_at')} <= {self.now()} "
-            f"AND ({tag} IS NULL OR NOT EXISTS ({unpublished}))"
+            f"AND ({tag} IS NULL OR NOT EXISTS ({self._listed_tag(table)}))"
         )
         return where + (f" AND {q('id')} <= :max_id" if bounded else "")
+
+    def _listed_tag(self, table: TableName) -> str:
+        """A subquery with a row when the current row of ``table`` belongs to an unpublished batch."""
+        q = self.quote
+        tag = f"{q(table.name)}.{q(STAGE_TAG.name)}"
+        return f"SELECT 1 FROM {self.table(self.unpublished(table))} AS u WHERE u.{q(STAGE_TAG.name)} = {tag}"
 
     def claim(self, table: TableName, order: str, strict: bool, bounded: bool) -> Statement:
         q = self.quote
@@ -433,9 +439,16 @@ class Dialect(ABC):
         )
 
     def count_by_state(self, table: TableName) -> Statement:
+        """Rows and the oldest enqueue time per state, rows of unpublished sink batches apart."""
         q = self.quote
+        shown = (
+            f"CASE WHEN {q(table.name)}.{q(STAGE_TAG.name)} IS NOT NULL AND EXISTS ({self._listed_tag(table)}) "
+            f"THEN '{UNPUBLISHED}' ELSE {q('state')} END"
+        )
         return self.compile(
-            f"SELECT {q('state')}, COUNT(*), MIN({q('enqueued_at')}) FROM {self.table(table)} GROUP BY {q('state')}"
+            f"SELECT s.{q('state')}, COUNT(*), MIN(s.{q('enqueued_at')}) "
+            f"FROM (SELECT {shown} AS {q('state')}, {q('enqueued_at')} FROM {self.table(table)}) AS s "
+            f"GROUP BY s.{q('state')}"
         )
 
     def table_columns(self, table: TableName) -> Statement:
@@ -573,8 +586,8 @@ class Dialect(ABC):
         tag = self.quote(STAGE_TAG.name)
         return self.compile(f"SELECT COUNT(*) FROM {self.table(self.staging(table))} WHERE {tag} = :tag")
 
-    def count_all_staged(self, table: TableName) -> Statement:
-        """Rows of sink batches not published: staged, and in the queue under unpublished tags."""
+    def count_unpublished(self, table: TableName) -> Statement:
+        """Rows of sink batches not published: in the queue under listed tags, and staged."""
         return self.compile(
             f"SELECT (SELECT COUNT(*) FROM {self.table(self.staging(table))}) + "
             f"(SELECT COALESCE(SUM({self.quote('row_count')}), 0) FROM {self.table(self.unpublished(table))})"

@@ -1,1 +1,1 @@
-SELECT [state], COUNT(*), MIN([enqueued_at]) FROM [dbo].[jobs] GROUP BY [state]
+SELECT s.[state], COUNT(*), MIN(s.[enqueued_at]) FROM (SELECT CASE WHEN [jobs].[stage_tag] IS NOT NULL AND EXISTS (SELECT 1 FROM [dbo].[jobs_unpublished] AS u WHERE u.[stage_tag] = [jobs].[stage_tag]) THEN 'unpublished' ELSE [state] END AS [state], [enqueued_at] FROM [dbo].[jobs]) AS s GROUP BY s.[state]
