@@ -6,11 +6,11 @@ database in the same run.
 Raw: the dialect's bulk path (COPY on PostgreSQL, executemany in one transaction on SQLite)
 inserting ready rows straight into a fresh queue table from Python tuples built beforehand.
 Sink: ``df.write.format("sqlqueue").mode("append")`` of the same rows (cached in Spark) into another
-fresh queue table, timed from the call to its return: tasks stage, then the commit publishes. And
-the same rows streamed from parquet files through ``writeStream.format("sqlqueue")``, one
-micro-batch per file, query start included. Spark's floor: the same df.write into a Python writer
-that only turns the rows into tuples. Each figure is the best of --repeat runs, after a
-warm-up write that starts Spark's Python workers.
+fresh queue table, timed from the call to its return: tasks write unpublished rows, then the commit
+publishes them. And the same rows streamed from parquet files through ``writeStream.format("sqlqueue")``,
+one micro-batch per file, query start included. Spark's floor: the same df.write and the same
+stream into Python writers that only turn the rows into tuples. Each figure is the best of
+--repeat runs, after a warm-up write that starts Spark's Python workers.
 """
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ import time
 from collections.abc import Callable
 
 from common import pg_options, report, start_postgres
-from spark_floor import write_floor
+from pyspark.sql.streaming import DataStreamWriter
+from spark_floor import TuplesSink, write_floor
 
 from sqlqueue.schema import Column
 from tests.support.engines import Engine
@@ -61,10 +62,21 @@ def sink_write(engine: Engine, df) -> Callable[[], None]:
     return with_options(df.write.format("sqlqueue").mode("append"), engine, engine.new_queue(domain=DOMAIN)).save
 
 
-def sink_stream(engine: Engine, spark, folder: str, work: str) -> Callable[[], None]:
+def stream_into(spark, folder: str, work: str, sink: str) -> DataStreamWriter:
+    """The input files, one per micro-batch, into format ``sink`` with a fresh checkpoint."""
     stream = spark.readStream.schema("payload string, customer bigint").option("maxFilesPerTrigger", 1).parquet(folder)
-    writer = stream.writeStream.format("sqlqueue").option("checkpointLocation", tempfile.mkdtemp(dir=work))
-    query = with_options(writer, engine, engine.new_queue(domain=DOMAIN)).trigger(availableNow=True)
+    writer = stream.writeStream.format(sink).option("checkpointLocation", tempfile.mkdtemp(dir=work))
+    return writer.trigger(availableNow=True)
+
+
+def sink_stream(engine: Engine, spark, folder: str, work: str) -> Callable[[], None]:
+    query = with_options(stream_into(spark, folder, work, "sqlqueue"), engine, engine.new_queue(domain=DOMAIN))
+    return lambda: query.start().awaitTermination()
+
+
+def floor_stream(spark, folder: str, work: str) -> Callable[[], None]:
+    spark.dataSource.register(TuplesSink)
+    query = stream_into(spark, folder, work, TuplesSink.name())
     return lambda: query.start().awaitTermination()
 
 
@@ -94,6 +106,8 @@ def main() -> None:
         write_floor(spark, df)  # warm-up
         report("Spark floor: Python writer, no database", args.rows,
                best(args.repeat, lambda: lambda: write_floor(spark, df)))
+        report(f"Spark floor: {args.micro_batches} micro-batches, no database", args.rows,
+               best(args.repeat, lambda: floor_stream(spark, f"{work}/in", work)))
         for name in args.engines:
             options = pg_options(server) if name == "postgres" else {"url": f"sqlite:///{work}/bench.db"}
             engine = Engine(name, options)

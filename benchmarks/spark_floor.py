@@ -1,5 +1,6 @@
 """Spark's own costs, the floor under any Python Data Source: for the source, a streaming reader
-serving rows from memory; for the sink, a writer that only turns the rows into Python tuples.
+serving rows from memory; for the sink, writers (batch and streaming) that only turn the rows into
+Python tuples.
 
 No database: what is left is what every Python Data Source pays (offset and commit logs,
 planning, Python workers, Arrow transfer).
@@ -15,6 +16,7 @@ from pyspark import cloudpickle
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
     DataSourceStreamReader,
     InputPartition,
     WriterCommitMessage,
@@ -89,21 +91,41 @@ def floor_rate(spark, batch: int, partitions: int) -> float:
                   f"(batch {percentiles(latencies)})")
 
 
+def _as_tuples(iterator) -> WriterCommitMessage:
+    for batch in iterator:
+        for _ in zip(*(column.to_pylist() for column in batch.columns)):
+            pass
+    return WriterCommitMessage()
+
+
 class TuplesWriter(DataSourceArrowWriter):
     def write(self, iterator) -> WriterCommitMessage:
-        for batch in iterator:
-            for _ in zip(*(column.to_pylist() for column in batch.columns)):
-                pass
-        return WriterCommitMessage()
+        return _as_tuples(iterator)
+
+
+class TuplesStreamWriter(DataSourceStreamArrowWriter):
+    def write(self, iterator) -> WriterCommitMessage:
+        return _as_tuples(iterator)
+
+    def commit(self, messages, batchId) -> None:
+        """Nothing to publish."""
+
+    def abort(self, messages, batchId) -> None:
+        """Nothing was written."""
 
 
 class TuplesSink(DataSource):
+    """Use it with ``format(TuplesSink.name())`` after ``spark.dataSource.register(TuplesSink)``."""
+
     @classmethod
     def name(cls) -> str:
         return "sqlqueue_bench_tuples"
 
     def writer(self, schema, overwrite):
         return TuplesWriter()
+
+    def streamWriter(self, schema, overwrite):
+        return TuplesStreamWriter()
 
 
 def write_floor(spark, df) -> None:

@@ -41,7 +41,7 @@ def _hex(text: str, width: int) -> str:
 
 @dataclass(frozen=True)
 class Staged:
-    """What one task staged: its tag (to publish) and how many rows it sent."""
+    """What one task wrote: its tag (to publish) and how many rows it sent."""
 
     tag: str
     rows: int
@@ -64,7 +64,7 @@ class Producer:
     """One writer's batches into one queue.
 
     ``writer_id`` must be stable across restarts of the same logical writer (a streaming query's
-    id); ``run_id`` names one run of it, so a run can clear what a crashed run staged.
+    id); ``run_id`` names one run of it, so a run can clear what a crashed run wrote.
     """
 
     def __init__(self, queue: Queue, writer_id: str, run_id: str = "") -> None:

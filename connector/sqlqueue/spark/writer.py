@@ -1,12 +1,12 @@
 """The sink: ``writeStream.format("sqlqueue")`` and ``write.format("sqlqueue").mode("append")``.
 
-Each task stages its rows in one transaction, in the queue's staging table where no consumer
-looks; the commit publishes the batch into the queue in one transaction that also records it in
-the database's ledger, and an abort deletes what the batch staged. ``sqlqueue.producer`` explains
-why that is exactly once.
+Each task writes its rows in one transaction, into the queue table under a tag no claim takes
+while it is listed as unpublished (or, with dedup keys, into the staging table); the commit
+publishes the batch in one transaction that also records it in the database's ledger, and an
+abort deletes what the batch wrote. ``sqlqueue.producer`` explains why that is exactly once.
 
-Staging is not retried in the task (Spark's iterator of rows can be read once): a task that fails
-is retried by Spark and replaces what it staged. Publish and discard are retried over transient
+Writing is not retried in the task (Spark's iterator of rows can be read once): a task that fails
+is retried by Spark and replaces what it wrote. Publish and discard are retried over transient
 database errors (options maxRetries, retryBackoffMs), which the ledger makes safe.
 
 Where things run: the DataFrame is checked against the table on the driver side when Spark asks
@@ -41,7 +41,7 @@ log = worker_logger("sqlqueue.sink")
 
 # Local properties Spark sets on the tasks of a streaming micro-batch.
 BATCH_ID, QUERY_ID, RUN_ID = "streaming.sql.batchId", "sql.streaming.queryId", "spark.jobGroup.id"
-# How long after an abort a task being killed may still commit its staging (Spark's killTimeout + margin).
+# How long after an abort a task being killed may still commit its rows (Spark's killTimeout + margin).
 LATE_TASK_GRACE_S = 3.0
 # A batch write (df.write) is one batch of its own writer.
 ONLY_BATCH = 0
@@ -52,7 +52,7 @@ _CHECKED: dict[tuple, tuple[Column, ...]] = {}
 
 @dataclass(frozen=True)
 class StagedTask(WriterCommitMessage):
-    """What one task staged, for the commit to publish."""
+    """What one task wrote, for the commit to publish."""
 
     writer_id: str
     batch_id: int
@@ -84,7 +84,7 @@ def checked_columns(options: SinkOptions, schema: StructType) -> tuple[Column, .
 
 
 class _Staging:
-    """What the batch and the streaming writer share: stage in tasks, publish or discard after."""
+    """What the batch and the streaming writer share: write in tasks, publish or discard after."""
 
     def __init__(self, options: SinkOptions, columns: tuple[Column, ...]) -> None:
         self.options = options
@@ -101,7 +101,7 @@ class _Staging:
     def _publish(self, messages: Sequence[StagedTask | None], batch_id: int) -> None:
         tasks = [m for m in messages if m is not None]
         if not tasks:
-            return  # no task ran, so nothing was staged
+            return  # no task ran, so nothing was written
         producer = self._producer(tasks[0].writer_id)
         # Publishing again after a transient error is safe: the ledger says whether it happened.
         staged = [Staged(t.tag, t.rows) for t in tasks]
@@ -112,8 +112,8 @@ class _Staging:
             log.info("%r: batch %d published %d rows", producer, batch_id, published)
 
     def _discard(self, writer_ids: set[str], batch_id: int) -> None:
-        # Deletes the batch's whole tag range: a task that failed after staging sent no message.
-        # Tasks Spark is still killing can commit their staging just after the abort; Spark ends a
+        # Deletes the batch's whole tag range: a task that failed after writing sent no message.
+        # Tasks Spark is still killing can commit their rows just after the abort; Spark ends a
         # lingering Python task within spark.python.task.killTimeout (2 s), so a second pass after
         # that removes whatever they committed.
         for attempt in range(2):
@@ -123,7 +123,7 @@ class _Staging:
                 producer = self._producer(writer_id)
                 discarded = self.options.retry.run(lambda: producer.discard(batch_id), "discard")
                 if discarded or not attempt:
-                    log.warning("%r: batch %d aborted; discarded %d staged rows", producer, batch_id, discarded)
+                    log.warning("%r: batch %d aborted; discarded %d unpublished rows", producer, batch_id, discarded)
 
 
 class _Acking:
@@ -197,7 +197,7 @@ class QueueStreamWriter(_Staging, DataSourceStreamArrowWriter):
 
     def abort(self, messages: list[StagedTask | None], batchId: int) -> None:
         # With no message and no writerId the query id is unknown here; the restart replays the
-        # batch, and its publish deletes whatever this run staged.
+        # batch, and its publish deletes whatever this run wrote.
         named = {self.options.writer_id} if self.options.writer_id else set()
         self._discard(named | {m.writer_id for m in messages if m is not None}, batchId)
 
