@@ -11,12 +11,12 @@ publish copies them into the queue keeping only new keys. Keys are checked then,
 itself, so a batch that is never published holds no key.
 
 So a batch becomes visible all at once or not at all; a batch written again after it was published
-finds itself in the ledger and writes nothing; and a task that runs again replaces what its
-earlier attempt wrote. All of it lives in the database, none in process memory.
+finds itself in the ledger and writes nothing; and what a task attempt wrote is published only if
+Spark committed that attempt. All of it lives in the database, none in process memory.
 
-Tags are fixed-width lowercase hex, ``writer(16) batch(16) run(8) task(8)``, so the tags of one
-batch (or of one writer up to a batch) are a range [prefix, prefix + "g"]: hex digits sort below
-"g" in every collation, which a separator such as "/" does not guarantee.
+Tags are fixed-width lowercase hex, ``writer(16) batch(16) run(8) task(8) attempt(12)``, so the
+tags of one batch (or of one writer up to a batch) are a range [prefix, prefix + "g"]: hex digits
+sort below "g" in every collation, which a separator such as "/" does not guarantee.
 """
 from __future__ import annotations
 
@@ -76,8 +76,8 @@ class Producer:
     def __repr__(self) -> str:
         return f"Producer({self.writer_id!r} into {self.queue})"
 
-    def _run(self, cur: Any, builder: str, **values: Any) -> Any:
-        statement = self.queue.statement(builder)
+    def _run(self, cur: Any, builder: str, *shape: Any, **values: Any) -> Any:
+        statement = self.queue.statement(builder, *shape)
         cur.execute(statement.sql, statement.bind(values))
         return cur
 
@@ -85,8 +85,8 @@ class Producer:
     def _batch_prefix(self, batch_id: int) -> str:
         return f"{self._writer_key}{batch_id:016x}"
 
-    def tag(self, batch_id: int, task_id: int) -> str:
-        return f"{self._batch_prefix(batch_id)}{self._run_key}{task_id:08x}"
+    def tag(self, batch_id: int, task_id: int, attempt: int = 0) -> str:
+        return f"{self._batch_prefix(batch_id)}{self._run_key}{task_id:08x}{attempt:012x}"
 
     def _ledger_key(self, batch_id: int) -> dict[str, Any]:
         return {"queue": str(self.queue.table), "writer": self.writer_id, "batch": batch_id}
@@ -104,15 +104,19 @@ class Producer:
         """Delete what tags in [lo, hi] wrote, except the unpublished rows of ``publishing``,
         which become claimable; returns how many rows were deleted.
 
-        Rows go before their tags: on SQL Server a claim waiting to read a tag may hold a lock on
-        one of its rows.
+        Tags are deleted one by one, as read: a tag a late task lists meanwhile stays listed, its
+        rows hidden, for a later publish to drop. Rows go before their tags: on SQL Server a claim
+        waiting to read a tag may hold a lock on one of its rows.
         """
         deleted = max(self._run(cur, "delete_staged", lo=lo, hi=hi).rowcount, 0)
-        for tag, id_after, id_upto, _ in self._run(cur, "unpublished_in", lo=lo, hi=hi).fetchall():
+        for tag, id_after, id_upto, count in self._run(cur, "unpublished_in", lo=lo, hi=hi).fetchall():
             if tag not in publishing:
-                rows = self._run(cur, "delete_unpublished_rows", tag=tag, id_after=id_after, id_upto=id_upto)
-                deleted += max(rows.rowcount, 0)
-        self._run(cur, "delete_unpublished", lo=lo, hi=hi)
+                ranged = self._run(cur, "delete_unpublished_rows", True, tag=tag, id_after=id_after, id_upto=id_upto)
+                dropped = max(ranged.rowcount, 0)
+                if dropped < count:  # ids outside the range: given explicitly, or from a cached sequence
+                    dropped += max(self._run(cur, "delete_unpublished_rows", False, tag=tag).rowcount, 0)
+                deleted += dropped
+            self._run(cur, "delete_unpublished", tag=tag)
         return deleted
 
     # ---- the protocol ---------------------------------------------------------------------------
@@ -120,14 +124,18 @@ class Producer:
         with self.queue.transaction() as cur:
             return self._published(cur, batch_id)
 
-    def stage(self, batch_id: int, task_id: int, columns: Sequence[Column], rows: Iterable[Sequence[Any]]) -> Staged:
-        """Write one task's rows, unpublished, in one transaction; nothing if the batch is already published.
+    def stage(
+        self, batch_id: int, task_id: int, columns: Sequence[Column], rows: Iterable[Sequence[Any]], attempt: int = 0,
+    ) -> Staged:
+        """Write one task attempt's rows, unpublished, in one transaction; nothing if the batch is
+        already published.
 
-        Before writing, the transaction deletes what an earlier attempt of this task wrote (a
-        retried task writes under the same tag). What crashed runs wrote has other tags, which
-        publish deletes.
+        Each attempt writes under a tag of its own (``attempt``: Spark's task attempt id, unique in
+        a run), so an attempt still running never touches the rows of the one Spark committed;
+        publish deletes what the others wrote. A tag can only repeat in a later run of a batch
+        write (attempt ids start again), so the transaction first deletes what it holds.
         """
-        tag = self.tag(batch_id, task_id)
+        tag = self.tag(batch_id, task_id, attempt)
         it = iter(rows)
         first = next(it, None)
         if first is None:  # an empty task needs no connection

@@ -103,12 +103,41 @@ def test_a_published_batch_written_again_stages_nothing(engine, columns):
     assert queue.unpublished_rows() == 0
 
 
-def test_a_retried_task_replaces_what_its_earlier_attempt_wrote(engine, columns):
+def test_publish_deletes_what_a_failed_attempt_of_a_task_wrote(engine, columns):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    producer.stage(0, 0, columns, rows(columns, "a", "b"))  # attempt 0 committed its rows, then failed
-    producer.publish(0, columns, [producer.stage(0, 0, columns, rows(columns, "a", "b"))])
+    producer.stage(0, 0, columns, rows(columns, "a", "b"), attempt=7)  # committed its rows, then failed
+    producer.publish(0, columns, [producer.stage(0, 0, columns, rows(columns, "a", "b"), attempt=9)])
     assert take_ready(queue) == ["a", "b"]
+    assert queue.unpublished_rows() == 0
+
+
+def test_an_attempt_writing_late_leaves_the_committed_attempt_whole(engine, columns):
+    queue = engine.new_queue()
+    producer = Producer(queue, "w")
+    committed = producer.stage(0, 0, columns, rows(columns, "a", "b"), attempt=2)
+    producer.stage(0, 0, columns, rows(columns, "zombie"), attempt=1)  # still running when Spark moved on
+    assert producer.publish(0, columns, [committed]) == 2
+    assert take_ready(queue) == ["a", "b"]
+
+
+def test_a_batch_write_run_again_replaces_what_a_dead_run_wrote_under_the_same_tag(engine, columns):
+    queue = engine.new_queue()
+    Producer(queue, "job").stage(3, 0, columns, rows(columns, "dead run"))  # attempt ids start again in a new run
+    producer = Producer(queue, "job")
+    assert producer.publish(3, columns, [producer.stage(3, 0, columns, rows(columns, "a"))]) == 1
+    assert take_ready(queue) == ["a"]
+
+
+def test_abort_deletes_rows_outside_the_id_range_their_tag_recorded(engine):
+    queue = engine.new_queue()
+    producer = Producer(queue, "w")
+    producer.stage(0, 0, PAYLOAD, rows(PAYLOAD, "a", "b"))
+    unpublished = queue.dialect.table(queue.dialect.unpublished(queue.table))
+    with queue.transaction() as cur:  # as ids given explicitly or drawn from a cached sequence would be
+        cur.execute(f"UPDATE {unpublished} SET id_after = id_upto")
+    assert producer.discard(0) == 2
+    assert queue.stats() == {} and queue.unpublished_rows() == 0
 
 
 def test_a_task_that_fails_while_writing_leaves_nothing(engine, columns):

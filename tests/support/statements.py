@@ -148,9 +148,11 @@ def catalog(dialect: Dialect) -> list[Entry]:
     for name, args in DOCTOR.get(dialect.name, ()):
         add(f"doctor_{name}", name, *args)
     for sink in ("ledger_contains", "ledger_record", "ledger_prune", "last_id", "register_unpublished",
-                 "unpublished_in", "delete_unpublished_rows", "delete_unpublished", "delete_staged", "count_staged",
+                 "unpublished_in", "delete_unpublished", "delete_staged", "count_staged",
                  "count_unpublished"):
         add(sink, sink)
+    add("delete_unpublished_rows", "delete_unpublished_rows", True)
+    add("delete_unpublished_rows_anywhere", "delete_unpublished_rows", False)
     add("publish_staged", "publish_staged", INSERT_COLUMNS)
     add("publish_staged_dedup", "publish_staged", DEDUP_INSERT_COLUMNS)
     for name, target in (("write_unpublished", t), ("stage", dialect.staging(t))):

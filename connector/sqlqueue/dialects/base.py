@@ -309,10 +309,16 @@ class Dialect(ABC):
         return where + (f" AND {q('id')} <= :max_id" if bounded else "")
 
     def _listed_tag(self, table: TableName) -> str:
-        """A subquery with a row when the current row of ``table`` belongs to an unpublished batch."""
-        q = self.quote
-        tag = f"{q(table.name)}.{q(STAGE_TAG.name)}"
-        return f"SELECT 1 FROM {self.table(self.unpublished(table))} AS u WHERE u.{q(STAGE_TAG.name)} = {tag}"
+        """A subquery with a row when the current row of ``table`` belongs to an unpublished batch.
+
+        No alias: the two table names differ by construction, where an alias could equal the
+        queue's name. The list is read as last committed, like the queue rows it hides.
+        """
+        q, unpublished = self.quote, self.unpublished(table)
+        return (
+            f"SELECT 1 FROM {self.table(unpublished)}{self.committed_read_hints()} "
+            f"WHERE {q(unpublished.name)}.{q(STAGE_TAG.name)} = {q(table.name)}.{q(STAGE_TAG.name)}"
+        )
 
     def claim(self, table: TableName, order: str, strict: bool, bounded: bool) -> Statement:
         q = self.quote
@@ -431,11 +437,16 @@ class Dialect(ABC):
         return self.compile(f"UPDATE {self.table(table)} SET {set_sql} WHERE {where}")
 
     def count_ready(self, table: TableName) -> Statement:
-        return self.compile(f"SELECT COUNT(*) FROM {self.table(table)} WHERE {self.ready_predicate(table, False)}")
+        """The backlog; rows being claimed or written are skipped rather than waited for."""
+        return self.compile(
+            f"SELECT COUNT(*) FROM {self.table(table)}{self.skip_locked_hints()} "
+            f"WHERE {self.ready_predicate(table, False)}"
+        )
 
     def max_ready_id(self, table: TableName) -> Statement:
         return self.compile(
-            f"SELECT MAX({self.quote('id')}) FROM {self.table(table)} WHERE {self.ready_predicate(table, False)}"
+            f"SELECT MAX({self.quote('id')}) FROM {self.table(table)}{self.skip_locked_hints()} "
+            f"WHERE {self.ready_predicate(table, False)}"
         )
 
     def count_by_state(self, table: TableName) -> Statement:
@@ -460,6 +471,11 @@ class Dialect(ABC):
         return f"SELECT {columns} FROM {rest} LIMIT :limit"
 
     def skip_locked_hints(self) -> str:
+        """Table hints for a read that skips rows other sessions hold locked instead of waiting."""
+        return ""
+
+    def committed_read_hints(self) -> str:
+        """Table hints for a read that sees the last committed rows, waiting for uncommitted ones."""
         return ""
 
     def peek(self, table: TableName, order: str, columns: Sequence[str]) -> Statement:
@@ -565,17 +581,20 @@ class Dialect(ABC):
             f"FROM {self._tag_range(self.unpublished(table))}"
         )
 
-    def delete_unpublished_rows(self, table: TableName) -> Statement:
-        """The queue rows of one unpublished tag (a batch that will not be published)."""
+    def delete_unpublished_rows(self, table: TableName, ranged: bool) -> Statement:
+        """The queue rows of one unpublished tag (a batch that will not be published): ``ranged``,
+        those in the id range the tag recorded, a primary-key seek; else wherever they are."""
         q = self.quote
-        return self.compile(
-            f"DELETE FROM {self.table(table)} WHERE {q('id')} > :id_after AND {q('id')} <= :id_upto "
-            f"AND {q(STAGE_TAG.name)} = :tag"
-        )
+        where = f"{q(STAGE_TAG.name)} = :tag"
+        if ranged:
+            where = f"{q('id')} > :id_after AND {q('id')} <= :id_upto AND {where}"
+        return self.compile(f"DELETE FROM {self.table(table)} WHERE {where}")
 
     def delete_unpublished(self, table: TableName) -> Statement:
-        """Unpublished tags in [lo, hi]: their rows become claimable, unless deleted first."""
-        return self.compile(f"DELETE FROM {self._tag_range(self.unpublished(table))}")
+        """One unpublished tag: its rows become claimable, unless deleted first."""
+        return self.compile(
+            f"DELETE FROM {self.table(self.unpublished(table))} WHERE {self.quote(STAGE_TAG.name)} = :tag"
+        )
 
     def delete_staged(self, table: TableName) -> Statement:
         """Staged rows whose tag lies in [lo, hi]."""

@@ -161,6 +161,11 @@ class SqlServerDialect(Dialect):
         # Skip rows other sessions are claiming or inserting rather than wait for them.
         return " WITH (READPAST, READCOMMITTEDLOCK)"
 
+    def committed_read_hints(self) -> str:
+        # Under READ_COMMITTED_SNAPSHOT a plain read sees versions from the statement's start, while
+        # claims read the queue table with locks: a batch written since would look unlisted.
+        return " WITH (READCOMMITTEDLOCK)"
+
     # ---- doctor ---------------------------------------------------------------------------------
     def indexes_sql(self, table: TableName) -> str:
         return (

@@ -6,8 +6,9 @@ publishes the batch in one transaction that also records it in the database's le
 abort deletes what the batch wrote. ``sqlqueue.producer`` explains why that is exactly once.
 
 Writing is not retried in the task (Spark's iterator of rows can be read once): a task that fails
-is retried by Spark and replaces what it wrote. Publish and discard are retried over transient
-database errors (options maxRetries, retryBackoffMs), which the ledger makes safe.
+is retried by Spark under a tag of its own, and publish deletes what the failed attempt wrote.
+Publish and discard are retried over transient database errors (options maxRetries,
+retryBackoffMs), which the ledger makes safe.
 
 Where things run: the DataFrame is checked against the table on the driver side when Spark asks
 for a writer, before any task starts. ``write`` runs in executors on an unpickled copy of the
@@ -94,8 +95,9 @@ class _Staging:
         return Producer(shared_queue(self.options.address), writer_id, run_id)
 
     def _stage(self, batches: Iterator[pa.RecordBatch], writer_id: str, batch_id: int, run_id: str) -> StagedTask:
-        task = TaskContext.get().partitionId()
-        staged = self._producer(writer_id, run_id).stage(batch_id, task, self.columns, batch_rows(batches, self.columns))
+        ctx = TaskContext.get()
+        rows = batch_rows(batches, self.columns)
+        staged = self._producer(writer_id, run_id).stage(batch_id, ctx.partitionId(), self.columns, rows, ctx.taskAttemptId())
         return StagedTask(writer_id, batch_id, staged.tag, staged.rows)
 
     def _publish(self, messages: Sequence[StagedTask | None], batch_id: int) -> None:

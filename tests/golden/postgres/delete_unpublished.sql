@@ -1,1 +1,1 @@
-DELETE FROM "jobs_unpublished" WHERE "stage_tag" >= %s AND "stage_tag" <= %s
+DELETE FROM "jobs_unpublished" WHERE "stage_tag" = %s

@@ -1,1 +1,1 @@
-SELECT "id", "enqueued_at", "attempts", "payload" FROM "jobs" WHERE "state" = 'ready' AND "due_at" <= now() AND ("jobs"."stage_tag" IS NULL OR NOT EXISTS (SELECT 1 FROM "jobs_unpublished" AS u WHERE u."stage_tag" = "jobs"."stage_tag")) ORDER BY "id" ASC LIMIT %s
+SELECT "id", "enqueued_at", "attempts", "payload" FROM "jobs" WHERE "state" = 'ready' AND "due_at" <= now() AND ("jobs"."stage_tag" IS NULL OR NOT EXISTS (SELECT 1 FROM "jobs_unpublished" WHERE "jobs_unpublished"."stage_tag" = "jobs"."stage_tag")) ORDER BY "id" ASC LIMIT %s

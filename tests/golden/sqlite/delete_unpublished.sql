@@ -1,1 +1,1 @@
-DELETE FROM "jobs_unpublished" WHERE "stage_tag" >= ? AND "stage_tag" <= ?
+DELETE FROM "jobs_unpublished" WHERE "stage_tag" = ?

@@ -1,4 +1,4 @@
 UPDATE TOP (?) [dbo].[jobs] WITH (ROWLOCK, READPAST, READCOMMITTEDLOCK)
 SET [state] = 'claimed', [consumer] = ?, [claim_seq] = ?, [attempts] = [attempts] + 1, [claimed_at] = SYSUTCDATETIME(), [lease_until] = DATEADD(SECOND, ?, SYSUTCDATETIME()), [stage_tag] = NULL
 OUTPUT inserted.[id]
-WHERE [state] = 'ready' AND [due_at] <= SYSUTCDATETIME() AND ([jobs].[stage_tag] IS NULL OR NOT EXISTS (SELECT 1 FROM [dbo].[jobs_unpublished] AS u WHERE u.[stage_tag] = [jobs].[stage_tag]))
+WHERE [state] = 'ready' AND [due_at] <= SYSUTCDATETIME() AND ([jobs].[stage_tag] IS NULL OR NOT EXISTS (SELECT 1 FROM [dbo].[jobs_unpublished] WITH (READCOMMITTEDLOCK) WHERE [jobs_unpublished].[stage_tag] = [jobs].[stage_tag]))

@@ -1,6 +1,6 @@
 WITH [batch] AS (
   SELECT TOP (?) * FROM [dbo].[jobs] WITH (ROWLOCK, UPDLOCK)
-  WHERE [state] = 'ready' AND [due_at] <= SYSUTCDATETIME() AND ([jobs].[stage_tag] IS NULL OR NOT EXISTS (SELECT 1 FROM [dbo].[jobs_unpublished] AS u WHERE u.[stage_tag] = [jobs].[stage_tag])) AND [id] <= ?
+  WHERE [state] = 'ready' AND [due_at] <= SYSUTCDATETIME() AND ([jobs].[stage_tag] IS NULL OR NOT EXISTS (SELECT 1 FROM [dbo].[jobs_unpublished] WITH (READCOMMITTEDLOCK) WHERE [jobs_unpublished].[stage_tag] = [jobs].[stage_tag])) AND [id] <= ?
   ORDER BY [due_at] ASC, [id] ASC
 )
 UPDATE [batch]

@@ -1,1 +1,1 @@
-DELETE FROM [dbo].[jobs_unpublished] WHERE [stage_tag] >= ? AND [stage_tag] <= ?
+DELETE FROM [dbo].[jobs_unpublished] WHERE [stage_tag] = ?

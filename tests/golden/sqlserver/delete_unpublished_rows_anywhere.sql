@@ -1,0 +1,1 @@
+DELETE FROM [dbo].[jobs] WHERE [stage_tag] = ?
