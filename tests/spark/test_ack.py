@@ -7,6 +7,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from sqlqueue.schema import Column
+from sqlqueue.spark.delta import append_once
 from tests.support.pgserver import wait_until
 
 pytestmark = pytest.mark.spark
@@ -29,10 +30,11 @@ def test_every_tenth_row_comes_back_after_its_backoff_and_the_rest_are_done_once
         F.when((F.col("key") % 10 == 0) & first_attempt, F.lit(2)).alias("retryAfterSeconds"),
     )
     seen = str(tmp_path / "seen")
+    record = append_once(seen, "ack-test")
 
     def record_and_ack(df, batch_id: int) -> None:
         df.persist()
-        df.write.format("delta").option("txnAppId", "ack-test").option("txnVersion", batch_id).mode("append").save(seen)
+        record(df, batch_id)
         (df.drop("key").write.format("sqlqueue").options(**engine.source_options(queue))
          .option("operation", "ack").option("writerId", "ack-test").option("batchId", batch_id).mode("append").save())
         df.unpersist()
