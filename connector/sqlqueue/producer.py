@@ -155,7 +155,7 @@ class Producer:
                           row_count=counted.count)
         return Staged(tag, counted.count)
 
-    def _check(self, cur: Any, batch_id: int, task: Staged, found: int) -> None:
+    def _check(self, batch_id: int, task: Staged, found: int) -> None:
         # PostgreSQL empties its unlogged staging table in crash recovery, and a late abort may
         # drop a batch: never publish one short. Failing the commit makes Spark run the batch again
         # when the query restarts.
@@ -171,7 +171,7 @@ class Producer:
         publish = self.queue.statement("publish_staged", tuple(c.name for c in columns))
         published = 0
         for task in tasks:
-            self._check(cur, batch_id, task, self._run(cur, "count_staged", tag=task.tag).fetchone()[0])
+            self._check(batch_id, task, self._run(cur, "count_staged", tag=task.tag).fetchone()[0])
             cur.execute(publish.sql, publish.bind({"tag": task.tag}))
             published += max(cur.rowcount, 0)
         return published
@@ -181,7 +181,7 @@ class Producer:
         listed = {tag: count for tag, _, _, count in
                   self._run(cur, "unpublished_in", lo=batch, hi=batch + _PAST_HEX).fetchall()}
         for task in tasks:
-            self._check(cur, batch_id, task, listed.get(task.tag, 0))
+            self._check(batch_id, task, listed.get(task.tag, 0))
         return sum(t.rows for t in tasks)
 
     def publish(self, batch_id: int, columns: Sequence[Column], tasks: Iterable[Staged]) -> int | None:

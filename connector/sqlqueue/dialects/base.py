@@ -301,12 +301,15 @@ class Dialect(ABC):
         with one primary-key probe each, and only rows a sink wrote carry a tag until claimed.
         """
         q = self.quote
-        tag = f"{q(table.name)}.{q(STAGE_TAG.name)}"
         where = (
             f"{q('state')} = '{READY}' AND {q('due_at')} <= {self.now()} "
-            f"AND ({tag} IS NULL OR NOT EXISTS ({self._listed_tag(table)}))"
+            f"AND ({self._row_tag(table)} IS NULL OR NOT EXISTS ({self._listed_tag(table)}))"
         )
         return where + (f" AND {q('id')} <= :max_id" if bounded else "")
+
+    def _row_tag(self, table: TableName) -> str:
+        """A table's tag column, qualified: the queue and its unpublished list both have one."""
+        return f"{self.quote(table.name)}.{self.quote(STAGE_TAG.name)}"
 
     def _listed_tag(self, table: TableName) -> str:
         """A subquery with a row when the current row of ``table`` belongs to an unpublished batch.
@@ -314,10 +317,10 @@ class Dialect(ABC):
         No alias: the two table names differ by construction, where an alias could equal the
         queue's name. The list is read as last committed, like the queue rows it hides.
         """
-        q, unpublished = self.quote, self.unpublished(table)
+        unpublished = self.unpublished(table)
         return (
             f"SELECT 1 FROM {self.table(unpublished)}{self.committed_read_hints()} "
-            f"WHERE {q(unpublished.name)}.{q(STAGE_TAG.name)} = {q(table.name)}.{q(STAGE_TAG.name)}"
+            f"WHERE {self._row_tag(unpublished)} = {self._row_tag(table)}"
         )
 
     def claim(self, table: TableName, order: str, strict: bool, bounded: bool) -> Statement:
@@ -453,7 +456,7 @@ class Dialect(ABC):
         """Rows and the oldest enqueue time per state, rows of unpublished sink batches apart."""
         q = self.quote
         shown = (
-            f"CASE WHEN {q(table.name)}.{q(STAGE_TAG.name)} IS NOT NULL AND EXISTS ({self._listed_tag(table)}) "
+            f"CASE WHEN {self._row_tag(table)} IS NOT NULL AND EXISTS ({self._listed_tag(table)}) "
             f"THEN '{UNPUBLISHED}' ELSE {q('state')} END"
         )
         return self.compile(
