@@ -105,17 +105,22 @@ class Producer:
         which become claimable; returns how many rows were deleted.
 
         Tags are deleted one by one, as read: a tag a late task lists meanwhile stays listed, its
-        rows hidden, for a later publish to drop. Rows go before their tags: on SQL Server a claim
-        waiting to read a tag may hold a lock on one of its rows.
+        rows hidden, for a later publish to drop. One lock order everywhere: every dropped row
+        first, then the tags. On SQL Server a claim reading a tag (it waits for the tag's lock) may
+        hold an update lock on one of its rows; taking all rows before any tag means publish
+        waits for that claim rather than the two waiting for each other.
         """
         deleted = max(self._run(cur, "delete_staged", lo=lo, hi=hi).rowcount, 0)
-        for tag, id_after, id_upto, count in self._run(cur, "unpublished_in", lo=lo, hi=hi).fetchall():
-            if tag not in publishing:
-                ranged = self._run(cur, "delete_unpublished_rows", True, tag=tag, id_after=id_after, id_upto=id_upto)
-                dropped = max(ranged.rowcount, 0)
-                if dropped < count:  # ids outside the range: given explicitly, or from a cached sequence
-                    dropped += max(self._run(cur, "delete_unpublished_rows", False, tag=tag).rowcount, 0)
-                deleted += dropped
+        listed = self._run(cur, "unpublished_in", lo=lo, hi=hi).fetchall()
+        for tag, id_after, id_upto, count in listed:
+            if tag in publishing:
+                continue
+            ranged = self._run(cur, "delete_unpublished_rows", True, tag=tag, id_after=id_after, id_upto=id_upto)
+            dropped = max(ranged.rowcount, 0)
+            if dropped < count:  # ids outside the range: given explicitly, or from a cached sequence
+                dropped += max(self._run(cur, "delete_unpublished_rows", False, tag=tag).rowcount, 0)
+            deleted += dropped
+        for tag, *_ in listed:
             self._run(cur, "delete_unpublished", tag=tag)
         return deleted
 

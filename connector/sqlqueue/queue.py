@@ -149,8 +149,8 @@ class Queue:
         ``rows`` may be a generator: it is consumed once, as the driver sends. With a ``dedup_key``
         column, a row whose key the table already holds (or that repeats a key) is skipped.
         """
-        names = [c.name for c in columns]
-        self.dialect.insert_many(cur, self.table, names, self._encoded(columns, rows), skip_duplicates="dedup_key" in names)
+        keyed = any(c.name == "dedup_key" for c in columns)
+        self.dialect.insert_many(cur, self.table, columns, self._encoded(columns, rows), skip_duplicates=keyed)
 
     def insert_tagged(self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], tag: str) -> None:
         """Insert rows under ``tag`` inside the caller's transaction ``cur``; claimable once the
@@ -164,8 +164,7 @@ class Queue:
     def _load_tagged(
         self, cur: Any, table: TableName, columns: Sequence[Column], rows: Iterable[Sequence[Any]], tag: str
     ) -> None:
-        names = [c.name for c in columns] + [STAGE_TAG.name]
-        self.dialect.load(cur, self.dialect.table(table), names, self._encoded(columns, rows, (tag,)))
+        self.dialect.load(cur, self.dialect.table(table), [*columns, STAGE_TAG], self._encoded(columns, rows, (tag,)))
 
     def enqueue(self, rows: Sequence[Mapping[str, Any]]) -> int:
         """Enqueue ready rows (dicts keyed by column name) in one transaction."""

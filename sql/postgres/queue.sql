@@ -24,13 +24,15 @@ CREATE TABLE IF NOT EXISTS "jobs" (
   CONSTRAINT "pk_jobs" PRIMARY KEY ("id")
 );
 
-CREATE INDEX IF NOT EXISTS "ix_jobs_ready" ON "jobs" ("id" ASC) INCLUDE ("due_at", "priority") WHERE "state" = 'ready';
+CREATE INDEX IF NOT EXISTS "ix_jobs_ready" ON "jobs" ("id" ASC) INCLUDE ("due_at", "priority", "stage_tag") WHERE "state" = 'ready';
 
 CREATE INDEX IF NOT EXISTS "ix_jobs_claimed" ON "jobs" ("consumer", "claim_seq") INCLUDE ("lease_until") WHERE "state" = 'claimed';
 
 CREATE INDEX IF NOT EXISTS "ix_jobs_done" ON "jobs" ("completed_at") WHERE "state" = 'done';
 
 CREATE UNIQUE INDEX IF NOT EXISTS "ux_jobs_dedup" ON "jobs" ("dedup_key") WHERE "dedup_key" IS NOT NULL;
+
+CREATE INDEX IF NOT EXISTS "ix_jobs_tag" ON "jobs" ("stage_tag") WHERE "stage_tag" IS NOT NULL;
 
 CREATE UNLOGGED TABLE IF NOT EXISTS "jobs_staging" (
   "stage_tag" varchar(400) NOT NULL,

@@ -31,7 +31,7 @@ ALTER TABLE [dbo].[jobs] SET (LOCK_ESCALATION = DISABLE)
 GO
 
 IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'ix_jobs_ready' AND object_id = OBJECT_ID(N'dbo.jobs'))
-CREATE INDEX [ix_jobs_ready] ON [dbo].[jobs] ([id] ASC) INCLUDE ([due_at], [priority]) WHERE [state] = 'ready'
+CREATE INDEX [ix_jobs_ready] ON [dbo].[jobs] ([id] ASC) INCLUDE ([due_at], [priority], [stage_tag]) WHERE [state] = 'ready'
 GO
 
 IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'ix_jobs_claimed' AND object_id = OBJECT_ID(N'dbo.jobs'))
@@ -44,6 +44,10 @@ GO
 
 IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'ux_jobs_dedup' AND object_id = OBJECT_ID(N'dbo.jobs'))
 CREATE UNIQUE INDEX [ux_jobs_dedup] ON [dbo].[jobs] ([dedup_key]) WHERE [dedup_key] IS NOT NULL
+GO
+
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'ix_jobs_tag' AND object_id = OBJECT_ID(N'dbo.jobs'))
+CREATE INDEX [ix_jobs_tag] ON [dbo].[jobs] ([stage_tag]) WHERE [stage_tag] IS NOT NULL
 GO
 
 IF OBJECT_ID(N'dbo.jobs_staging', N'U') IS NULL

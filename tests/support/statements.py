@@ -22,14 +22,17 @@ EXAMPLE_DOMAIN = (Column("payload", "text"),)
 EXAMPLE_ORDER = "fifo"
 READ_COLUMNS = ("id", "enqueued_at", "attempts", "payload")
 PARTS = 4
-INSERT_COLUMNS = ("payload",)
-# With a dedup key, the insert skips keys the table has: through a scratch table, in these steps.
-DEDUP_INSERT_COLUMNS = ("payload", "dedup_key")
-DEDUP_INSERT_STEPS = ("create_scratch", "load_scratch", "insert_new_keys", "drop_scratch")
+INSERT_COLUMNS = (Column("payload", "text"),)
+# With a dedup key, the insert skips keys the table has: through a scratch table, in these steps
+# (SQL Server reads the rows from one JSON parameter instead, in one statement).
+DEDUP_INSERT_COLUMNS = (Column("payload", "text"), Column("dedup_key", "string"))
+DEDUP_INSERT_STEPS = {"sqlserver": ("insert_new_keys",)}
+SCRATCH_INSERT_STEPS = ("create_scratch", "load_scratch", "insert_new_keys", "drop_scratch")
 # Engine-specific doctor queries and the fixes it prints: (builder, example arguments).
 DOCTOR = {
-    "sqlserver": (("database_settings", ()), ("enabled_triggers", ()), ("disable_trigger", ("trg_jobs_audit",)),
-                  ("read_committed_snapshot_off", ())),
+    "sqlserver": (("database_settings", ()), ("session_isolation", ()), ("enabled_triggers", ()),
+                  ("disable_trigger", ("trg_jobs_audit",)), ("read_committed_snapshot_off", ()),
+                  ("compatibility_level_fix", ()), ("session_setup", ())),
     "postgres": (("vacuum_stats", ()), ("vacuum", ()), ("eager_autovacuum", ())),
     "sqlite": (("journal_mode", ()), ("wal_on", ())),
 }
@@ -73,21 +76,48 @@ def ddl_label(sql: str) -> str:
     return f"{verb}_{obj}"
 
 
-class _RecordingCursor:
+class RecordingConnection:
+    """Stands in for a pyodbc connection: reports ``driver`` and records what its cursors are sent."""
+
+    def __init__(self, driver: str = "libmsodbcsql-18.3.so.3.1", version: str = "18.03.0003") -> None:
+        self.info = {"driver": driver, "version": version}
+        self.sent: list[tuple[str, Any]] = []  # (what, argument): sql, params, input sizes
+
+    def getinfo(self, key: int) -> str:
+        import pyodbc
+
+        return self.info["driver" if key == pyodbc.SQL_DRIVER_NAME else "version"]
+
+    def cursor(self) -> RecordingCursor:
+        return RecordingCursor(self)
+
+
+class RecordingCursor:
     """Stands in for a driver cursor so insert_many's SQL is captured without a database."""
 
-    def __init__(self) -> None:
-        self.sql: list[str] = []
+    def __init__(self, connection: RecordingConnection | None = None) -> None:
+        self.connection = connection or RecordingConnection()
 
-    def execute(self, sql: str) -> None:
-        self.sql.append(sql)
+    def execute(self, sql: str, params: Any = None) -> None:
+        self.connection.sent += [("sql", sql), ("params", params)]
 
     def executemany(self, sql: str, rows: Any) -> None:
-        self.sql.append(sql)
+        self.connection.sent += [("sql", sql), ("rows", list(rows))]
+
+    def setinputsizes(self, sizes: Any) -> None:
+        self.connection.sent.append(("input sizes", sizes))
+
+    def close(self) -> None:
+        pass
+
+    @property
+    def statements(self) -> list[str]:
+        """Every statement sent on this cursor's connection, by any of its cursors."""
+        return [arg for what, arg in self.connection.sent if what == "sql"]
 
     @contextmanager
     def copy(self, sql: str) -> Iterator[Any]:
-        self.sql.append(sql)
+        self.connection.sent.append(("sql", sql))
         yield self
 
     def write_row(self, row: Any) -> None:
@@ -153,20 +183,21 @@ def catalog(dialect: Dialect) -> list[Entry]:
         add(sink, sink)
     add("delete_unpublished_rows", "delete_unpublished_rows", True)
     add("delete_unpublished_rows_anywhere", "delete_unpublished_rows", False)
-    add("publish_staged", "publish_staged", INSERT_COLUMNS)
-    add("publish_staged_dedup", "publish_staged", DEDUP_INSERT_COLUMNS)
+    add("publish_staged", "publish_staged", tuple(c.name for c in INSERT_COLUMNS))
+    add("publish_staged_dedup", "publish_staged", tuple(c.name for c in DEDUP_INSERT_COLUMNS))
     for name, target in (("write_unpublished", t), ("stage", dialect.staging(t))):
-        cursor = _RecordingCursor()
-        dialect.load(cursor, dialect.table(target), [*INSERT_COLUMNS, STAGE_TAG.name], [("p", "tag")])
-        entries += [Entry(name, STAGE_BUILDER, sql) for sql in cursor.sql]
-    cursor = _RecordingCursor()
+        cursor = RecordingCursor()
+        dialect.load(cursor, dialect.table(target), [*INSERT_COLUMNS, STAGE_TAG], [("p", "tag")])
+        entries += [Entry(name, STAGE_BUILDER, sql) for sql in cursor.statements]
+    cursor = RecordingCursor()
     dialect.insert_many(cursor, t, INSERT_COLUMNS, [("p",)])
-    entries += [Entry("insert", INSERT_BUILDER, sql) for sql in cursor.sql]
-    cursor = _RecordingCursor()
+    entries += [Entry("insert", INSERT_BUILDER, sql) for sql in cursor.statements]
+    cursor = RecordingCursor()
     dialect.insert_many(cursor, t, DEDUP_INSERT_COLUMNS, [("p", "k")], skip_duplicates=True)
-    assert len(cursor.sql) == len(DEDUP_INSERT_STEPS), f"{dialect.name}: the dedup insert has new steps"
+    steps = DEDUP_INSERT_STEPS.get(dialect.name, SCRATCH_INSERT_STEPS)
+    assert len(cursor.statements) == len(steps), f"{dialect.name}: the dedup insert has new steps"
     entries += [Entry(f"insert_dedup_{i}_{step}", INSERT_BUILDER, sql)
-                for i, (step, sql) in enumerate(zip(DEDUP_INSERT_STEPS, cursor.sql), 1)]
+                for i, (step, sql) in enumerate(zip(steps, cursor.statements), 1)]
     entries += _ddl(dialect)
     names = [e.name for e in entries]
     assert len(names) == len(set(names)), f"{dialect.name}: duplicate statement names"

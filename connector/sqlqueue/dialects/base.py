@@ -138,7 +138,7 @@ class Dialect(ABC):
         return conn.cursor()
 
     def insert_many(
-        self, cur: Any, table: TableName, columns: Sequence[str], rows: Iterable[Sequence[Any]],
+        self, cur: Any, table: TableName, columns: Sequence[Column], rows: Iterable[Sequence[Any]],
         skip_duplicates: bool = False,
     ) -> None:
         """Bulk insert through the engine's fast path (``load``).
@@ -150,14 +150,18 @@ class Dialect(ABC):
         if not skip_duplicates:
             self.load(cur, self.table(table), columns, rows)
             return
-        cur.execute(self.create_scratch(table, columns))
+        names = [c.name for c in columns]
+        cur.execute(self.create_scratch(table, names))
         self.load(cur, self.scratch_table, columns, rows)
-        cur.execute(self.insert_new_keys(table, columns, self.scratch_table))
+        cur.execute(self.insert_new_keys(table, names, self.scratch_table))
         cur.execute(f"DROP TABLE {self.scratch_table}")
 
-    def load(self, cur: Any, target: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-        """Insert rows into ``target`` (quoted); engines override with their fast path."""
-        names = ", ".join(self.quote(c) for c in columns)
+    def load(self, cur: Any, target: str, columns: Sequence[Column], rows: Iterable[Sequence[Any]]) -> None:
+        """Insert rows into ``target`` (quoted); engines override with their fast path.
+
+        ``columns`` carry the queue's portable types, for drivers that must be told what they bind.
+        """
+        names = ", ".join(self.quote(c.name) for c in columns)
         marks = ", ".join(self.marker for _ in columns)
         cur.executemany(f"INSERT INTO {target} ({names}) VALUES ({marks})", rows)
 
@@ -166,21 +170,21 @@ class Dialect(ABC):
         return value
 
     def map_error(self, exc: BaseException, spec: ConnectionSpec | None, connected_before: bool) -> DatabaseError:
-        """The one place a driver error becomes ours: secrets scrubbed, transient or not.
-
-        A failure to make the very first connection is never transient: it is a wrong address or
-        login, and retrying only delays the message.
-        """
+        """The one place a driver error becomes ours: secrets scrubbed, transient or not."""
         secret = spec.password if spec else None
-        transient = connected_before and self.is_transient(exc)
+        transient = self.is_transient(exc, first_connect=not connected_before)
         return DatabaseError(f"{self.name}: {redact(str(exc), secret)}", transient)
 
     @abstractmethod
     def is_driver_error(self, exc: BaseException) -> bool: ...
 
     @abstractmethod
-    def is_transient(self, exc: BaseException) -> bool:
-        """Lost connections, deadlock victims, lock timeouts: worth another try."""
+    def is_transient(self, exc: BaseException, first_connect: bool) -> bool:
+        """Lost connections, deadlock victims, lock timeouts: worth another try.
+
+        ``first_connect``: the error came from the very first connection attempt, where most
+        failures are a wrong address or login, and retrying only delays the message.
+        """
 
     # ---- shared SQL -------------------------------------------------------------------------
     def table(self, table: TableName) -> str:
@@ -255,17 +259,26 @@ class Dialect(ABC):
         lines.append(f"CONSTRAINT {q('pk_' + self.unpublished(table).name)} PRIMARY KEY ({q(STAGE_TAG.name)})")
         return self.create_table_guarded(self.unpublished(table), ",\n  ".join(lines))
 
+    def ready_index(self, table: TableName) -> str:
+        """The filtered index of ready rows, in the order the queue was created for."""
+        return f"ix_{table.name}_ready"
+
     def index_statements(self, table: TableName, order: str) -> dict[str, str]:
         """{index name: idempotent CREATE INDEX} for every index a queue table needs (see the README)."""
         t, q = table, self.quote
         key = ", ".join(f"{q(c)} {d}" for c, d in READY_INDEX_KEY[order])
-        include = [c for c in ("due_at", "priority") if c not in dict(READY_INDEX_KEY[order])]
+        # The ready index covers every column the claim's WHERE reads (stage_tag too), so rows a claim
+        # passes over are judged from the index alone, without a lookup that locks the base row.
+        include = [c for c in ("due_at", "priority") if c not in dict(READY_INDEX_KEY[order])] + [STAGE_TAG.name]
         indexes = (
-            (f"ix_{t.name}_ready", key, include, f"{q('state')} = '{READY}'", False),
+            (self.ready_index(t), key, include, f"{q('state')} = '{READY}'", False),
             (f"ix_{t.name}_claimed", f"{q('consumer')}, {q('claim_seq')}", ["lease_until"],
              f"{q('state')} = '{CLAIMED}'", False),
             (f"ix_{t.name}_done", q("completed_at"), [], f"{q('state')} = '{DONE}'", False),
             (f"ux_{t.name}_dedup", q("dedup_key"), [], f"{q('dedup_key')} IS NOT NULL", True),
+            # Rows still carrying a sink tag (unpublished, or published and not yet claimed): dropping
+            # a tag's rows outside its recorded id range seeks here instead of scanning the table.
+            (f"ix_{t.name}_tag", q(STAGE_TAG.name), [], f"{q(STAGE_TAG.name)} IS NOT NULL", False),
         )
         return {name: self.create_index_guarded(t, name, key, inc, where, unique)
                 for name, key, inc, where, unique in indexes}
@@ -437,7 +450,7 @@ class Dialect(ABC):
             f"{q('claim_seq')} = NULL, {q('completed_at')} = NULL"
         )
         where = f"{q('state')} = '{FAILED}'" + ("" if by == "all" else f" AND {q(by)} = :{by}")
-        return self.compile(f"UPDATE {self.table(table)} SET {set_sql} WHERE {where}")
+        return self.compile(f"UPDATE {self.table(table)}{self.row_lock_hints()} SET {set_sql} WHERE {where}")
 
     def count_ready(self, table: TableName) -> Statement:
         """The backlog; rows being claimed or written are skipped rather than waited for."""
@@ -479,6 +492,10 @@ class Dialect(ABC):
 
     def committed_read_hints(self) -> str:
         """Table hints for a read that sees the last committed rows, waiting for uncommitted ones."""
+        return ""
+
+    def row_lock_hints(self) -> str:
+        """Table hints for a write that must lock rows, not pages, so claims can skip past it."""
         return ""
 
     def peek(self, table: TableName, order: str, columns: Sequence[str]) -> Statement:
@@ -572,9 +589,9 @@ class Dialect(ABC):
             "VALUES (:tag, :id_after, :id_upto, :row_count)"
         )
 
-    def _tag_range(self, table: TableName) -> str:
+    def _tag_range(self, table: TableName, hints: str = "") -> str:
         tag = self.quote(STAGE_TAG.name)
-        return f"{self.table(table)} WHERE {tag} >= :lo AND {tag} <= :hi"
+        return f"{self.table(table)}{hints} WHERE {tag} >= :lo AND {tag} <= :hi"
 
     def unpublished_in(self, table: TableName) -> Statement:
         """The unpublished tags in [lo, hi], with where their rows are and how many."""
@@ -591,17 +608,18 @@ class Dialect(ABC):
         where = f"{q(STAGE_TAG.name)} = :tag"
         if ranged:
             where = f"{q('id')} > :id_after AND {q('id')} <= :id_upto AND {where}"
-        return self.compile(f"DELETE FROM {self.table(table)} WHERE {where}")
+        return self.compile(f"DELETE FROM {self.table(table)}{self.row_lock_hints()} WHERE {where}")
 
     def delete_unpublished(self, table: TableName) -> Statement:
         """One unpublished tag: its rows become claimable, unless deleted first."""
         return self.compile(
-            f"DELETE FROM {self.table(self.unpublished(table))} WHERE {self.quote(STAGE_TAG.name)} = :tag"
+            f"DELETE FROM {self.table(self.unpublished(table))}{self.row_lock_hints()} "
+            f"WHERE {self.quote(STAGE_TAG.name)} = :tag"
         )
 
     def delete_staged(self, table: TableName) -> Statement:
         """Staged rows whose tag lies in [lo, hi]."""
-        return self.compile(f"DELETE FROM {self._tag_range(self.staging(table))}")
+        return self.compile(f"DELETE FROM {self._tag_range(self.staging(table), self.row_lock_hints())}")
 
     def count_staged(self, table: TableName) -> Statement:
         """Rows one task staged, all of which publish must find."""

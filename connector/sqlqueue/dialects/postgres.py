@@ -126,8 +126,8 @@ class PostgresDialect(Dialect):
             with conn.cursor() as cur:
                 yield cur
 
-    def load(self, cur: Any, target: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-        names = ", ".join(self.quote(c) for c in columns)
+    def load(self, cur: Any, target: str, columns: Sequence[Column], rows: Iterable[Sequence[Any]]) -> None:
+        names = ", ".join(self.quote(c.name) for c in columns)
         with cur.copy(f"COPY {target} ({names}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
@@ -135,7 +135,9 @@ class PostgresDialect(Dialect):
     def is_driver_error(self, exc: BaseException) -> bool:
         return isinstance(exc, _psycopg().Error)
 
-    def is_transient(self, exc: BaseException) -> bool:
+    def is_transient(self, exc: BaseException, first_connect: bool) -> bool:
         # Class 08 connection exceptions, 57P0x shutdowns, 40001/40P01 serialization and deadlock.
+        if first_connect:
+            return False
         state = getattr(exc, "sqlstate", None) or ""
         return isinstance(exc, _psycopg().OperationalError) or state[:2] in ("08", "40") or state.startswith("57P")

@@ -122,5 +122,5 @@ class SqliteDialect(Dialect):
     def is_driver_error(self, exc: BaseException) -> bool:
         return isinstance(exc, sqlite3.Error)
 
-    def is_transient(self, exc: BaseException) -> bool:
-        return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+    def is_transient(self, exc: BaseException, first_connect: bool) -> bool:
+        return not first_connect and isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)

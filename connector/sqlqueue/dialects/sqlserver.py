@@ -1,21 +1,26 @@
-"""SQL Server through pyodbc (Microsoft ODBC Driver 18/17 or FreeTDS).
+"""SQL Server through pyodbc (Microsoft ODBC Driver 18/17 or FreeTDS): the SQL.
 
 Claims use READPAST so consumers skip each other's locked rows instead of waiting. READPAST is
 refused under READ COMMITTED when the database has READ_COMMITTED_SNAPSHOT on (Azure SQL's default)
 unless the statement also asks for READCOMMITTEDLOCK, so every READPAST here carries it.
+READPAST skips row locks, not page locks: every statement that writes queue rows asks for ROWLOCK.
 Statements that touch many rows run in chunks below the 5,000-lock escalation threshold.
+What depends on the driver (connection strings, binding, transient errors) is in ``odbc.py``.
 """
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Iterator, Sequence
+import json
+import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from ..connection import ConnectionSpec
-from ..errors import ConfigError, missing_driver
+from ..errors import SchemaError, missing_driver
 from ..identifiers import TableName
 from ..schema import Column
+from . import odbc
 from .base import Dialect, Statement, rows_in_chunks, utc_naive
 
 _TYPES = {
@@ -30,12 +35,33 @@ _PORTABLE = {
     "datetime": "timestamp", "smalldatetime": "timestamp", "datetimeoffset": "timestamp",
     "varbinary": "binary", "varbinary(max)": "binary", "binary": "binary",
 }
-# Drivers in order of preference when the URL does not name one.
-PREFERRED_DRIVERS = ("ODBC Driver 18 for SQL Server", "ODBC Driver 17 for SQL Server", "FreeTDS")
-CLAIM_HINTS = "ROWLOCK, READPAST, READCOMMITTEDLOCK"
-STRICT_HINTS = "ROWLOCK, UPDLOCK"
-# Rows per fast_executemany parameter array.
-LOAD_CHUNK_ROWS = 10_000
+# The hints NServiceBus's SQL Server transport receives with; the INDEX hint is added per queue.
+CLAIM_HINTS = "UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK"
+STRICT_HINTS = "UPDLOCK, ROWLOCK"
+# READ COMMITTED, said explicitly: a pooled connection can carry another session's level.
+SESSION_SETUP = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED"
+# OPENJSON, the bulk path, needs database compatibility level 130 (SQL Server 2016) or later.
+OPENJSON_LEVEL = 130
+
+# How the bulk path's JSON carries each portable type, and the OPENJSON column it is read into.
+# Strings arrive as NVARCHAR(MAX), so a value too long for the queue's column fails the INSERT
+# (error 2628) instead of being cut to fit; bytes travel as hex and are decoded by CONVERT style 2.
+_JSON_COLUMN = {"string": "NVARCHAR(MAX)", "text": "NVARCHAR(MAX)", "binary": "NVARCHAR(MAX)"}
+
+
+def _finite(column: Column, value: Any) -> float:
+    value = float(value)
+    if not math.isfinite(value):
+        raise SchemaError(f"column {column.name!r} holds {value}: SQL Server's FLOAT has no NaN or infinity")
+    return value
+
+
+_JSON_VALUE: dict[str, Callable[[Column, Any], Any]] = {
+    "binary": lambda column, value: bytes(value).hex(),
+    "boolean": lambda column, value: 1 if value else 0,
+    "timestamp": lambda column, value: value.isoformat(),  # ISO 8601: read the same in every language
+    "double": _finite,
+}
 
 
 def _pyodbc() -> Any:
@@ -46,38 +72,10 @@ def _pyodbc() -> Any:
     return pyodbc
 
 
-def odbc_connection_string(spec: ConnectionSpec, available: Sequence[str]) -> str:
-    """An ODBC connection string for a sqlserver:// URL (user and password appended last)."""
-    params = dict(spec.params)
-    driver = params.pop("driver", None) or next((d for d in PREFERRED_DRIVERS if d in available), None)
-    if driver is None:
-        raise ConfigError(
-            "no SQL Server ODBC driver is installed: install Microsoft's 'ODBC Driver 18 for SQL Server' "
-            "or FreeTDS (Debian: apt-get install tdsodbc), or name one with ?driver=..."
-        )
-    server = params.pop("host") + (f",{params.pop('port')}" if "port" in params else "")
-    parts = {"DRIVER": f"{{{driver}}}", "SERVER": server, "DATABASE": params.pop("database")}
-    if driver == "FreeTDS":
-        parts.setdefault("TDS_Version", "7.4")  # DATETIME2 and NVARCHAR(MAX) need TDS 7.3 or later
-    parts.update(params)
-    text = ";".join(f"{k}={v}" for k, v in parts.items())
-    return text + _credentials(spec)
-
-
-def _credentials(spec: ConnectionSpec) -> str:
-    creds = ""
-    if spec.user:
-        creds += f";UID={spec.user}"
-    if spec.password:
-        creds += ";PWD={" + spec.password.replace("}", "}}") + "}"
-    return creds
-
-
 class SqlServerDialect(Dialect):
     name = "sqlserver"
     default_chunk = 4000
     encoded_types = frozenset({"timestamp"})
-    scratch_table = "#sqlqueue_scratch"
 
     def quote(self, ident: str) -> str:
         return f"[{ident}]"
@@ -112,7 +110,8 @@ class SqlServerDialect(Dialect):
         self, table: TableName, index: str, key: str, include: Sequence[str], where: str | None, unique: bool = False,
         clustered: bool = False,
     ) -> str:
-        # A heap keeps the pages its deletes empty; a clustered staging table reuses them.
+        # Queue tables are clustered on their primary key (id). The staging table has no key of
+        # its own: clustering it on the tag makes publish and its delete seek one task's rows.
         kind = ("UNIQUE " if unique else "") + ("CLUSTERED INDEX" if clustered else "INDEX")
         included = f" INCLUDE ({', '.join(self.quote(c) for c in include)})" if include else ""
         return (
@@ -122,24 +121,31 @@ class SqlServerDialect(Dialect):
         )
 
     def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool) -> str:
+        # The claim reads through the filtered ready index, named in an INDEX hint (Hangfire pins
+        # its fetch the same way, with FORCESEEK): a scan of the clustered index would take update
+        # locks on every done or failed row it passes. FORCESEEK is not used because a FIFO or
+        # heap claim has no seek predicate (error 8622); the filter state = 'ready' is in the WHERE
+        # as a literal, so the hinted index always matches it. UPDATE's own target takes no INDEX
+        # hint (Table_Hint_Limited), so the hints go on a FROM that names the same table.
+        hints = f"{STRICT_HINTS if strict else CLAIM_HINTS}, INDEX({self.quote(self.ready_index(table))})"
         out = f"OUTPUT inserted.{self.quote('id')}"
+        t = self.table(table)
         if order == "heap":
-            return f"UPDATE TOP (:limit) {self.table(table)} WITH ({CLAIM_HINTS})\nSET {set_sql}\n{out}\nWHERE {where}"
+            return f"UPDATE TOP (:limit) {t}\nSET {set_sql}\n{out}\nFROM {t} WITH ({hints})\nWHERE {where}"
         # UPDATE has no ORDER BY: order the rows in a CTE, whose scan takes update locks.
-        hints = STRICT_HINTS if strict else f"{CLAIM_HINTS}, UPDLOCK"
         return (
-            f"WITH [batch] AS (\n  SELECT TOP (:limit) * FROM {self.table(table)} WITH ({hints})\n"
+            f"WITH [batch] AS (\n  SELECT TOP (:limit) * FROM {t} WITH ({hints})\n"
             f"  WHERE {where}\n  ORDER BY {self.order_by(order)}\n)\n"
             f"UPDATE [batch]\nSET {set_sql}\n{out}"
         )
 
     def limited_update(self, table: TableName, set_sql: str, where: str, limited: bool) -> str:
         top = "TOP (:limit) " if limited else ""
-        return f"UPDATE {top}{self.table(table)} SET {set_sql} WHERE {where}"
+        return f"UPDATE {top}{self.table(table)}{self.row_lock_hints()} SET {set_sql} WHERE {where}"
 
     def limited_delete(self, table: TableName, where: str, limited: bool) -> str:
         top = "TOP (:limit) " if limited else ""
-        return f"DELETE {top}FROM {self.table(table)} WHERE {where}"
+        return f"DELETE {top}FROM {self.table(table)}{self.row_lock_hints()} WHERE {where}"
 
     def columns_sql(self, table: TableName) -> str:
         return (
@@ -166,6 +172,14 @@ class SqlServerDialect(Dialect):
         # claims read the queue table with locks: a batch written since would look unlisted.
         return " WITH (READCOMMITTEDLOCK)"
 
+    def row_lock_hints(self) -> str:
+        # READPAST skips row locks only: a write holding a page lock would block every claim.
+        return " WITH (ROWLOCK)"
+
+    def session_setup(self, table: TableName | None = None) -> Statement:
+        """Run once per connection (Hangfire sets the same level before each fetch)."""
+        return self.compile(SESSION_SETUP)
+
     # ---- doctor ---------------------------------------------------------------------------------
     def indexes_sql(self, table: TableName) -> str:
         return (
@@ -177,12 +191,31 @@ class SqlServerDialect(Dialect):
         )
 
     def database_settings(self, table: TableName) -> Statement:
-        """(READ_COMMITTED_SNAPSHOT on, the table's lock escalation) of the current database."""
+        """(READ_COMMITTED_SNAPSHOT on, the table's lock escalation, compatibility level) of the current database."""
         return self.compile(
-            "SELECT d.is_read_committed_snapshot_on, t.lock_escalation_desc "
+            "SELECT d.is_read_committed_snapshot_on, t.lock_escalation_desc, d.compatibility_level "
             "FROM sys.databases AS d CROSS JOIN sys.tables AS t "
             "WHERE d.database_id = DB_ID() AND t.object_id = OBJECT_ID(:object_name)"
         )
+
+    def session_isolation(self, table: TableName) -> Statement:
+        """This session's isolation level (2 is READ COMMITTED); a session always sees its own row."""
+        return self.compile(
+            "SELECT transaction_isolation_level FROM sys.dm_exec_sessions WHERE session_id = @@SPID"
+        )
+
+    def compatibility_level_fix(self, table: TableName) -> Statement:
+        return self.compile(f"ALTER DATABASE CURRENT SET COMPATIBILITY_LEVEL = {OPENJSON_LEVEL}")
+
+    def estimated_plan(self, conn: Any, sql: str) -> str:
+        """The estimated plan of ``sql`` as showplan XML; the statement is compiled, not run."""
+        cur = conn.cursor()
+        cur.execute("SET SHOWPLAN_XML ON")
+        try:
+            cur.execute(sql)
+            return "".join(str(row[0]) for row in cur.fetchall())
+        finally:
+            cur.execute("SET SHOWPLAN_XML OFF")
 
     def enabled_triggers(self, table: TableName) -> Statement:
         return self.compile(
@@ -197,8 +230,12 @@ class SqlServerDialect(Dialect):
 
     def connect(self, spec: ConnectionSpec) -> Any:
         pyodbc = _pyodbc()
-        text = spec.raw + _credentials(spec) if spec.raw is not None else odbc_connection_string(spec, pyodbc.drivers())
-        return pyodbc.connect(text, autocommit=True)
+        conn = pyodbc.connect(odbc.connection_string(spec, pyodbc.drivers()), autocommit=True)
+        conn.execute(self.session_setup().sql)
+        return conn
+
+    def driver(self, conn: Any) -> odbc.Driver:
+        return odbc.driver_of(conn, _pyodbc())
 
     @contextmanager
     def transaction(self, conn: Any) -> Iterator[Any]:
@@ -214,19 +251,76 @@ class SqlServerDialect(Dialect):
         finally:
             conn.autocommit = True
 
-    def load(self, cur: Any, target: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-        # fast_executemany sends each chunk as one parameter array: one round trip per chunk.
-        cur.fast_executemany = True
-        for chunk in rows_in_chunks(rows, LOAD_CHUNK_ROWS):
-            super().load(cur, target, columns, chunk)
+    # ---- the bulk path: one JSON parameter per chunk --------------------------------------------
+    # Neither driver can be trusted with fast_executemany: FreeTDS 1.3 has no SQLDescribeParam, so
+    # pyodbc binds VARCHAR(255) (long text fails, non-ASCII is squeezed through a single-byte type,
+    # and on FreeTDS 1.3.17 short rows crash the process); Microsoft's driver does the same for a
+    # #temp table. So a chunk of rows travels as one NVARCHAR(MAX) parameter of JSON, typed by
+    # OPENJSON's WITH clause from the queue's column types: one round trip per chunk, on both drivers.
+    def _from_json(self, columns: Sequence[Column]) -> tuple[list[str], str]:
+        """Each column's value as read from the JSON parameter ``:rows``, and the FROM that reads it."""
+        q = self.quote
+        fields, values = [f"{q('n')} BIGINT '$.n'"], []
+        for i, column in enumerate(columns):
+            field = f"c{i}"
+            fields.append(f"{q(field)} {_JSON_COLUMN.get(column.type, _TYPES[column.type])} '$.{field}'")
+            value = f"r.{q(field)}"
+            values.append(f"CONVERT(VARBINARY(MAX), {value}, 2)" if column.type == "binary" else value)
+        # CAST: FreeTDS may send a long string as NTEXT, which OPENJSON does not take.
+        return values, f"OPENJSON(CAST(:rows AS NVARCHAR(MAX)))\n  WITH ({', '.join(fields)}) AS r"
+
+    def _json_insert(self, target: str, columns: Sequence[Column]) -> Statement:
+        """Insert the rows of one JSON chunk in their order (identities follow the ORDER BY)."""
+        values, source = self._from_json(columns)
+        names = ", ".join(self.quote(c.name) for c in columns)
+        return self.compile(f"INSERT INTO {target} ({names})\nSELECT {', '.join(values)}\nFROM {source}\nORDER BY r.[n]")
+
+    def _json_insert_new_keys(self, table: TableName, columns: Sequence[Column]) -> Statement:
+        """Insert the rows of one JSON chunk whose dedup keys are new: no #temp table to load."""
+        values, source = self._from_json(columns)
+        named = ", ".join(f"{v} AS {self.quote(c.name)}" for v, c in zip(values, columns))
+        rows = f"(\n  SELECT {named}\n  FROM {source}\n) AS [rows]"
+        return self.compile(self.insert_new_keys(table, [c.name for c in columns], rows))
+
+    def json_chunks(self, columns: Sequence[Column], rows: Iterable[Sequence[Any]]) -> Iterator[str]:
+        """Rows as JSON documents of at most ``default_chunk`` rows: [{"n": 0, "c0": …}, …]."""
+        convert = [(f"c{i}", c, _JSON_VALUE.get(c.type)) for i, c in enumerate(columns)]
+        for chunk in rows_in_chunks(rows, self.default_chunk or 1000):
+            doc = [
+                {"n": n, **{key: value if value is None or to is None else to(column, value)
+                            for (key, column, to), value in zip(convert, row)}}
+                for n, row in enumerate(chunk)
+            ]
+            yield json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+    def _send_json(self, cur: Any, statement: Statement, columns: Sequence[Column], rows: Iterable[Sequence[Any]]) -> None:
+        # A cursor of its own (same connection, same transaction), so its input sizes end with it.
+        pyodbc = _pyodbc()
+        sizes = self.driver(cur.connection).json_input_sizes(pyodbc)
+        loader = cur.connection.cursor()
+        try:
+            if sizes:
+                loader.setinputsizes(sizes)
+            for text in self.json_chunks(columns, rows):
+                loader.execute(statement.sql, statement.bind({"rows": text}))
+        finally:
+            loader.close()
+
+    def load(self, cur: Any, target: str, columns: Sequence[Column], rows: Iterable[Sequence[Any]]) -> None:
+        self._send_json(cur, self._json_insert(target, columns), columns, rows)
+
+    def insert_many(
+        self, cur: Any, table: TableName, columns: Sequence[Column], rows: Iterable[Sequence[Any]],
+        skip_duplicates: bool = False,
+    ) -> None:
+        if not skip_duplicates:
+            self.load(cur, self.table(table), columns, rows)
+            return
+        self._send_json(cur, self._json_insert_new_keys(table, columns), columns, rows)
 
     def encode(self, column: Column, value: Any) -> Any:
         # DATETIME2 has no zone: send UTC wall time.
         return utc_naive(value) if isinstance(value, dt.datetime) else value
-
-    def create_scratch(self, table: TableName, columns: Sequence[str]) -> str:
-        names = ", ".join(self.quote(c) for c in columns)
-        return f"SELECT {names} INTO {self.scratch_table} FROM {self.table(table)} WHERE 1 = 0"
 
     def insert_new_keys(self, table: TableName, columns: Sequence[str], source: str, where: str = "1 = 1") -> str:
         # IGNORE_DUP_KEY would do this, but SQL Server refuses it on filtered indexes (the dedup
@@ -248,7 +342,5 @@ class SqlServerDialect(Dialect):
     def is_driver_error(self, exc: BaseException) -> bool:
         return isinstance(exc, _pyodbc().Error)
 
-    def is_transient(self, exc: BaseException) -> bool:
-        # SQLSTATE 08xxx: connection lost; 40001: deadlock victim (error 1205); HYT00: timeout.
-        state = str(exc.args[0]) if getattr(exc, "args", None) else ""
-        return state.startswith("08") or state in ("40001", "HYT00", "HYT01")
+    def is_transient(self, exc: BaseException, first_connect: bool) -> bool:
+        return odbc.is_transient(exc, first_connect)

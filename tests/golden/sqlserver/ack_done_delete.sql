@@ -1,1 +1,1 @@
-DELETE FROM [dbo].[jobs] WHERE [id] = ? AND [state] = 'claimed'
+DELETE FROM [dbo].[jobs] WITH (ROWLOCK) WHERE [id] = ? AND [state] = 'claimed'

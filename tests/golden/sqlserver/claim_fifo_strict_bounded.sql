@@ -1,5 +1,5 @@
 WITH [batch] AS (
-  SELECT TOP (?) * FROM [dbo].[jobs] WITH (ROWLOCK, UPDLOCK)
+  SELECT TOP (?) * FROM [dbo].[jobs] WITH (UPDLOCK, ROWLOCK, INDEX([ix_jobs_ready]))
   WHERE [state] = 'ready' AND [due_at] <= SYSUTCDATETIME() AND ([jobs].[stage_tag] IS NULL OR NOT EXISTS (SELECT 1 FROM [dbo].[jobs_unpublished] WITH (READCOMMITTEDLOCK) WHERE [jobs_unpublished].[stage_tag] = [jobs].[stage_tag])) AND [id] <= ?
   ORDER BY [id] ASC
 )

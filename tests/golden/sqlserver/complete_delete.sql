@@ -1,1 +1,1 @@
-DELETE FROM [dbo].[jobs] WHERE [state] = 'claimed' AND [consumer] = ? AND [claim_seq] <= ?
+DELETE FROM [dbo].[jobs] WITH (ROWLOCK) WHERE [state] = 'claimed' AND [consumer] = ? AND [claim_seq] <= ?

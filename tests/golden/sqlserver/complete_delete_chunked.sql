@@ -1,1 +1,1 @@
-DELETE TOP (?) FROM [dbo].[jobs] WHERE [state] = 'claimed' AND [consumer] = ? AND [claim_seq] <= ?
+DELETE TOP (?) FROM [dbo].[jobs] WITH (ROWLOCK) WHERE [state] = 'claimed' AND [consumer] = ? AND [claim_seq] <= ?

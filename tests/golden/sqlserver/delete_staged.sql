@@ -1,1 +1,1 @@
-DELETE FROM [dbo].[jobs_staging] WHERE [stage_tag] >= ? AND [stage_tag] <= ?
+DELETE FROM [dbo].[jobs_staging] WITH (ROWLOCK) WHERE [stage_tag] >= ? AND [stage_tag] <= ?

@@ -1,1 +1,1 @@
-DELETE FROM [dbo].[jobs_unpublished] WHERE [stage_tag] = ?
+DELETE FROM [dbo].[jobs_unpublished] WITH (ROWLOCK) WHERE [stage_tag] = ?

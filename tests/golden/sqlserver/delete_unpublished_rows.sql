@@ -1,1 +1,1 @@
-DELETE FROM [dbo].[jobs] WHERE [id] > ? AND [id] <= ? AND [stage_tag] = ?
+DELETE FROM [dbo].[jobs] WITH (ROWLOCK) WHERE [id] > ? AND [id] <= ? AND [stage_tag] = ?

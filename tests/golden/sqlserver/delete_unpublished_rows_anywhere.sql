@@ -1,1 +1,1 @@
-DELETE FROM [dbo].[jobs] WHERE [stage_tag] = ?
+DELETE FROM [dbo].[jobs] WITH (ROWLOCK) WHERE [stage_tag] = ?

@@ -1,1 +1,1 @@
-DELETE TOP (?) FROM [dbo].[jobs] WHERE [state] = 'done' AND [completed_at] < ?
+DELETE TOP (?) FROM [dbo].[jobs] WITH (ROWLOCK) WHERE [state] = 'done' AND [completed_at] < ?

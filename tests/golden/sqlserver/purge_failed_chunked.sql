@@ -1,1 +1,1 @@
-DELETE TOP (?) FROM [dbo].[jobs] WHERE [state] = 'failed' AND [completed_at] < ?
+DELETE TOP (?) FROM [dbo].[jobs] WITH (ROWLOCK) WHERE [state] = 'failed' AND [completed_at] < ?

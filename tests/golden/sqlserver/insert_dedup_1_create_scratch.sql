@@ -1,1 +1,0 @@
-SELECT [payload], [dedup_key] INTO #sqlqueue_scratch FROM [dbo].[jobs] WHERE 1 = 0

@@ -1,1 +1,0 @@
-INSERT INTO #sqlqueue_scratch ([payload], [dedup_key]) VALUES (?, ?)
