@@ -116,24 +116,26 @@ def driver_of(conn: Any, pyodbc: Any) -> Driver:
 
 
 # ---- transient errors -------------------------------------------------------------------------------
-# The error numbers Microsoft.Data.SqlClient's configurable retry logic treats as transient
-# (SqlConfigurableRetryFactory's default list), less three that mean the request itself is wrong
-# (207 invalid column, 18456 login failed, 0) and so would only delay the message. Azure SQL and
-# SQL Server send them with SQLSTATE HY000 or 42000: the number is only in the message text.
+# Microsoft.Data.SqlClient's baseline transient errors (SqlConfigurableRetryFactory's default
+# list, dotnet/SqlClient src/Microsoft.Data.SqlClient/src/Microsoft/Data/SqlClient/Reliability/
+# SqlConfigurableRetryFactory.cs), plus the two transport errors its connection-open retry says
+# "might also deserve inclusion" (10053, 10054; SqlConnectionInternal.cs). Azure SQL and SQL Server
+# send most of them with SQLSTATE HY000 or 42000 (FreeTDS even reports a deadlock as 42000): the
+# number is only in the message text.
 TRANSIENT_ERRORS = frozenset({
+    233, 997,  # transport errors before or during login
     1204,  # cannot obtain a LOCK resource
     1205,  # deadlock victim
     1222,  # lock request time-out
-    49918, 49919, 49920,  # not enough resources / too many operations (Azure)
     4060,  # cannot open database (a failover moves it; see FIRST_CONNECT_FATAL)
-    4221,  # login to a read-secondary waiting for versioning
-    40143, 40540, 40197,  # the service encountered an error processing the request (failover)
-    40613,  # database not currently available
-    40501,  # service busy
-    10928, 10929,  # resource limits reached / server too busy
+    4221,  # login to a read-secondary waiting for row versioning
     10053, 10054, 10060,  # transport errors: connection aborted, reset, timed out
-    997, 233, 64, 20,  # login-time transport errors
-    -2,  # execution time-out
+    10928, 10929,  # resource limit reached / server too busy
+    40143, 40197, 40540,  # the service encountered an error processing the request (reconfiguration)
+    40501,  # service busy (throttling)
+    40613,  # database not currently available
+    42108, 42109,  # serverless database waking up
+    49918, 49919, 49920,  # not enough resources / too many operations
 })
 # On a first connection these are a wrong database name, not a failover: fail at once.
 FIRST_CONNECT_FATAL = frozenset({4060})
