@@ -7,15 +7,22 @@ pinned); this module holds the judgement. The doctor connects without changing a
 from __future__ import annotations
 
 import datetime as dt
+import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from .dialects.odbc import FREETDS_DESCRIBES_PARAMS, Driver
 from .queue import Queue
 from .schema import CLAIMED, READY, READY_INDEX_KEY
 
 PROBLEM, NOTE, OK = "problem", "note", "ok"
 # PostgreSQL: dead row versions worth a finding once they pass this and outnumber the live rows.
 DEAD_TUPLES_WORTH_A_LOOK = 1000
+# SQL Server: sys.dm_exec_sessions.transaction_isolation_level values.
+ISOLATION_LEVELS = {0: "unspecified", 1: "READ UNCOMMITTED", 2: "READ COMMITTED", 3: "REPEATABLE READ",
+                    4: "SERIALIZABLE", 5: "SNAPSHOT"}
+OPENJSON_LEVEL = 130
+_SHOWPLAN = "{http://schemas.microsoft.com/sqlserver/2004/07/showplan}"
 
 
 @dataclass(frozen=True)
@@ -43,7 +50,7 @@ class Index:
 def examine(queue: Queue, order: str) -> list[Finding]:
     """Every finding for the queue table, whose claims use ``order``."""
     findings = list(_indexes(queue, order))
-    findings += list(_ENGINE_CHECKS[queue.dialect.name](queue))
+    findings += list(_ENGINE_CHECKS[queue.dialect.name](queue, order))
     return findings
 
 
@@ -67,9 +74,76 @@ def _indexes(queue: Queue, order: str) -> Iterator[Finding]:
             yield Finding(PROBLEM, f"{state} index", problem, (create[name],))
 
 
-def _sqlserver(queue: Queue) -> Iterator[Finding]:
+def indexes_read(showplan_xml: str, table: str) -> set[tuple[str, str]]:
+    """(physical operator, index) of every scan or seek of ``table`` in an estimated plan."""
+    read = set()
+    for op in ElementTree.fromstring(showplan_xml).iter(f"{_SHOWPLAN}RelOp"):
+        for scan in op.findall(f"{_SHOWPLAN}IndexScan"):
+            for obj in scan.findall(f"{_SHOWPLAN}Object"):
+                if obj.get("Table", "").strip("[]") == table:
+                    read.add((op.get("PhysicalOp", ""), obj.get("Index", "").strip("[]")))
+    return read
+
+
+def _claim_plan(queue: Queue, order: str) -> Iterator[Finding]:
+    ready = queue.dialect.ready_index(queue.table)
+    read = indexes_read(queue.claim_plan(order), queue.table.name)
+    if any(index == ready for _, index in read) and not any(op == "Clustered Index Scan" for op, _ in read):
+        yield Finding(OK, "claim plan", f"the claim's estimated plan reads the ready rows through {ready}")
+        return
+    shown = ", ".join(f"{op} on {index}" for op, index in sorted(read)) or "no index of the table"
+    yield Finding(
+        PROBLEM, "claim plan",
+        f"the claim's estimated plan reads {shown}, not the ready index {ready}: it passes done and failed rows "
+        "and holds update locks on them; create the ready index for this order (or drop a conflicting one)",
+        (queue.dialect.index_statements(queue.table, order)[ready],),
+    )
+
+
+def _driver(queue: Queue) -> Iterator[Finding]:
+    reported = queue.driver()
+    name, _, version = reported.rpartition(" ")
+    driver = Driver(name, version)
+    if not driver.freetds:
+        yield Finding(OK, "driver", reported)
+        return
+    old = "" if driver.describes_params else (
+        f" Before {'.'.join(map(str, FREETDS_DESCRIBES_PARAMS))} FreeTDS cannot describe parameters, so "
+        "pyodbc's fast_executemany binds VARCHAR(255) and can crash the process: sqlqueue never uses it and sends "
+        "bulk rows as one NVARCHAR(MAX) JSON parameter per chunk instead."
+    )
+    yield Finding(
+        NOTE, "driver",
+        f"{reported}.{old} FreeTDS checks the server's TLS certificate only when a CA file is configured "
+        "(freetds.conf 'ca file'); see conf/sqlserver-freetds.toml",
+    )
+
+
+def _sqlserver(queue: Queue, order: str) -> Iterator[Finding]:
     d, t = queue.dialect, queue.table
-    snapshot, escalation = queue.facts("database_settings")[0]
+    yield from _driver(queue)
+    (level,) = queue.facts("session_isolation")[0]
+    if level == 2:
+        yield Finding(OK, "isolation level", "the session runs at READ COMMITTED")
+    else:
+        yield Finding(
+            PROBLEM, "isolation level",
+            f"the session runs at {ISOLATION_LEVELS.get(level, level)}, not READ COMMITTED, although sqlqueue sets "
+            "it when it connects (a login trigger or the driver's setup changed it): READPAST is refused outside "
+            "READ COMMITTED and REPEATABLE READ (error 650)",
+            (d.session_setup(t).sql,),
+        )
+    snapshot, escalation, compatibility = queue.facts("database_settings")[0]
+    if compatibility < OPENJSON_LEVEL:
+        yield Finding(
+            PROBLEM, "compatibility level",
+            f"the database's compatibility level is {compatibility}: sqlqueue enqueues through OPENJSON, which needs "
+            f"{OPENJSON_LEVEL} (SQL Server 2016) or later; raising it changes how every query of the database is "
+            "optimised, so test the workload first",
+            (d.compatibility_level_fix(t).sql,),
+        )
+    else:
+        yield Finding(OK, "compatibility level", f"compatibility level {compatibility} has OPENJSON")
     if snapshot:
         yield Finding(
             NOTE, "read committed snapshot",
@@ -99,9 +173,10 @@ def _sqlserver(queue: Queue) -> Iterator[Finding]:
             "SQL Server refuses on a table with enabled triggers (error 334); move its work elsewhere or disable it",
             (d.disable_trigger(t, trigger).sql,),
         )
+    yield from _claim_plan(queue, order)
 
 
-def _postgres(queue: Queue) -> Iterator[Finding]:
+def _postgres(queue: Queue, order: str) -> Iterator[Finding]:
     d, t = queue.dialect, queue.table
     rows = queue.facts("vacuum_stats")
     if not rows:
@@ -121,7 +196,7 @@ def _postgres(queue: Queue) -> Iterator[Finding]:
         yield Finding(OK, "dead tuples", summary)
 
 
-def _sqlite(queue: Queue) -> Iterator[Finding]:
+def _sqlite(queue: Queue, order: str) -> Iterator[Finding]:
     (mode,) = queue.facts("journal_mode")[0]
     if str(mode).lower() != "wal":
         yield Finding(
@@ -134,7 +209,7 @@ def _sqlite(queue: Queue) -> Iterator[Finding]:
         yield Finding(OK, "journal mode", "journal_mode is WAL")
 
 
-_ENGINE_CHECKS: dict[str, Callable[[Queue], Iterator[Finding]]] = {
+_ENGINE_CHECKS: dict[str, Callable[[Queue, str], Iterator[Finding]]] = {
     "sqlserver": _sqlserver, "postgres": _postgres, "sqlite": _sqlite,
 }
 

@@ -316,6 +316,20 @@ class Queue:
         """Rows completed since a time and kept as done (completion=keep)."""
         return self._fetch(self.statement("count_done_since"), {"since": self._time(since)})[0][0]
 
+    def claim_plan(self, order: str) -> str:
+        """The estimated plan of this queue's claim in ``order``, with example values (SQL Server)."""
+        statement = self.statement("claim", order, False, False)
+        example = {"limit": 1000, "consumer": "sqlqueue-doctor", "seq": 1, "lease_seconds": 300}
+        conn = self.conn
+        with self._errors():
+            return self.dialect.estimated_plan(conn, self.dialect.inline(statement, example))
+
+    def driver(self) -> str:
+        """The database driver and its version, as the driver reports them."""
+        conn = self.conn
+        with self._errors():
+            return self.dialect.describe_driver(conn)
+
     def facts(self, builder: str) -> list[tuple]:
         """Rows of one of the dialect's catalog queries about this table and its database."""
         return self._fetch(self.statement(builder), self._names())

@@ -1,6 +1,8 @@
 """The doctor's judgement on SQL Server, from the facts its (parsed, pinned) queries would return.
 
-No SQL Server runs here: a stand-in queue answers each catalog query with prepared rows.
+No SQL Server runs here: a stand-in queue answers each catalog query with prepared rows, reports a
+driver, and returns showplan XML shaped like SQL Server's (namespace and RelOp/IndexScan/Object
+elements of the showplan schema).
 """
 from __future__ import annotations
 
@@ -15,22 +17,54 @@ HEALTHY_INDEXES = [("ix_jobs_ready", "([state]='ready')", "id"), ("ix_jobs_claim
                    ("pk_jobs", None, "id")]
 
 
+MICROSOFT = "libmsodbcsql-18.3.so.3.1 18.03.0003"
+
+
+def showplan(*reads: tuple[str, str]) -> str:
+    """A minimal estimated plan whose operators read ``(physical operator, index)`` of dbo.jobs."""
+    ops = "".join(
+        f'<RelOp PhysicalOp="{op}" LogicalOp="{op}"><IndexScan Ordered="true">'
+        f'<Object Database="[q]" Schema="[dbo]" Table="[jobs]" Index="[{index}]" IndexKind="NonClustered"/>'
+        "</IndexScan></RelOp>"
+        for op, index in reads
+    )
+    return (
+        '<ShowPlanXML xmlns="http://schemas.microsoft.com/sqlserver/2004/07/showplan" Version="1.564">'
+        '<BatchSequence><Batch><Statements><StmtSimple StatementType="UPDATE"><QueryPlan>'
+        f'<RelOp PhysicalOp="Clustered Index Update" LogicalOp="Update">{ops}</RelOp>'
+        "</QueryPlan></StmtSimple></Statements></Batch></BatchSequence></ShowPlanXML>"
+    )
+
+
+SEEKS_READY = showplan(("Index Scan", "ix_jobs_ready"), ("Clustered Index Seek", "pk_jobs"))
+
+
 @dataclass
 class FactsQueue:
     """Answers Queue.facts(builder) from a dict; everything else the doctor uses is real."""
 
     answers: dict[str, list[tuple]] = field(default_factory=dict)
+    plan: str = SEEKS_READY
+    reported_driver: str = MICROSOFT
     dialect: SqlServerDialect = field(default_factory=SqlServerDialect)
     table: TableName = TABLE
 
     def facts(self, builder: str) -> list[tuple]:
         return self.answers[builder]
 
+    def claim_plan(self, order: str) -> str:
+        return self.plan
 
-def findings(**answers: list[tuple]) -> dict[str, tuple[str, tuple[str, ...]]]:
-    facts = {"table_indexes": HEALTHY_INDEXES, "database_settings": [(False, "DISABLE")], "enabled_triggers": []}
+    def driver(self) -> str:
+        return self.reported_driver
+
+
+def findings(plan: str = SEEKS_READY, driver: str = MICROSOFT, **answers: list[tuple]) -> dict[str, tuple[str, tuple[str, ...]]]:
+    facts = {"table_indexes": HEALTHY_INDEXES, "database_settings": [(False, "DISABLE", 160)], "enabled_triggers": [],
+             "session_isolation": [(2,)]}
     facts.update(answers)
-    return {f.check: (f.severity, f.fix) for f in examine(FactsQueue(facts), "fifo") if f.severity != "ok"}
+    queue = FactsQueue(facts, plan, driver)
+    return {f.check: (f.severity, f.fix) for f in examine(queue, "fifo") if f.severity != "ok"}  # type: ignore[arg-type]
 
 
 def test_a_healthy_table_has_no_findings():
@@ -38,13 +72,13 @@ def test_a_healthy_table_has_no_findings():
 
 
 def test_read_committed_snapshot_is_a_note_because_claims_carry_readcommittedlock():
-    assert findings(database_settings=[(True, "DISABLE")]) == {
+    assert findings(database_settings=[(True, "DISABLE", 160)]) == {
         "read committed snapshot": (NOTE, ("ALTER DATABASE CURRENT SET READ_COMMITTED_SNAPSHOT OFF WITH ROLLBACK IMMEDIATE",)),
     }
 
 
 def test_lock_escalation_left_on_is_a_problem_fixed_by_disabling_it():
-    assert findings(database_settings=[(False, "TABLE")]) == {
+    assert findings(database_settings=[(False, "TABLE", 160)]) == {
         "lock escalation": (PROBLEM, ("ALTER TABLE [dbo].[jobs] SET (LOCK_ESCALATION = DISABLE)",)),
     }
 
@@ -62,3 +96,39 @@ def test_a_claim_without_a_filtered_ready_index_is_a_problem_fixed_by_creating_i
 
 def test_a_clustered_key_that_starts_with_the_state_serves_the_claim():
     assert findings(table_indexes=[("cx_jobs", None, "state")]) == {}
+
+
+def test_a_claim_plan_that_scans_the_clustered_index_is_a_problem_fixed_by_the_ready_index():
+    severity, fix = findings(plan=showplan(("Clustered Index Scan", "pk_jobs")))["claim plan"]
+    assert severity == PROBLEM and fix == (SqlServerDialect().index_statements(TABLE, "fifo")["ix_jobs_ready"],)
+
+
+def test_a_session_not_at_read_committed_is_a_problem_fixed_by_setting_it():
+    assert findings(session_isolation=[(4,)]) == {
+        "isolation level": (PROBLEM, ("SET TRANSACTION ISOLATION LEVEL READ COMMITTED",)),
+    }
+
+
+def test_a_compatibility_level_below_openjson_is_a_problem():
+    assert findings(database_settings=[(False, "DISABLE", 120)]) == {
+        "compatibility level": (PROBLEM, ("ALTER DATABASE CURRENT SET COMPATIBILITY_LEVEL = 130",)),
+    }
+
+
+def test_freetds_is_named_with_its_version_and_what_it_means_for_binding_and_tls():
+    queue = FactsQueue({"table_indexes": HEALTHY_INDEXES, "database_settings": [(False, "DISABLE", 160)],
+                        "enabled_triggers": [], "session_isolation": [(2,)]}, reported_driver="libtdsodbc.so 01.03.0017")
+    (driver,) = [f for f in examine(queue, "fifo") if f.check == "driver"]  # type: ignore[arg-type]
+    assert driver.severity == NOTE
+    assert "libtdsodbc.so 01.03.0017" in driver.message and "fast_executemany" in driver.message
+    assert "CA file" in driver.message
+
+
+def test_the_claim_goes_to_showplan_with_literal_values_and_still_parses():
+    from tests.unit.test_tsql_parses import tsql_problems
+
+    dialect = SqlServerDialect()
+    sql = dialect.inline(dialect.claim(TABLE, "fifo", False, False),
+                         {"limit": 1000, "consumer": "o'brien", "seq": 1, "lease_seconds": 300})
+    assert "?" not in sql and "TOP (1000)" in sql and "[consumer] = N'o''brien'" in sql
+    assert tsql_problems(sql) == []

@@ -207,6 +207,20 @@ class SqlServerDialect(Dialect):
     def compatibility_level_fix(self, table: TableName) -> Statement:
         return self.compile(f"ALTER DATABASE CURRENT SET COMPATIBILITY_LEVEL = {OPENJSON_LEVEL}")
 
+    def inline(self, statement: Statement, values: dict[str, Any]) -> str:
+        """``statement`` with literal values for its markers: SHOWPLAN_XML shows only "EXECUTE PROC"
+        for a statement sent with parameters (sp_executesql), not the plan inside it."""
+        literals = iter(
+            str(int(v)) if isinstance(v, int) else "N'" + str(v).replace("'", "''") + "'"
+            for v in statement.bind(values)
+        )
+        return "".join(part + (next(literals) if i < len(statement.names) else "")
+                       for i, part in enumerate(statement.sql.split(self.marker)))
+
+    def describe_driver(self, conn: Any) -> str:
+        driver = self.driver(conn)
+        return f"{driver.name} {driver.version}"
+
     def estimated_plan(self, conn: Any, sql: str) -> str:
         """The estimated plan of ``sql`` as showplan XML; the statement is compiled, not run."""
         cur = conn.cursor()
