@@ -32,6 +32,9 @@ GO
 GRANT SELECT, INSERT, DELETE ON OBJECT::[dbo].[sqlqueue_sink_ledger] TO [sqlqueue_queue_user];
 GO
 -- sqlqueue doctor reads index filters and trigger state: metadata that needs VIEW DEFINITION.
--- enqueue's dedup #scratch table lives in tempdb, which every user may use.
 GRANT VIEW DEFINITION ON OBJECT::[dbo].[orders] TO [sqlqueue_queue_user];
+GO
+-- sqlqueue doctor asks for the claim's estimated plan (SET SHOWPLAN_XML ON): SHOWPLAN permission.
+-- It runs nothing; a login without it gets a doctor error instead of that one finding.
+GRANT SHOWPLAN TO [sqlqueue_queue_user];
 GO
