@@ -90,3 +90,60 @@ def test_a_mapped_error_keeps_no_password():
     exc = pyodbc.Error("28000", f"[28000] {MS18}Login failed; PWD={{hunter2}} (18456) (SQLDriverConnect)")
     mapped = SqlServerDialect().map_error(exc, None, connected_before=False)
     assert "hunter2" not in str(mapped) and not mapped.transient
+
+
+# ---- through the real Queue and RetryPolicy ---------------------------------------------------------
+class Connection:
+    """What pyodbc.connect returns, recording what sqlqueue runs on it."""
+
+    def __init__(self) -> None:
+        self.executed: list[str] = []
+
+    def execute(self, sql: str) -> None:
+        self.executed.append(sql)
+
+    def close(self) -> None:
+        pass
+
+
+def queue_meeting(monkeypatch, *failures: tuple[str, str]):
+    """A SQL Server queue whose first connection attempts fail with ``failures``, then succeed."""
+    from sqlqueue.connection import parse_connection
+    from sqlqueue.identifiers import TableName
+    from sqlqueue.queue import Queue
+
+    attempts: list[str] = []
+    pending = list(failures)
+
+    def connect(text: str, autocommit: bool) -> Connection:
+        attempts.append(text)
+        if pending:
+            raise pyodbc.Error(*pending.pop(0))
+        return Connection()
+
+    monkeypatch.setattr(pyodbc, "connect", connect)
+    monkeypatch.setattr(pyodbc, "drivers", lambda: ["ODBC Driver 18 for SQL Server"])
+    spec = parse_connection("sqlserver://db.example:1433/queues", user="app", password="hunter2")
+    return Queue(spec, TableName("jobs", "dbo")), attempts
+
+
+def test_a_first_connection_meeting_a_failover_is_retried_and_then_works(monkeypatch):
+    from sqlqueue.retry import RetryPolicy
+
+    failover = [r for r in RETRIED if r[0] == "database not available"][0][1:]
+    queue, attempts = queue_meeting(monkeypatch, failover)
+    conn = RetryPolicy(attempts=3, backoff_ms=0).run(lambda: queue.conn, "connecting")
+    assert len(attempts) == 2
+    assert conn.executed == ["SET TRANSACTION ISOLATION LEVEL READ COMMITTED"]
+
+
+@pytest.mark.parametrize("label", ["wrong password", "unknown database"])
+def test_a_first_connection_with_a_wrong_login_or_database_fails_after_one_attempt(monkeypatch, label):
+    from sqlqueue.errors import DatabaseError
+    from sqlqueue.retry import RetryPolicy
+
+    failure = [r for r in FAILS_AT_ONCE if r[0] == label][0][1:]
+    queue, attempts = queue_meeting(monkeypatch, failure)
+    with pytest.raises(DatabaseError) as caught:
+        RetryPolicy(attempts=3, backoff_ms=0).run(lambda: queue.conn, "connecting")
+    assert len(attempts) == 1 and "hunter2" not in str(caught.value)
