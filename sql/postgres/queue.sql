@@ -32,8 +32,6 @@ CREATE INDEX IF NOT EXISTS "ix_jobs_done" ON "jobs" ("completed_at") WHERE "stat
 
 CREATE UNIQUE INDEX IF NOT EXISTS "ux_jobs_dedup" ON "jobs" ("dedup_key") WHERE "dedup_key" IS NOT NULL;
 
-CREATE INDEX IF NOT EXISTS "ix_jobs_tag" ON "jobs" ("stage_tag") WHERE "stage_tag" IS NOT NULL;
-
 CREATE UNLOGGED TABLE IF NOT EXISTS "jobs_staging" (
   "stage_tag" varchar(400) NOT NULL,
   "priority" integer,

@@ -60,6 +60,8 @@ class Dialect(ABC):
     encoded_types: frozenset[str] = frozenset()
     # Where insert_many(skip_duplicates=True) loads rows before keeping the new ones.
     scratch_table = "sqlqueue_scratch"
+    # Whether queue rows get an index on their sink tag (see SqlServerDialect for why).
+    indexes_row_tags = False
 
     # ---- spelling: what subclasses vary -------------------------------------------------------
     @abstractmethod
@@ -276,10 +278,11 @@ class Dialect(ABC):
              f"{q('state')} = '{CLAIMED}'", False),
             (f"ix_{t.name}_done", q("completed_at"), [], f"{q('state')} = '{DONE}'", False),
             (f"ux_{t.name}_dedup", q("dedup_key"), [], f"{q('dedup_key')} IS NOT NULL", True),
+        )
+        if self.indexes_row_tags:
             # Rows still carrying a sink tag (unpublished, or published and not yet claimed): dropping
             # a tag's rows outside its recorded id range seeks here instead of scanning the table.
-            (f"ix_{t.name}_tag", q(STAGE_TAG.name), [], f"{q(STAGE_TAG.name)} IS NOT NULL", False),
-        )
+            indexes += ((f"ix_{t.name}_tag", q(STAGE_TAG.name), [], f"{q(STAGE_TAG.name)} IS NOT NULL", False),)
         return {name: self.create_index_guarded(t, name, key, inc, where, unique)
                 for name, key, inc, where, unique in indexes}
 

@@ -76,6 +76,10 @@ class SqlServerDialect(Dialect):
     name = "sqlserver"
     default_chunk = 4000
     encoded_types = frozenset({"timestamp"})
+    # A delete that scans for a tag's rows reads past rows claims hold with update locks, and can
+    # deadlock with them: seek instead. (On PostgreSQL the index cost the sink 35% of its speed for
+    # a delete that rarely runs, so only SQL Server has it.)
+    indexes_row_tags = True
 
     def quote(self, ident: str) -> str:
         return f"[{ident}]"
