@@ -55,7 +55,7 @@ def examine(queue: Queue, order: str) -> list[Finding]:
 
 
 def _indexes(queue: Queue, order: str) -> Iterator[Finding]:
-    indexes = [Index(*row) for row in queue.facts("table_indexes")]
+    indexes = [Index(*row) for row in queue.facts(queue.dialect.table_indexes)]
     create = queue.dialect.index_statements(queue.table, order)
     t = queue.table.name
     needs = (
@@ -122,7 +122,7 @@ def _driver(queue: Queue) -> Iterator[Finding]:
 def _sqlserver(queue: Queue, order: str) -> Iterator[Finding]:
     d, t = queue.dialect, queue.table
     yield from _driver(queue)
-    (level,) = queue.facts("session_isolation")[0]
+    (level,) = queue.facts(queue.dialect.session_isolation)[0]
     if level == 2:
         yield Finding(OK, "isolation level", "the session runs at READ COMMITTED")
     else:
@@ -133,7 +133,7 @@ def _sqlserver(queue: Queue, order: str) -> Iterator[Finding]:
             "READ COMMITTED and REPEATABLE READ (error 650)",
             (d.session_setup(t).sql,),
         )
-    snapshot, escalation, compatibility = queue.facts("database_settings")[0]
+    snapshot, escalation, compatibility = queue.facts(queue.dialect.database_settings)[0]
     if compatibility < OPENJSON_LEVEL:
         yield Finding(
             PROBLEM, "compatibility level",
@@ -166,7 +166,7 @@ def _sqlserver(queue: Queue, order: str) -> Iterator[Finding]:
         )
     else:
         yield Finding(OK, "lock escalation", "lock escalation is DISABLE")
-    for (trigger,) in queue.facts("enabled_triggers"):
+    for (trigger,) in queue.facts(queue.dialect.enabled_triggers):
         yield Finding(
             PROBLEM, "trigger",
             f"trigger {trigger} is enabled: claims return their rows with UPDATE ... OUTPUT (without INTO), which "
@@ -178,7 +178,7 @@ def _sqlserver(queue: Queue, order: str) -> Iterator[Finding]:
 
 def _postgres(queue: Queue, order: str) -> Iterator[Finding]:
     d, t = queue.dialect, queue.table
-    rows = queue.facts("vacuum_stats")
+    rows = queue.facts(queue.dialect.vacuum_stats)
     if not rows:
         return
     live, dead, last_autovacuum, last_vacuum = rows[0]
@@ -197,7 +197,7 @@ def _postgres(queue: Queue, order: str) -> Iterator[Finding]:
 
 
 def _sqlite(queue: Queue, order: str) -> Iterator[Finding]:
-    (mode,) = queue.facts("journal_mode")[0]
+    (mode,) = queue.facts(queue.dialect.journal_mode)[0]
     if str(mode).lower() != "wal":
         yield Finding(
             PROBLEM, "journal mode",

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
+from .dialects.base import Statement
 from .errors import DatabaseError
 from .queue import Ack, Queue
 from .schema import Column
@@ -69,6 +70,8 @@ class Producer:
 
     def __init__(self, queue: Queue, writer_id: str, run_id: str = "") -> None:
         self.queue = queue
+        self.table = queue.table
+        self.sql = queue.dialect
         self.writer_id = writer_id
         self._writer_key = _hex(writer_id, 16)
         self._run_key = _hex(run_id, 8)
@@ -76,8 +79,8 @@ class Producer:
     def __repr__(self) -> str:
         return f"Producer({self.writer_id!r} into {self.queue})"
 
-    def _run(self, cur: Any, builder: str, *shape: Any, **values: Any) -> Any:
-        statement = self.queue.statement(builder, *shape)
+    @staticmethod
+    def _run(cur: Any, statement: Statement, **values: Any) -> Any:
         cur.execute(statement.sql, statement.bind(values))
         return cur
 
@@ -89,16 +92,16 @@ class Producer:
         return f"{self._batch_prefix(batch_id)}{self._run_key}{task_id:08x}{attempt:012x}"
 
     def _ledger_key(self, batch_id: int) -> dict[str, Any]:
-        return {"queue": str(self.queue.table), "writer": self.writer_id, "batch": batch_id}
+        return {"queue": str(self.table), "writer": self.writer_id, "batch": batch_id}
 
     def _published(self, cur: Any, batch_id: int) -> bool:
-        return self._run(cur, "ledger_contains", **self._ledger_key(batch_id)).fetchone()[0] > 0
+        return self._run(cur, self.sql.ledger_contains(self.table), **self._ledger_key(batch_id)).fetchone()[0] > 0
 
     def _record_batch(self, cur: Any, batch_id: int, row_count: int) -> None:
         """Enter the batch in the ledger and forget entries Spark can no longer replay."""
         key = self._ledger_key(batch_id)
-        self._run(cur, "ledger_record", **key, row_count=row_count)
-        self._run(cur, "ledger_prune", **key, before=batch_id - LEDGER_KEEP)
+        self._run(cur, self.sql.ledger_record(self.table), **key, row_count=row_count)
+        self._run(cur, self.sql.ledger_prune(self.table), **key, before=batch_id - LEDGER_KEEP)
 
     def _drop(self, cur: Any, lo: str, hi: str, publishing: Collection[str] = ()) -> int:
         """Delete what tags in [lo, hi] wrote, except the unpublished rows of ``publishing``,
@@ -110,18 +113,20 @@ class Producer:
         hold an update lock on one of its rows; taking all rows before any tag means publish
         waits for that claim rather than the two waiting for each other.
         """
-        deleted = max(self._run(cur, "delete_staged", lo=lo, hi=hi).rowcount, 0)
-        listed = self._run(cur, "unpublished_in", lo=lo, hi=hi).fetchall()
+        deleted = max(self._run(cur, self.sql.delete_staged(self.table), lo=lo, hi=hi).rowcount, 0)
+        listed = self._run(cur, self.sql.unpublished_in(self.table), lo=lo, hi=hi).fetchall()
         for tag, id_after, id_upto, count in listed:
             if tag in publishing:
                 continue
-            ranged = self._run(cur, "delete_unpublished_rows", True, tag=tag, id_after=id_after, id_upto=id_upto)
+            ranged = self._run(
+                cur, self.sql.delete_unpublished_rows(self.table, True), tag=tag, id_after=id_after, id_upto=id_upto
+            )
             dropped = max(ranged.rowcount, 0)
             if dropped < count:  # ids outside the range: given explicitly, or from a cached sequence
-                dropped += max(self._run(cur, "delete_unpublished_rows", False, tag=tag).rowcount, 0)
+                dropped += max(self._run(cur, self.sql.delete_unpublished_rows(self.table, False), tag=tag).rowcount, 0)
             deleted += dropped
         for tag, *_ in listed:
-            self._run(cur, "delete_unpublished", tag=tag)
+            self._run(cur, self.sql.delete_unpublished(self.table), tag=tag)
         return deleted
 
     # ---- the protocol ---------------------------------------------------------------------------
@@ -153,11 +158,11 @@ class Producer:
             if _keyed(columns):
                 self.queue.stage(cur, columns, counted, tag)
             else:
-                id_after = self._run(cur, "last_id").fetchone()[0]
+                id_after = self._run(cur, self.sql.last_id(self.table)).fetchone()[0]
                 self.queue.insert_tagged(cur, columns, counted, tag)
-                id_upto = self._run(cur, "last_id").fetchone()[0]
-                self._run(cur, "register_unpublished", tag=tag, id_after=id_after, id_upto=id_upto,
-                          row_count=counted.count)
+                id_upto = self._run(cur, self.sql.last_id(self.table)).fetchone()[0]
+                self._run(cur, self.sql.register_unpublished(self.table), tag=tag, id_after=id_after,
+                          id_upto=id_upto, row_count=counted.count)
         return Staged(tag, counted.count)
 
     def _check(self, batch_id: int, task: Staged, found: int) -> None:
@@ -173,10 +178,10 @@ class Producer:
 
     def _publish_staged(self, cur: Any, batch_id: int, columns: Sequence[Column], tasks: Sequence[Staged]) -> int:
         """Copy staged rows into the queue, keeping new dedup keys only; how many were copied."""
-        publish = self.queue.statement("publish_staged", tuple(c.name for c in columns))
+        publish = self.sql.publish_staged(self.table, tuple(c.name for c in columns))
         published = 0
         for task in tasks:
-            self._check(batch_id, task, self._run(cur, "count_staged", tag=task.tag).fetchone()[0])
+            self._check(batch_id, task, self._run(cur, self.sql.count_staged(self.table), tag=task.tag).fetchone()[0])
             cur.execute(publish.sql, publish.bind({"tag": task.tag}))
             published += max(cur.rowcount, 0)
         return published
@@ -184,7 +189,7 @@ class Producer:
     def _check_unpublished(self, cur: Any, batch_id: int, tasks: Sequence[Staged]) -> int:
         batch = self._batch_prefix(batch_id)
         listed = {tag: count for tag, _, _, count in
-                  self._run(cur, "unpublished_in", lo=batch, hi=batch + _PAST_HEX).fetchall()}
+                  self._run(cur, self.sql.unpublished_in(self.table), lo=batch, hi=batch + _PAST_HEX).fetchall()}
         for task in tasks:
             self._check(batch_id, task, listed.get(task.tag, 0))
         return sum(t.rows for t in tasks)

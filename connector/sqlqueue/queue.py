@@ -49,7 +49,6 @@ class Queue:
         self._inspecting = inspecting
         self._conn: Any = None
         self._connected_before = False
-        self._statements: dict[tuple, Statement] = {}
 
     def __repr__(self) -> str:
         return f"Queue({self.table} at {self.spec.display})"
@@ -94,13 +93,6 @@ class Queue:
             cur = self.dialect.autocommit_cursor(conn)
             cur.execute(statement.sql, statement.bind(values))
             return [tuple(r) for r in cur.fetchall()]
-
-    def statement(self, kind: str, *args: Any) -> Statement:
-        """Build each statement shape once per queue."""
-        key = (kind, *args)
-        if key not in self._statements:
-            self._statements[key] = getattr(self.dialect, kind)(self.table, *args)
-        return self._statements[key]
 
     # ---- schema -------------------------------------------------------------------------------
     def create(self, domain: Sequence[Column] = (Column("payload", "text"),), order: str = "fifo") -> None:
@@ -189,7 +181,7 @@ class Queue:
         Each chunk commits on its own: a crash between chunks leaves rows tagged with ``seq``,
         which the claim protocol finds and serves before claiming more.
         """
-        statement = self.statement("claim", order, strict, max_id is not None)
+        statement = self.dialect.claim(self.table, order, strict, max_id is not None)
         chunk = chunk or self.dialect.default_chunk or limit
         values = {"consumer": consumer, "seq": seq, "lease_seconds": lease_seconds, "max_id": max_id}
         claimed = 0
@@ -204,12 +196,12 @@ class Queue:
         return claimed
 
     def count_claimed(self, consumer: str, seq: int) -> int:
-        return self._fetch(self.statement("count_tagged"), {"consumer": consumer, "seq": seq})[0][0]
+        return self._fetch(self.dialect.count_tagged(self.table), {"consumer": consumer, "seq": seq})[0][0]
 
     def partition_bounds(self, consumer: str, after_seq: int, upto_seq: int, parts: int) -> list[tuple[int, int]]:
         """Id ranges that split the rows of claims (after_seq, upto_seq] into ``parts`` even groups."""
         rows = self._fetch(
-            self.statement("partition_bounds", parts),
+            self.dialect.partition_bounds(self.table, parts),
             {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq},
         )
         return [(int(lo), int(hi)) for lo, hi in rows]
@@ -219,7 +211,7 @@ class Queue:
         batch_rows: int = 10_000,
     ) -> Iterator[list[tuple]]:
         """The claimed rows in one id range, in lists of at most ``batch_rows``."""
-        statement = self.statement("read_claimed", tuple(columns))
+        statement = self.dialect.read_claimed(self.table, tuple(columns))
         values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
         conn = self.conn
         with self._errors():
@@ -231,14 +223,14 @@ class Queue:
     def complete(self, consumer: str, upto_seq: int, *, keep: bool = False, chunk: int | None = None) -> int:
         """Delete (or mark done) every row this consumer claimed under claims up to ``upto_seq``."""
         chunk = chunk or self.dialect.default_chunk
-        statement = self.statement("complete", keep, chunk is not None)
+        statement = self.dialect.complete(self.table, keep, chunk is not None)
         return self._repeat(statement, {"consumer": consumer, "upto_seq": upto_seq, "limit": chunk}, chunk)
 
     # ---- lifecycle ----------------------------------------------------------------------------
     def rescue_expired(self, max_attempts: int, chunk: int | None = None) -> int:
         """Rows whose lease expired go back to ready, or to failed once their attempts are spent."""
         chunk = chunk or self.dialect.default_chunk
-        statement = self.statement("rescue_expired", chunk is not None)
+        statement = self.dialect.rescue_expired(self.table, chunk is not None)
         return self._repeat(statement, {"max_attempts": max_attempts, "limit": chunk}, chunk)
 
     def apply_acks(self, cur: Any, acks: Sequence["Ack"], *, keep: bool, max_attempts: int) -> None:
@@ -249,9 +241,9 @@ class Queue:
         retry = [{"id": a.id, "error": a.error, "delay_seconds": a.delay_seconds, "max_attempts": max_attempts}
                  for a in acks if a.outcome == RETRY_OUTCOME]
         for statement, values in (
-            (self.statement("ack_done", keep), done),
-            (self.statement("ack_failed"), failed),
-            (self.statement("ack_retry"), retry),
+            (self.dialect.ack_done(self.table, keep), done),
+            (self.dialect.ack_failed(self.table), failed),
+            (self.dialect.ack_retry(self.table), retry),
         ):
             if values:
                 cur.executemany(statement.sql, [statement.bind(v) for v in values])
@@ -263,18 +255,18 @@ class Queue:
         """Delete finished rows (done or failed) completed before a time, a chunk per transaction;
         ``progress`` hears the running total after each chunk."""
         chunk = chunk or self.dialect.default_chunk or 10_000
-        statement = self.statement("purge", state, True)
+        statement = self.dialect.purge(self.table, state, True)
         return self._repeat(statement, {"cutoff": self._time(completed_before), "limit": chunk}, chunk, progress)
 
     def requeue_failed(self, ids: Sequence[int] = (), dedup_keys: Sequence[str] = ()) -> int:
         """Failed rows back to ready with their attempts reset: by id, by dedup key, or all of them."""
         with self.transaction() as cur:
             if not ids and not dedup_keys:
-                cur.execute(self.statement("requeue_failed", "all").sql)
+                cur.execute(self.dialect.requeue_failed(self.table, "all").sql)
                 return cur.rowcount
             count = 0
             for by, keys in (("id", ids), ("dedup_key", dedup_keys)):
-                statement = self.statement("requeue_failed", by)
+                statement = self.dialect.requeue_failed(self.table, by)
                 for key in keys:
                     cur.execute(statement.sql, statement.bind({by: key}))
                     count += max(cur.rowcount, 0)
@@ -298,10 +290,10 @@ class Queue:
 
     def count_ready(self) -> int:
         """Rows a claim could take now: the backlog."""
-        return self._fetch(self.statement("count_ready"), {})[0][0]
+        return self._fetch(self.dialect.count_ready(self.table), {})[0][0]
 
     def max_ready_id(self) -> int | None:
-        return self._fetch(self.statement("max_ready_id"), {})[0][0]
+        return self._fetch(self.dialect.max_ready_id(self.table), {})[0][0]
 
     def _time(self, value: dt.datetime) -> Any:
         return self.dialect.encode(LIFECYCLE_TYPES["completed_at"], value)
@@ -309,16 +301,16 @@ class Queue:
     def peek(self, limit: int, order: str = "fifo", columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """The next ``limit`` ready rows in claim order, as dicts; nothing is claimed or locked."""
         names = tuple(columns or [c.name for c in self.columns()])
-        rows = self._fetch(self.statement("peek", order, names), {"limit": limit})
+        rows = self._fetch(self.dialect.peek(self.table, order, names), {"limit": limit})
         return [dict(zip(names, row)) for row in rows]
 
     def count_done_since(self, since: dt.datetime) -> int:
         """Rows completed since a time and kept as done (completion=keep)."""
-        return self._fetch(self.statement("count_done_since"), {"since": self._time(since)})[0][0]
+        return self._fetch(self.dialect.count_done_since(self.table), {"since": self._time(since)})[0][0]
 
     def claim_plan(self, order: str) -> str:
         """The estimated plan of this queue's claim in ``order``, with example values (SQL Server)."""
-        statement = self.statement("claim", order, False, False)
+        statement = self.dialect.claim(self.table, order, False, False)
         example = {"limit": 1000, "consumer": "sqlqueue-doctor", "seq": 1, "lease_seconds": 300}
         conn = self.conn
         with self._errors():
@@ -330,18 +322,18 @@ class Queue:
         with self._errors():
             return self.dialect.describe_driver(conn)
 
-    def facts(self, builder: str) -> list[tuple]:
-        """Rows of one of the dialect's catalog queries about this table and its database."""
-        return self._fetch(self.statement(builder), self._names())
+    def facts(self, builder: Callable[[TableName], Statement]) -> list[tuple]:
+        """Rows of one of the dialect's catalog queries (``builder``) about this table and its database."""
+        return self._fetch(builder(self.table), self._names())
 
     def stats(self) -> dict[str, dict[str, Any]]:
         """Rows per state and the enqueue time of the oldest row in each."""
         return {
             state: {"rows": count, "oldest_enqueued_at": oldest}
-            for state, count, oldest in self._fetch(self.statement("count_by_state"), {})
+            for state, count, oldest in self._fetch(self.dialect.count_by_state(self.table), {})
         }
 
     def unpublished_rows(self) -> int:
         """Rows of sink batches not committed yet (or left by a checkpoint since deleted): in the
         staging table, and in the queue table under unpublished tags."""
-        return self._fetch(self.statement("count_unpublished"), {})[0][0]
+        return self._fetch(self.dialect.count_unpublished(self.table), {})[0][0]

@@ -49,8 +49,8 @@ class FactsQueue:
     dialect: SqlServerDialect = field(default_factory=SqlServerDialect)
     table: TableName = TABLE
 
-    def facts(self, builder: str) -> list[tuple]:
-        return self.answers[builder]
+    def facts(self, builder) -> list[tuple]:
+        return self.answers[builder.__name__]
 
     def claim_plan(self, order: str) -> str:
         return self.plan

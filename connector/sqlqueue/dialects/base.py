@@ -7,12 +7,13 @@ driver's positional markers, so parameter order never differs between engines.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from ..connection import ConnectionSpec, redact
 from ..errors import DatabaseError
@@ -47,6 +48,24 @@ class Statement:
 
     def bind(self, values: dict[str, Any]) -> list[Any]:
         return [values[n] for n in self.names]
+
+
+P = ParamSpec("P")
+D = TypeVar("D", bound="Dialect")
+
+
+def cached(builder: Callable[Concatenate[D, P], Statement]) -> Callable[Concatenate[D, P], Statement]:
+    """Build each statement shape once per dialect instance (every Queue has its own dialect)."""
+
+    @functools.wraps(builder)
+    def build(self: D, *args: P.args, **kwargs: P.kwargs) -> Statement:
+        key = (builder.__name__, args, tuple(sorted(kwargs.items())))
+        built = self.__dict__.setdefault("_built", {})
+        if key not in built:
+            built[key] = builder(self, *args, **kwargs)
+        return built[key]
+
+    return build
 
 
 class Dialect(ABC):
@@ -339,6 +358,7 @@ class Dialect(ABC):
             f"WHERE {self._row_tag(unpublished)} = {self._row_tag(table)}"
         )
 
+    @cached
     def claim(self, table: TableName, order: str, strict: bool, bounded: bool) -> Statement:
         q = self.quote
         set_sql = (
@@ -362,9 +382,11 @@ class Dialect(ABC):
             return held + f"{q('claim_seq')} = :seq"
         return held + f"{q('claim_seq')} > :after_seq AND {q('claim_seq')} <= :upto_seq"
 
+    @cached
     def count_tagged(self, table: TableName) -> Statement:
         return self.compile(f"SELECT COUNT(*) FROM {self.table(table)} WHERE {self.tagged(exact=True)}")
 
+    @cached
     def partition_bounds(self, table: TableName, parts: int) -> Statement:
         """Split the rows of claims (after_seq, upto_seq] into ``parts`` id ranges of equal size.
 
@@ -381,6 +403,7 @@ class Dialect(ABC):
             f"GROUP BY t.{q('part')} ORDER BY {q('lo')}"
         )
 
+    @cached
     def read_claimed(self, table: TableName, columns: Sequence[str]) -> Statement:
         cols = ", ".join(self.quote(c) for c in columns)
         return self.compile(
@@ -388,6 +411,7 @@ class Dialect(ABC):
             f"AND {self.quote('id')} BETWEEN :lo AND :hi"
         )
 
+    @cached
     def complete(self, table: TableName, keep: bool, limited: bool) -> Statement:
         """Finish the rows of claims up to ``:upto_seq``: delete them, or mark them done."""
         q = self.quote
@@ -410,6 +434,7 @@ class Dialect(ABC):
             f"{q('lease_until')} = NULL, {q('last_error')} = {error}"
         )
 
+    @cached
     def rescue_expired(self, table: TableName, limited: bool) -> Statement:
         """Claimed rows whose lease ran out (their consumer died) go back to the queue, or fail."""
         q = self.quote
@@ -420,17 +445,20 @@ class Dialect(ABC):
         """Only a row still claimed: applying an acknowledgement twice changes nothing the second time."""
         return f"{self.quote('id')} = :id AND {self.quote('state')} = '{CLAIMED}'"
 
+    @cached
     def ack_retry(self, table: TableName) -> Statement:
         """One claimed row back to the queue after ``:delay_seconds``, with its error, or failed."""
         set_sql = self._give_back(":error") + f", {self.quote('due_at')} = {self.now_plus('delay_seconds')}"
         return self.compile(self.limited_update(table, set_sql, self._one_claimed_row(table), False))
 
+    @cached
     def ack_failed(self, table: TableName) -> Statement:
         q = self.quote
         set_sql = (f"{q('state')} = '{FAILED}', {q('last_error')} = :error, {q('completed_at')} = {self.now()}, "
                    f"{q('lease_until')} = NULL")
         return self.compile(self.limited_update(table, set_sql, self._one_claimed_row(table), False))
 
+    @cached
     def ack_done(self, table: TableName, keep: bool) -> Statement:
         q = self.quote
         where = self._one_claimed_row(table)
@@ -439,12 +467,14 @@ class Dialect(ABC):
             return self.compile(self.limited_update(table, set_sql, where, False))
         return self.compile(self.limited_delete(table, where, False))
 
+    @cached
     def purge(self, table: TableName, state: str, limited: bool) -> Statement:
         """Finished rows (done or failed) completed before ``:cutoff``, a chunk at a time."""
         q = self.quote
         where = f"{q('state')} = '{state}' AND {q('completed_at')} < :cutoff"
         return self.compile(self.limited_delete(table, where, limited))
 
+    @cached
     def requeue_failed(self, table: TableName, by: str) -> Statement:
         """Failed rows back to ready with fresh attempts: one by ``id`` or ``dedup_key``, or ``all``."""
         q = self.quote
@@ -455,6 +485,7 @@ class Dialect(ABC):
         where = f"{q('state')} = '{FAILED}'" + ("" if by == "all" else f" AND {q(by)} = :{by}")
         return self.compile(f"UPDATE {self.table(table)}{self.row_lock_hints()} SET {set_sql} WHERE {where}")
 
+    @cached
     def count_ready(self, table: TableName) -> Statement:
         """The backlog; rows being claimed or written are skipped rather than waited for."""
         return self.compile(
@@ -462,12 +493,14 @@ class Dialect(ABC):
             f"WHERE {self.ready_predicate(table, False)}"
         )
 
+    @cached
     def max_ready_id(self, table: TableName) -> Statement:
         return self.compile(
             f"SELECT MAX({self.quote('id')}) FROM {self.table(table)}{self.skip_locked_hints()} "
             f"WHERE {self.ready_predicate(table, False)}"
         )
 
+    @cached
     def count_by_state(self, table: TableName) -> Statement:
         """Rows and the oldest enqueue time per state, rows of unpublished sink batches apart."""
         q = self.quote
@@ -481,6 +514,7 @@ class Dialect(ABC):
             f"GROUP BY s.{q('state')}"
         )
 
+    @cached
     def table_columns(self, table: TableName) -> Statement:
         return self.compile(self.columns_sql(table))
 
@@ -501,6 +535,7 @@ class Dialect(ABC):
         """Table hints for a write that must lock rows, not pages, so claims can skip past it."""
         return ""
 
+    @cached
     def peek(self, table: TableName, order: str, columns: Sequence[str]) -> Statement:
         """The next ready rows in claim order, without claiming or locking them."""
         cols = ", ".join(self.quote(c) for c in columns)
@@ -509,6 +544,7 @@ class Dialect(ABC):
             cols, f"{self.table(table)}{self.skip_locked_hints()} WHERE {self.ready_predicate(table, False)} ORDER BY {order_by}"
         ))
 
+    @cached
     def count_done_since(self, table: TableName) -> Statement:
         """Rows completed (and kept) since ``:since``: the recent throughput of completion=keep queues."""
         q = self.quote
@@ -527,6 +563,7 @@ class Dialect(ABC):
     def indexes_sql(self, table: TableName) -> str:
         """Rows of (index name, filter predicate or NULL, first key column) of the queue table."""
 
+    @cached
     def table_indexes(self, table: TableName) -> Statement:
         return self.compile(self.indexes_sql(table))
 
@@ -568,9 +605,11 @@ class Dialect(ABC):
             f"WHERE {q('queue_name')} = :queue AND {q('writer_id')} = :writer AND {q('batch_id')} {batch}"
         )
 
+    @cached
     def ledger_contains(self, table: TableName) -> Statement:
         return self.compile(f"SELECT COUNT(*) FROM {self._writer_batches(table, '= :batch')}")
 
+    @cached
     def ledger_record(self, table: TableName) -> Statement:
         q = self.quote
         return self.compile(
@@ -579,9 +618,11 @@ class Dialect(ABC):
             "VALUES (:queue, :writer, :batch, :row_count)"
         )
 
+    @cached
     def ledger_prune(self, table: TableName) -> Statement:
         return self.compile(f"DELETE FROM {self._writer_batches(table, '< :before')}")
 
+    @cached
     def last_id(self, table: TableName) -> Statement:
         """The highest id so far: the rows a task inserts after reading it have higher ones.
 
@@ -589,6 +630,7 @@ class Dialect(ABC):
         """
         return self.compile(f"SELECT COALESCE(MAX({self.quote('id')}), 0) FROM {self.table(table)}{self.skip_locked_hints()}")
 
+    @cached
     def register_unpublished(self, table: TableName) -> Statement:
         q = self.quote
         return self.compile(
@@ -601,6 +643,7 @@ class Dialect(ABC):
         tag = self.quote(STAGE_TAG.name)
         return f"{self.table(table)}{hints} WHERE {tag} >= :lo AND {tag} <= :hi"
 
+    @cached
     def unpublished_in(self, table: TableName) -> Statement:
         """The unpublished tags in [lo, hi], with where their rows are and how many."""
         q = self.quote
@@ -609,6 +652,7 @@ class Dialect(ABC):
             f"FROM {self._tag_range(self.unpublished(table))}"
         )
 
+    @cached
     def delete_unpublished_rows(self, table: TableName, ranged: bool) -> Statement:
         """The queue rows of one unpublished tag (a batch that will not be published): ``ranged``,
         those in the id range the tag recorded, a primary-key seek; else wherever they are."""
@@ -618,6 +662,7 @@ class Dialect(ABC):
             where = f"{q('id')} > :id_after AND {q('id')} <= :id_upto AND {where}"
         return self.compile(f"DELETE FROM {self.table(table)}{self.row_lock_hints()} WHERE {where}")
 
+    @cached
     def delete_unpublished(self, table: TableName) -> Statement:
         """One unpublished tag: its rows become claimable, unless deleted first."""
         return self.compile(
@@ -625,15 +670,18 @@ class Dialect(ABC):
             f"WHERE {self.quote(STAGE_TAG.name)} = :tag"
         )
 
+    @cached
     def delete_staged(self, table: TableName) -> Statement:
         """Staged rows whose tag lies in [lo, hi]."""
         return self.compile(f"DELETE FROM {self._tag_range(self.staging(table), self.row_lock_hints())}")
 
+    @cached
     def count_staged(self, table: TableName) -> Statement:
         """Rows one task staged, all of which publish must find."""
         tag = self.quote(STAGE_TAG.name)
         return self.compile(f"SELECT COUNT(*) FROM {self.table(self.staging(table))} WHERE {tag} = :tag")
 
+    @cached
     def count_unpublished(self, table: TableName) -> Statement:
         """Rows of sink batches not published: in the queue under listed tags, and staged."""
         return self.compile(
@@ -641,6 +689,7 @@ class Dialect(ABC):
             f"(SELECT COALESCE(SUM({self.quote('row_count')}), 0) FROM {self.table(self.unpublished(table))})"
         )
 
+    @cached
     def publish_staged(self, table: TableName, columns: Sequence[str]) -> Statement:
         """Copy one task's staged rows into the queue, ready; with a dedup key, new keys only."""
         staging, where = self.table(self.staging(table)), f"{self.quote(STAGE_TAG.name)} = :tag"

@@ -9,7 +9,7 @@ from ..connection import ConnectionSpec
 from ..errors import missing_driver
 from ..identifiers import TableName
 from ..schema import Column
-from .base import Dialect, Statement
+from .base import Dialect, Statement, cached
 
 _TYPES = {
     "string": "varchar(400)", "text": "text", "int": "integer", "bigint": "bigint",
@@ -89,6 +89,7 @@ class PostgresDialect(Dialect):
             "WHERE i.indrelid = to_regclass(:object_name)"
         )
 
+    @cached
     def vacuum_stats(self, table: TableName) -> Statement:
         """(live rows, dead rows, last autovacuum, last manual vacuum) from the statistics collector."""
         return self.compile(
@@ -96,9 +97,11 @@ class PostgresDialect(Dialect):
             "WHERE relid = to_regclass(:object_name)"
         )
 
+    @cached
     def vacuum(self, table: TableName) -> Statement:
         return self.compile(f"VACUUM (ANALYZE) {self.table(table)}")
 
+    @cached
     def eager_autovacuum(self, table: TableName) -> Statement:
         # A queue's dead rows come from every claim and delete: vacuum after a fixed number of
         # them, not after a fraction of a table that is small most of the time.

@@ -10,7 +10,7 @@ from typing import Any
 from ..connection import ConnectionSpec
 from ..identifiers import TableName
 from ..schema import Column
-from .base import Dialect, Statement, utc_naive
+from .base import Dialect, Statement, cached, utc_naive
 
 # Declared names are kept by SQLite, so introspection can map them back to portable types.
 _TYPES = {
@@ -87,9 +87,11 @@ class SqliteDialect(Dialect):
             "FROM pragma_index_list(:table) AS l LEFT JOIN sqlite_master AS m ON m.type = 'index' AND m.name = l.name"
         )
 
+    @cached
     def journal_mode(self, table: TableName) -> Statement:
         return self.compile("PRAGMA journal_mode")
 
+    @cached
     def wal_on(self, table: TableName) -> Statement:
         return self.compile("PRAGMA journal_mode = WAL")
 

@@ -21,7 +21,7 @@ from ..errors import SchemaError, missing_driver
 from ..identifiers import TableName
 from ..schema import Column
 from . import odbc
-from .base import Dialect, Statement, rows_in_chunks, utc_naive
+from .base import Dialect, Statement, cached, rows_in_chunks, utc_naive
 
 _TYPES = {
     "string": "NVARCHAR(400)", "text": "NVARCHAR(MAX)", "int": "INT", "bigint": "BIGINT", "double": "FLOAT",
@@ -180,6 +180,7 @@ class SqlServerDialect(Dialect):
         # READPAST skips row locks only: a write holding a page lock would block every claim.
         return " WITH (ROWLOCK)"
 
+    @cached
     def session_setup(self, table: TableName | None = None) -> Statement:
         """Run once per connection (Hangfire sets the same level before each fetch)."""
         return self.compile(SESSION_SETUP)
@@ -194,6 +195,7 @@ class SqlServerDialect(Dialect):
             "WHERE i.object_id = OBJECT_ID(:object_name)"
         )
 
+    @cached
     def database_settings(self, table: TableName) -> Statement:
         """(READ_COMMITTED_SNAPSHOT on, the table's lock escalation, compatibility level) of the current database."""
         return self.compile(
@@ -202,12 +204,14 @@ class SqlServerDialect(Dialect):
             "WHERE d.database_id = DB_ID() AND t.object_id = OBJECT_ID(:object_name)"
         )
 
+    @cached
     def session_isolation(self, table: TableName) -> Statement:
         """This session's isolation level (2 is READ COMMITTED); a session always sees its own row."""
         return self.compile(
             "SELECT transaction_isolation_level FROM sys.dm_exec_sessions WHERE session_id = @@SPID"
         )
 
+    @cached
     def compatibility_level_fix(self, table: TableName) -> Statement:
         return self.compile(f"ALTER DATABASE CURRENT SET COMPATIBILITY_LEVEL = {OPENJSON_LEVEL}")
 
@@ -235,14 +239,17 @@ class SqlServerDialect(Dialect):
         finally:
             cur.execute("SET SHOWPLAN_XML OFF")
 
+    @cached
     def enabled_triggers(self, table: TableName) -> Statement:
         return self.compile(
             "SELECT tr.name FROM sys.triggers AS tr WHERE tr.parent_id = OBJECT_ID(:object_name) AND tr.is_disabled = 0"
         )
 
+    @cached
     def disable_trigger(self, table: TableName, trigger: str) -> Statement:
         return self.compile(f"DISABLE TRIGGER {self.quote(trigger)} ON {self.table(table)}")
 
+    @cached
     def read_committed_snapshot_off(self, table: TableName) -> Statement:
         return self.compile("ALTER DATABASE CURRENT SET READ_COMMITTED_SNAPSHOT OFF WITH ROLLBACK IMMEDIATE")
 
