@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -42,7 +43,7 @@ def test_with_a_server_it_sets_up_then_runs_the_sqlserver_marked_tests():
 
 def test_the_crash_tests_run_on_sqlserver_under_the_marker():
     result = subprocess.run(
-        [str(ROOT / ".venv/bin/python"), "-m", "pytest", "-m", "sqlserver", "--collect-only", "-q", "tests/crash"],
+        [sys.executable, "-m", "pytest", "-m", "sqlserver", "--collect-only", "-q", "tests/crash"],
         cwd=ROOT, env={**os.environ, SQLSERVER_ENV: "sqlserver://u:p@db:1433/q"}, capture_output=True, text=True,
         timeout=120,
     )
