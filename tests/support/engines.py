@@ -32,11 +32,10 @@ def sqlserver_options(value: str | None = None, driver: str | None = None) -> di
     driver = (os.environ.get(SQLSERVER_DRIVER_ENV, "") if driver is None else driver).strip().strip("{}")
     if not value:
         return None
-    scheme = value.partition(":")[0].lower()
-    if scheme in ("sqlserver", "mssql") and value[len(scheme):].startswith("://"):
+    if re.match(r"(?i)(sqlserver|mssql)://", value):
         parts = urlsplit(value)
         query = parse_qsl(parts.query, keep_blank_values=True)
-        named = next((v for k, v in query if k.lower() == "driver"), None)
+        named = next((v for k, v in query if k == "driver"), None)  # the key the connection code reads
         _same_driver(named, driver)
         if driver and not named:
             query.append(("driver", driver))
