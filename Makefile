@@ -14,7 +14,7 @@ export JAVA_HOME
 export SQLQUEUE_JARS_DIR := $(abspath $(CACHE)/jars)
 PYTEST_ARGS ?=
 
-.PHONY: setup system venv jars demo test test-fast bench clean
+.PHONY: setup system venv jars demo test test-fast test-sqlserver lint-workflows system-packages bench clean
 setup: system venv jars
 
 system: $(CACHE)/system.stamp
@@ -48,6 +48,30 @@ test: setup
 
 test-fast: setup
 	$(PY) -m pytest -m "not crash" $(PYTEST_ARGS)
+
+# Every sqlserver-marked test (the crash tests included: their engine parameter carries the marker)
+# against the server in SQLQUEUE_TEST_SQLSERVER, a sqlserver:// URL or an ODBC connection string;
+# SQLQUEUE_TEST_SQLSERVER_DRIVER picks the ODBC driver when it names none. The variable is checked
+# when the Makefile is read, so without it nothing is installed and nothing runs.
+SQLSERVER_PYTEST = $(PY) -m pytest -m sqlserver $(PYTEST_ARGS)
+ifeq ($(strip $(SQLQUEUE_TEST_SQLSERVER)),)
+test-sqlserver:
+	$(error make test-sqlserver: set SQLQUEUE_TEST_SQLSERVER to a sqlserver:// URL or an ODBC connection string of a SQL Server you may create tables in (see README "Running against a real SQL Server"))
+else
+test-sqlserver: setup
+	$(SQLSERVER_PYTEST)
+endif
+
+# The CI workflows, checked by actionlint (a Go module, built once into .cache/go).
+ACTIONLINT_VERSION := v1.7.12
+lint-workflows:
+	@command -v go >/dev/null || { echo "make lint-workflows: needs Go (https://go.dev/dl/) to run actionlint" >&2; exit 1; }
+	GOMODCACHE=$(abspath $(CACHE))/go/mod GOCACHE=$(abspath $(CACHE))/go/build \
+	  go run -modcacherw github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION) .github/workflows/*.yml
+
+# The Debian/Ubuntu packages `make system` installs, for a CI runner that installs them with sudo.
+system-packages:
+	@echo $(SYSTEM_PACKAGES)
 
 bench: setup
 	$(PY) benchmarks/run_all.py

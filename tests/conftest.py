@@ -2,7 +2,6 @@
 when SQLQUEUE_TEST_SQLSERVER names one, and one SparkSession for the whole run."""
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.engines import SQLSERVER_ENV, Engine  # noqa: E402
+from tests.support.engines import SQLSERVER_ENV, Engine, sqlserver_options  # noqa: E402
 from tests.support.pgserver import PASSWORD, PgServer  # noqa: E402
 
 ENGINES = [
@@ -38,10 +37,11 @@ def engine(request, tmp_path):
         server = request.getfixturevalue("pg_server")
         handle = Engine(name, {"url": server.url, "password": PASSWORD})
     else:
-        conn = os.environ.get(SQLSERVER_ENV)
-        if not conn:
-            pytest.skip(f"{SQLSERVER_ENV} is not set (an ODBC connection string to a SQL Server)")
-        handle = Engine(name, {"connectionString": conn, "dialect": "sqlserver"})
+        options = sqlserver_options()
+        if options is None:
+            pytest.skip(f"{SQLSERVER_ENV} is not set (a sqlserver:// URL or an ODBC connection string; "
+                        "make test-sqlserver runs these)")
+        handle = Engine(name, options)
     yield handle
     handle.close()
 

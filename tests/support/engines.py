@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from sqlqueue.connection import parse_connection
 from sqlqueue.identifiers import TableName
@@ -12,7 +14,51 @@ from sqlqueue.queue import Queue
 from sqlqueue.schema import Column
 
 SQLSERVER_ENV = "SQLQUEUE_TEST_SQLSERVER"
+SQLSERVER_DRIVER_ENV = "SQLQUEUE_TEST_SQLSERVER_DRIVER"
 _names = itertools.count(1)
+_ODBC_DRIVER = re.compile(r"(?i)(?:^|;)\s*driver\s*=\s*\{?([^;}]*)")
+
+
+def sqlserver_options(value: str | None = None, driver: str | None = None) -> dict[str, str] | None:
+    """Engine options for the SQL Server in ``SQLQUEUE_TEST_SQLSERVER``, or None when it names none.
+
+    The value is a ``sqlserver://`` (or ``mssql://``) URL, or else an ODBC connection string used
+    verbatim. A URL's user and password become the ``user`` and ``password`` options, so they travel
+    the way a job's do (the crash jobs get the password through the environment, not their command
+    line). ``SQLQUEUE_TEST_SQLSERVER_DRIVER`` names the ODBC driver when the value names none (a URL's
+    ``?driver=``, a connection string's ``Driver=``); naming two different ones is an error.
+    """
+    value = (os.environ.get(SQLSERVER_ENV, "") if value is None else value).strip()
+    driver = (os.environ.get(SQLSERVER_DRIVER_ENV, "") if driver is None else driver).strip().strip("{}")
+    if not value:
+        return None
+    if re.match(r"(?i)(sqlserver|mssql)://", value):
+        parts = urlsplit(value)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        named = next((v for k, v in query if k == "driver"), None)  # the key the connection code reads
+        _same_driver(named, driver)
+        if driver and not named:
+            query.append(("driver", driver))
+        options = {"url": urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path,
+                                      urlencode(query), parts.fragment))}
+        if parts.username:
+            options["user"] = unquote(parts.username)
+        if parts.password:
+            options["password"] = unquote(parts.password)
+        return options
+    named_match = _ODBC_DRIVER.search(value)
+    _same_driver(named_match.group(1).strip() if named_match else None, driver)
+    if driver and not named_match:
+        value = f"Driver={{{driver}}};{value}"
+    return {"connectionString": value, "dialect": "sqlserver"}
+
+
+def _same_driver(named: str | None, driver: str) -> None:
+    if named and driver and named.lower() != driver.lower():
+        raise ValueError(
+            f"{SQLSERVER_ENV} names the ODBC driver {named!r} but {SQLSERVER_DRIVER_ENV} says {driver!r}: "
+            "name it in one place"
+        )
 
 
 @dataclass
