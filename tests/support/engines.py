@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from sqlqueue.connection import parse_connection
+from sqlqueue.dialects.odbc import named_driver
 from sqlqueue.identifiers import TableName
 from sqlqueue.queue import Queue
 from sqlqueue.schema import Column
@@ -16,9 +17,6 @@ from sqlqueue.schema import Column
 SQLSERVER_ENV = "SQLQUEUE_TEST_SQLSERVER"
 SQLSERVER_DRIVER_ENV = "SQLQUEUE_TEST_SQLSERVER_DRIVER"
 _names = itertools.count(1)
-_ODBC_DRIVER = re.compile(r"(?i)(?:^|;)\s*driver\s*=\s*\{?([^;}]*)")
-
-
 def sqlserver_options(value: str | None = None, driver: str | None = None) -> dict[str, str] | None:
     """Engine options for the SQL Server in ``SQLQUEUE_TEST_SQLSERVER``, or None when it names none.
 
@@ -46,9 +44,9 @@ def sqlserver_options(value: str | None = None, driver: str | None = None) -> di
         if parts.password:
             options["password"] = unquote(parts.password)
         return options
-    named_match = _ODBC_DRIVER.search(value)
-    _same_driver(named_match.group(1).strip() if named_match else None, driver)
-    if driver and not named_match:
+    named = named_driver(value)
+    _same_driver(named, driver)
+    if driver and not named:
         value = f"Driver={{{driver}}};{value}"
     return {"connectionString": value, "dialect": "sqlserver"}
 

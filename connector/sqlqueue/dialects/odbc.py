@@ -31,8 +31,7 @@ def is_freetds(driver: str) -> bool:
 def connection_string(spec: ConnectionSpec, available: Sequence[str]) -> str:
     """The ODBC connection string for ``spec``: a sqlserver:// URL, or a verbatim string plus credentials."""
     if spec.raw is not None:
-        named = re.search(r"(?i)(?:^|;)\s*driver\s*=\s*\{?([^;}]*)", spec.raw)
-        return spec.raw + credentials(spec, named.group(1) if named else "")
+        return spec.raw + credentials(spec, named_driver(spec.raw) or "")
     params = dict(spec.params)
     driver = params.pop("driver", None) or next((d for d in PREFERRED_DRIVERS if d in available), None)
     if driver is None:
@@ -51,6 +50,15 @@ def connection_string(spec: ConnectionSpec, available: Sequence[str]) -> str:
         parts |= {"SERVER": host + (f",{port}" if port else ""), "DATABASE": database}
     parts.update(params)
     return ";".join(f"{k}={v}" for k, v in parts.items()) + credentials(spec, driver)
+
+
+_DRIVER_KEY = re.compile(r"(?i)(?:^|;)\s*driver\s*=\s*\{?([^;}]*)")
+
+
+def named_driver(text: str) -> str | None:
+    """The driver an ODBC connection string names (its DRIVER= key), if any."""
+    named = _DRIVER_KEY.search(text)
+    return named.group(1).strip() if named else None
 
 
 def credentials(spec: ConnectionSpec, driver: str) -> str:
