@@ -75,15 +75,20 @@ def _value(value: str, driver: str, what: str) -> str:
     if not is_freetds(driver):
         # ODBC's rule, which Microsoft's driver follows: braces quote a value, "}}" is a literal "}".
         return "{" + value.replace("}", "}}") + "}"
-    # FreeTDS 1.3's parser (src/odbc/connectparams.c) ends a value at the first ";" and keeps braces
-    # as part of it, so the value goes bare and a ";" cannot be carried at all.
-    if ";" in value or value.startswith("{") or value != value.strip():
-        raise ConfigError(
-            f"the {what} cannot be passed to the FreeTDS ODBC driver: FreeTDS 1.3 ends a connection-string "
-            "value at ';' and keeps '{' and surrounding spaces as part of it; use Microsoft's ODBC Driver 18 "
-            f"(?driver=ODBC Driver 18 for SQL Server), or a {what} without ';', a leading '{{' or edge spaces"
-        )
-    return value
+    # FreeTDS 1.3.17 (src/odbc/connectparams.c, odbc_parse_connect_string): a bare value runs to the
+    # first ";", spaces and "}" included; a value opening with "{" runs to the first "};", with no
+    # escape for "}" ("{secret}" as the string's last item keeps its "}", the login failure seen).
+    # From 1.3.21 braces are stripped and "}}" means "}". So: bare when it can be, "{…};" for a ";"
+    # or a leading "{" (read alike by both), and a value needing both braces and "}" is refused.
+    if ";" not in value and not value.startswith("{"):
+        return value
+    if "}" not in value:
+        return "{" + value + "};"
+    raise ConfigError(
+        f"the {what} cannot be passed to the FreeTDS ODBC driver: FreeTDS 1.3 has no way to write a value "
+        "holding ';' (or starting with '{') together with '}'; use Microsoft's ODBC Driver 18 "
+        f"(?driver=ODBC Driver 18 for SQL Server) or another {what}"
+    )
 
 
 # ---- which driver, and what it binds ---------------------------------------------------------------
@@ -106,16 +111,6 @@ class Driver:
     def describes_params(self) -> bool:
         """Whether pyodbc can ask the driver for parameter types (SQLDescribeParam)."""
         return not self.freetds or self.version_tuple[:2] >= FREETDS_DESCRIBES_PARAMS
-
-    def json_input_sizes(self, pyodbc: Any) -> list[tuple[int, int, int]] | None:
-        """What the bulk path's one JSON parameter is bound as, or None to let pyodbc choose.
-
-        Microsoft's driver is told NVARCHAR(MAX) (SQL_WLONGVARCHAR, size 0): one declaration for
-        every chunk, whatever its length, so one cached plan. FreeTDS 1.3 gets pyodbc's own
-        binding of a str (wide characters, SQL_WLONGVARCHAR past 4,000): its fast_executemany
-        crashed on explicit sizes, and the statement casts the parameter to NVARCHAR(MAX) anyway.
-        """
-        return None if self.freetds else [(pyodbc.SQL_WLONGVARCHAR, 0, 0)]
 
 
 def driver_of(conn: Any, pyodbc: Any) -> Driver:

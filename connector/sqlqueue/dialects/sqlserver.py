@@ -318,14 +318,18 @@ class SqlServerDialect(Dialect):
             ]
             yield json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
-    def _send_json(self, cur: Any, statement: Statement, columns: Sequence[Column], rows: Iterable[Sequence[Any]]) -> None:
+    def _send_json(
+        self, cur: Any, statement: Statement, columns: Sequence[Column], rows: Iterable[Sequence[Any]]
+    ) -> None:
+        # The parameter is bound as NVARCHAR(MAX) (SQL_WLONGVARCHAR, size 0) on both drivers: one
+        # declaration whatever the chunk's length, so one cached plan. Left to pyodbc, a str is bound
+        # by its length: FreeTDS 1.3.17 then declares NVARCHAR(2 x characters) for a short chunk, and a
+        # str bound as WVARCHAR past 4,000 characters is cut to 4,000 without an error. (On FreeTDS
+        # explicit sizes crashed only under fast_executemany; a plain execute sends NVARCHAR(MAX).)
         # A cursor of its own (same connection, same transaction), so its input sizes end with it.
-        pyodbc = _pyodbc()
-        sizes = self.driver(cur.connection).json_input_sizes(pyodbc)
         loader = cur.connection.cursor()
         try:
-            if sizes:
-                loader.setinputsizes(sizes)
+            loader.setinputsizes([(_pyodbc().SQL_WLONGVARCHAR, 0, 0)])
             for text in self.json_chunks(columns, rows):
                 loader.execute(statement.sql, statement.bind({"rows": text}))
         finally:
