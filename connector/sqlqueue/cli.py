@@ -24,7 +24,7 @@ from typing import Any
 from .config import load_config
 from .doctor import PROBLEM, examine, report
 from .errors import ConfigError, SchemaError, SqlQueueError
-from .options import SINK, SOURCE, QueueAddress, SinkOptions, SourceOptions
+from .options import SINK, SOURCE, QueueAddress, SinkOptions, SourceOptions, whole_number
 from .queue import Queue
 from .schema import DONE, FAILED, ORDERS, QueueSpec, parse_columns
 
@@ -32,6 +32,15 @@ BAD_INPUT, FAILED_STEP = 2, 1
 _AGE = re.compile(r"^(\d+)\s*([smhd])$")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 PEEK_LIFECYCLE = ("id", "priority", "enqueued_at", "due_at", "attempts", "dedup_key")
+# Every number a command takes, by its argparse dest: the flag to name in an error, and the least
+# value allowed. Checked before anything connects, like the options of a DataFrame.
+NUMBERS = {
+    "limit": ("-n/--limit", 1),
+    "batch_size": ("--batch-size", 1),
+    "window": ("--window", 1),
+    "interval": ("--interval", 0),
+}
+PURGE_STATE, PURGE_AGE = DONE, "7d"  # purge with no filter: done rows older than a week, never dead letters
 
 
 class Progress:
@@ -61,6 +70,13 @@ def parse_age(text: str) -> dt.timedelta:
     if not match:
         raise ConfigError(f"--older-than {text!r} is not allowed: a number and a unit s, m, h or d, e.g. 7d")
     return dt.timedelta(seconds=int(match.group(1)) * _SECONDS[match.group(2)])
+
+
+def check_numbers(args: argparse.Namespace) -> None:
+    """Refuse a number out of range (e.g. peek -n -3) the way an option is refused: one line, exit 2."""
+    for dest, (flag, least) in NUMBERS.items():
+        if getattr(args, dest, None) is not None:
+            whole_number(least)(flag, getattr(args, dest))
 
 
 def json_rows(lines: Iterable[str], payload_column: str | None) -> Iterator[dict[str, Any]]:
@@ -179,9 +195,14 @@ def requeue(queue: Queue, args: argparse.Namespace, order: str) -> int:
 
 
 def purge(queue: Queue, args: argparse.Namespace, order: str) -> int:
-    progress = Progress(f"purged {args.state} rows from {queue.table}")
-    cutoff = dt.datetime.now(dt.timezone.utc) - parse_age(args.older_than)
-    queue.purge(args.state, cutoff, progress=progress.update)
+    state, age = args.state or PURGE_STATE, args.older_than or PURGE_AGE
+    cutoff = dt.datetime.now(dt.timezone.utc) - parse_age(age)
+    defaults = [flag for flag, given in (("--state", args.state), ("--older-than", args.older_than)) if given is None]
+    print(f"purge: deleting {state} rows of {queue.table} completed before {cutoff:%Y-%m-%d %H:%M:%S} UTC "
+          f"(older than {age}" + (f"; the default of {' and '.join(defaults)})" if defaults else ")"),
+          file=sys.stderr, flush=True)
+    progress = Progress(f"purged {state} rows from {queue.table}")
+    queue.purge(state, cutoff, progress=progress.update)
     progress.done()
     return 0
 
@@ -235,9 +256,11 @@ def parser() -> argparse.ArgumentParser:
     sub.add_argument("--id", type=int, action="append", dest="ids", help="a failed row's id (repeatable)")
     sub.add_argument("--dedup-key", action="append", dest="dedup_keys", help="a failed row's dedup key (repeatable)")
     sub.add_argument("--all", action="store_true", help="every failed row")
-    sub = command("purge", purge, "delete finished rows (done or failed) completed before a given age")
-    sub.add_argument("--state", choices=(DONE, FAILED), default=DONE, help="which finished rows (default done)")
-    sub.add_argument("--older-than", default="7d", help="age such as 30m, 12h or 7d (default 7d)")
+    sub = command("purge", purge, "delete finished rows (done or failed) completed before a given age; "
+                  f"says first what it deletes (default: {PURGE_STATE} rows older than {PURGE_AGE})")
+    sub.add_argument("--state", choices=(DONE, FAILED), help=f"which finished rows (default {PURGE_STATE}; failed "
+                     "rows are dead letters, purged only when asked for)")
+    sub.add_argument("--older-than", help=f"age such as 30m, 12h or 7d (default {PURGE_AGE})")
     sub = command("doctor", doctor, "check the queue table and its database for what would hurt a queue")
     sub.add_argument("--order", choices=list(ORDERS), help="claim order to check the index for (default: the "
                      "source's order option)")
@@ -262,6 +285,7 @@ def address(args: argparse.Namespace) -> tuple[QueueAddress, str]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
+        check_numbers(args)
         where, order = address(args)
         queue = Queue(where.connection, where.table, inspecting=args.run is doctor)
         try:

@@ -5,6 +5,7 @@ its repr or ``display``, and ``redact`` scrubs them from any text (driver errors
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -99,6 +100,12 @@ def _parse_url(url: str, user: str | None, password: str | None) -> ConnectionSp
                 f"option 'url' = {url!r} is not allowed: SQLite needs a file path that every Spark "
                 "process can open, e.g. sqlite:///tmp/queue.db"
             )
+        # SQLite creates a missing file but not its folder, and then says only "unable to open database file".
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            problem = "is a file, not a folder" if os.path.exists(folder) else (
+                "is missing: create it first (SQLite creates the database file, not its folder)")
+            raise ConfigError(f"option 'url' = {url!r} is not allowed: the folder {folder} {problem}")
         return ConnectionSpec("sqlite", (("path", path),))
     parts = urlsplit(url)
     if not parts.hostname or not parts.path.strip("/"):

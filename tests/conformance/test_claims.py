@@ -1,8 +1,10 @@
 """The claim protocol's guarantees, on every engine."""
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from collections import Counter
+from contextlib import contextmanager
 
 from sqlqueue.consumer import ClaimPolicy, Consumer
 
@@ -30,6 +32,40 @@ def test_claim_in_chunks_takes_the_whole_limit(engine):
     queue = engine.new_queue()
     fill(queue, 30)
     assert queue.claim("c1", 1, 20, chunk=7) == 20
+
+
+class CountingCursor:
+    """A cursor that records how many rows each statement it runs returns."""
+
+    def __init__(self, cur, returned: list[int]) -> None:
+        self._cur, self._returned = cur, returned
+
+    def fetchall(self):
+        rows = self._cur.fetchall()
+        self._returned.append(len(rows))
+        return rows
+
+    def __getattr__(self, name):
+        return getattr(self._cur, name)
+
+
+def test_a_claim_commits_each_chunk_in_a_transaction_of_its_own(engine, monkeypatch):
+    queue = engine.new_queue()
+    fill(queue, 30)
+    transactions: list[list[int]] = []  # per transaction, the rows each of its statements returned
+    real = queue.transaction
+
+    @contextmanager
+    def counted():
+        transactions.append([])
+        with real() as cur:
+            yield CountingCursor(cur, transactions[-1])
+
+    monkeypatch.setattr(queue, "transaction", counted)
+    assert queue.claim("c1", 1, 25, chunk=10) == 25
+    assert transactions == [[10], [10], [5]]
+    monkeypatch.undo()
+    assert claimed_ids(queue, "c1", 0, 1) == list(range(1, 26))
 
 
 def test_claimed_rows_are_not_claimed_again(engine):
@@ -75,11 +111,17 @@ def test_advance_completes_the_committed_claims(engine):
 
 def test_completion_can_keep_rows_as_done(engine):
     queue = engine.new_queue()
+    before = dt.datetime.now(dt.timezone.utc)
     fill(queue, 5)
+    after = dt.datetime.now(dt.timezone.utc)
     consumer = Consumer(queue, "c1", ClaimPolicy(keep_completed=True))
     consumer.advance(0, 5)
     consumer.complete_through(1)
-    assert queue.stats() == {"done": {"rows": 5, "oldest_enqueued_at": queue.stats()["done"]["oldest_enqueued_at"]}}
+    stats = queue.stats()
+    assert list(stats) == ["done"] and stats["done"]["rows"] == 5
+    oldest = queue.dialect.decode_timestamp(stats["done"]["oldest_enqueued_at"])
+    slack = dt.timedelta(seconds=2)  # the database's clock against this process's
+    assert before - slack <= oldest <= after + slack
 
 
 def test_completion_in_chunks_finishes_every_row(engine):

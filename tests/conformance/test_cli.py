@@ -10,6 +10,7 @@ from sqlqueue import cli
 from sqlqueue.producer import Producer
 from sqlqueue.queue import Ack
 from sqlqueue.schema import Column
+from tests.support.clock import move_back
 from tests.support.engines import config_file
 
 
@@ -105,6 +106,49 @@ def test_purge_deletes_finished_rows_older_than_the_age(run):
     assert run.queue.stats()["failed"]["rows"] == 3
     status, _, err = run("purge", "--state", "failed", "--older-than", "0s")
     assert status == 0 and "3 rows" in err and run.queue.stats() == {}
+
+
+def test_purge_without_a_filter_says_first_that_it_deletes_done_rows_older_than_a_week(run, monkeypatch, capsys):
+    fail_all(run.queue)  # rows 1-3: dead letters, which no default may delete
+    run.queue.enqueue([{"payload": p} for p in "de"])
+    run.queue.claim("c", 2, 2)
+    run.queue.complete("c", 2, keep=True)
+    move_back(run.queue, "completed_at", 8 * 86400, ids=[4])  # row 4 done 8 days ago, row 5 just now
+    said_before: list[str] = []
+    real_purge = cli.Queue.purge
+
+    def purge(queue, *args, **kwargs):
+        said_before.append(capsys.readouterr().err)  # stderr up to the moment the deleting starts
+        return real_purge(queue, *args, **kwargs)
+
+    monkeypatch.setattr(cli.Queue, "purge", purge)
+    status, _, err = run("purge")
+    table = str(run.queue.table)
+    assert status == 0 and said_before[0].startswith(f"purge: deleting done rows of {table} completed before ")
+    assert "(older than 7d; the default of --state and --older-than)" in said_before[0]
+    assert f"purged done rows from {table}: 1 rows" in err
+    stats = run.queue.stats()
+    assert (stats["failed"]["rows"], stats["done"]["rows"]) == (3, 1)
+
+
+@pytest.mark.parametrize("args", [("peek", "-n", "-3"), ("peek", "-n", "0"), ("stats", "--window", "0"),
+                                  ("stats", "--interval", "-1"), ("enqueue", "--batch-size", "0")])
+def test_a_number_out_of_range_is_refused_in_one_line(run, args):
+    run.queue.enqueue([{"payload": "a"}])
+    status, out, err = run(*args)
+    flag = "-n/--limit" if args[1] == "-n" else args[1]
+    assert (status, out) == (2, "") and err.count("\n") == 1
+    assert f"option '{flag}' = {int(args[2])} is not allowed: a whole number from" in err
+
+
+def test_a_sqlite_url_whose_folder_is_missing_names_the_folder(tmp_path, capsys):
+    missing = tmp_path / "no_such_folder"
+    url = f"sqlite:///{str(missing).lstrip('/')}/queue.db"  # the documented form: sqlite:///tmp/queue.db
+    status = cli.main(["stats", "--url", url, "--queue", "q"])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1
+    assert f"the folder {missing} is missing: create it first" in err and "unable to open" not in err
+    assert not missing.exists()
 
 
 def test_a_missing_table_is_one_line(run):

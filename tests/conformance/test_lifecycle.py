@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-import time
 
 import pytest
 
 from sqlqueue.consumer import ClaimPolicy, Consumer
 from sqlqueue.queue import Ack
 from sqlqueue.schema import Column
+from tests.support.clock import move_back
 
 UTC = dt.timezone.utc
 
@@ -71,9 +71,11 @@ def test_rows_due_later_are_not_claimed_yet(engine):
 def test_expired_lease_gives_the_rows_to_another_consumer_with_attempts_raised(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": p} for p in "abc"])
-    dead = Consumer(queue, "dead", ClaimPolicy(lease_seconds=1, rescue_interval_s=0))
+    dead = Consumer(queue, "dead", ClaimPolicy(lease_seconds=300, rescue_interval_s=0))
     assert dead.advance(0, 10) == 1  # claims, then its process dies and never comes back
-    time.sleep(1.5)
+    survivor_queue = engine.queue(str(queue.table))
+    assert Consumer(survivor_queue, "early", ClaimPolicy(rescue_interval_s=0)).advance(0, 10) == 0  # lease holds
+    assert move_back(queue, "lease_until", 60) == 3  # ...until it runs out
     survivor = Consumer(engine.queue(str(queue.table)), "survivor", ClaimPolicy(rescue_interval_s=0))
     assert survivor.advance(0, 10) == 1
     assert claimed(queue, "survivor", 1, ("payload", "attempts")) == [("a", 2), ("b", 2), ("c", 2)]
@@ -82,8 +84,9 @@ def test_expired_lease_gives_the_rows_to_another_consumer_with_attempts_raised(e
 def test_expired_lease_on_the_last_attempt_fails_the_row(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
-    queue.claim("dead", 1, 1, lease_seconds=1)
-    time.sleep(1.5)
+    queue.claim("dead", 1, 1, lease_seconds=300)
+    assert queue.rescue_expired(max_attempts=1) == 0
+    move_back(queue, "lease_until", 60)
     assert queue.rescue_expired(max_attempts=1) == 1
     assert row(queue, 1) == {"state": "failed", "attempts": 1, "last_error": "lease expired", "consumer": "dead"}
 
@@ -104,11 +107,11 @@ def test_retry_returns_the_row_after_its_backoff_with_the_error(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
     queue.claim("c", 1, 1)
-    ack(queue, [Ack(1, "retry", "timeout talking to the mailer", delay_seconds=1)])
+    ack(queue, [Ack(1, "retry", "timeout talking to the mailer", delay_seconds=60)])
     assert row(queue, 1) == {"state": "ready", "attempts": 1, "last_error": "timeout talking to the mailer",
                              "consumer": None}
     assert queue.claim("c", 2, 1) == 0  # not due yet
-    time.sleep(1.2)
+    move_back(queue, "due_at", 1)  # the minute has passed
     assert queue.claim("c", 2, 1) == 1
 
 

@@ -1,8 +1,6 @@
 """Per-row acknowledgements through the sink's ack operation, with the source in ack completion."""
 from __future__ import annotations
 
-import time
-
 import pytest
 from pyspark.sql import functions as F
 
@@ -69,7 +67,8 @@ def test_a_poison_row_fails_after_its_attempts_while_the_rest_flows(spark, engin
         .option("checkpointLocation", str(tmp_path / "cp")).trigger(processingTime="300 milliseconds").start()
     try:
         assert wait_until(lambda: set(queue.stats()) == {"failed"}, timeout=120), queue.stats()
-        time.sleep(1)
+        queue.enqueue([{"key": 50}])  # the query is still alive: it takes a row enqueued after the failure
+        assert wait_until(lambda: set(queue.stats()) == {"failed"}, timeout=120), queue.stats()
         assert query.isActive
     finally:
         query.stop()

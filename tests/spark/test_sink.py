@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from sqlqueue.schema import Column
 from sqlqueue.spark.source import SqlQueueDataSource
 from sqlqueue.spark.writer import QueueBatchWriter, batch_writer
+from tests.support.pgserver import wait_until
 
 # Spark's workers cannot import this module: send its classes and functions by value.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -201,11 +202,31 @@ def _per_task(df, action):
 _started: set = set()
 
 
-def fail_task(partition: int, after_seconds: float):
+def fail_task(partition: int, engine, queue, others_staged: int):
+    """Task ``partition`` fails once the database shows the other tasks' ``others_staged`` rows
+    staged, so that the abort has their rows to undo. It looks from the worker, through a Queue
+    of its own; past the deadline it fails with a message of its own, which fails the test."""
+    options, table = dict(engine.options), str(queue.table)
+
     def act(task: int) -> None:
-        if task == partition:
-            time.sleep(after_seconds)  # long enough for the other tasks to stage their rows
-            raise RuntimeError("task failed on purpose")
+        if task != partition:
+            return
+        from sqlqueue.connection import parse_connection
+        from sqlqueue.identifiers import TableName
+        from sqlqueue.queue import Queue
+
+        spec = parse_connection(options.get("url"), options.get("connectionString"), options.get("dialect"),
+                                options.get("user"), options.get("password"))
+        watcher = Queue(spec, TableName.parse(table))
+        deadline = time.monotonic() + 120
+        try:
+            while watcher.unpublished_rows() < others_staged:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the other tasks did not stage {others_staged} rows in 120 s")
+                time.sleep(0.05)
+        finally:
+            watcher.close()
+        raise RuntimeError("task failed on purpose")
 
     return act
 
@@ -216,8 +237,8 @@ def slow_tasks(seconds_per_partition: float):
 
 def test_an_aborted_stream_batch_leaves_nothing_behind(spark, engine, tmp_path):
     queue = engine.new_queue(domain=DOMAIN)
-    source = parquet_source(spark, tmp_path, 1, 300).repartition(3)
-    failing = _per_task(source, fail_task(2, 3.0))
+    source = parquet_source(spark, tmp_path, 1, 300).repartition(3)  # 100 rows a task
+    failing = _per_task(source, fail_task(2, engine, queue, others_staged=200))
     query = stream(failing, engine.source_options(queue), str(tmp_path / "ck")).trigger(availableNow=True).start()
     with pytest.raises(Exception, match="task failed on purpose"):
         query.awaitTermination()
@@ -226,9 +247,10 @@ def test_an_aborted_stream_batch_leaves_nothing_behind(spark, engine, tmp_path):
 
 def test_an_aborted_batch_write_leaves_nothing_behind(spark, engine):
     queue = engine.new_queue(domain=DOMAIN)
-    df = customers(spark, 300).repartition(3)
+    df = customers(spark, 300).repartition(3)  # 100 rows a task
     with pytest.raises(Exception, match="task failed on purpose"):
-        writer(_per_task(df, fail_task(2, 3.0)), engine.source_options(queue)).mode("append").save()
+        failing = _per_task(df, fail_task(2, engine, queue, others_staged=200))
+        writer(failing, engine.source_options(queue)).mode("append").save()
     assert queue.stats() == {} and queue.unpublished_rows() == 0
 
 
@@ -277,7 +299,7 @@ def test_a_consumer_polling_during_a_slow_batch_sees_all_of_it_or_none(spark, en
     try:
         query = stream(slow, engine.source_options(queue), str(tmp_path / "ck")).trigger(availableNow=True).start()
         query.awaitTermination()
-        time.sleep(0.3)
+        assert wait_until(lambda: sum(seen) >= 3_000, timeout=60), seen  # a poll after the commit took it
     finally:
         done.set()
         thread.join()

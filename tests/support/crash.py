@@ -25,17 +25,43 @@ class Outcome:
     log: str
 
 
-def kill_session(sid: int) -> None:
-    """SIGKILL every process whose session is ``sid`` (process groups are not enough: PySpark's
-    daemon moves itself into a group of its own)."""
+def session_members(sid: int) -> list[int]:
+    """The live processes of session ``sid`` (zombies left to an init that does not reap them are
+    dead already and do not count)."""
+    members = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            if os.getsid(int(entry.name)) == sid:
-                os.kill(int(entry.name), signal.SIGKILL)
+            if os.getsid(int(entry.name)) != sid:
+                continue
+            state = (entry / "stat").read_text().rpartition(")")[2].split()[0]
+        except (ProcessLookupError, PermissionError, FileNotFoundError):
+            continue
+        if state != "Z":
+            members.append(int(entry.name))
+    return members
+
+
+def kill_session(sid: int) -> None:
+    """SIGKILL every process whose session is ``sid`` (process groups are not enough: PySpark's
+    daemon moves itself into a group of its own)."""
+    for pid in session_members(sid):
+        try:
+            os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             continue
+
+
+def wait_for_session_end(sid: int, timeout: float = 30.0) -> None:
+    """Kill what is left of the session and wait until none of it runs, so that the next run
+    starts on a quiet machine (a killed job's orphans can still hold ports, files and locks)."""
+    deadline = time.monotonic() + timeout
+    while session_members(sid):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"processes of session {sid} still run {timeout:.0f} s after SIGKILL")
+        kill_session(sid)
+        time.sleep(0.05)
 
 
 def run_job(
@@ -70,7 +96,7 @@ def run_job(
         if proc.poll() is None:
             kill_session(proc.pid)
         proc.wait()
-        time.sleep(0.5)  # let the killed session's orphans go before the next run starts
+        wait_for_session_end(proc.pid)
     for marker in (marker_dir.glob("*") if marker_dir else ()):
         marker.unlink()
     return Outcome(killed, None if killed else proc.returncode, log.read_text(errors="replace"))

@@ -53,13 +53,16 @@ def test_an_unknown_option_is_one_line_listing_the_valid_ones():
 
 
 def test_a_missing_required_setting_is_one_line_saying_what_it_is_for(tmp_path: Path):
-    result = run_job("queue_to_delta", "-c", str(ROOT / "conf/sqlite.toml"), "--set", "source.queue=orders",
-                     "--set", f"job.checkpointLocation={tmp_path}")
+    result = run_job("queue_to_delta", "-c", str(ROOT / "conf/sqlite.toml"),
+                     "--set", f"connection.url=sqlite:///{tmp_path}/q.db",  # a folder that exists
+                     "--set", "source.queue=orders", "--set", f"job.checkpointLocation={tmp_path}")
     assert_one_line_error(result, "[job] target is required")
 
 
 def test_a_transform_that_cannot_be_imported_is_one_line(tmp_path: Path):
-    result = run_job("queue_to_queue", "-c", str(ROOT / "conf/sqlite.toml"), "--set", "source.queue=a",
+    result = run_job("queue_to_queue", "-c", str(ROOT / "conf/sqlite.toml"),
+                     "--set", f"connection.url=sqlite:///{tmp_path}/q.db",  # a folder that exists
+                     "--set", "source.queue=a",
                      "--set", "sink.queue=b", "--set", f"job.checkpointLocation={tmp_path}",
                      "--set", "job.transform=no_such_module:fn")
     assert_one_line_error(result, "module 'no_such_module' cannot be imported")

@@ -1,0 +1,26 @@
+"""Move a queue's clock in SQL instead of waiting for it.
+
+A test that needs an expired lease, a retry that is due or a row finished a week ago sets that
+time column in the past, in the engine's own clock and spelling (the same expressions its
+dialect uses for "now"), rather than sleeping until the real clock gets there.
+"""
+from __future__ import annotations
+
+_AGO = {
+    "sqlite": "strftime('%Y-%m-%d %H:%M:%f', 'now', '-{seconds} seconds')",
+    "postgres": "now() - {seconds} * INTERVAL '1 second'",
+    "sqlserver": "DATEADD(SECOND, -{seconds}, SYSUTCDATETIME())",
+}
+
+
+def move_back(queue, column: str, seconds: int, ids=None) -> int:
+    """Set ``column`` (lease_until, due_at, completed_at, ...) to ``seconds`` before the database's
+    now, on the rows ``ids`` (default: every row where it is set); returns the rows changed."""
+    d = queue.dialect
+    where = f"{d.quote(column)} IS NOT NULL"
+    if ids is not None:
+        where = f"{d.quote('id')} IN ({', '.join(str(int(i)) for i in ids)})"
+    with queue.transaction() as cur:
+        cur.execute(f"UPDATE {d.table(queue.table)} SET {d.quote(column)} = "
+                    f"{_AGO[d.name].format(seconds=int(seconds))} WHERE {where}")
+        return cur.rowcount
