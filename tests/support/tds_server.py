@@ -51,6 +51,7 @@ class Param:
     value: object
     status: int = 0                  # 0x01 = output parameter (2.2.6.6 StatusFlags)
     scale: int | None = None
+    tds_type: int = 0                # the TYPE_INFO type byte, e.g. 0xE7 NVARCHARTYPE, 0x26 INTNTYPE
 
     @property
     def sql_type(self) -> str:
@@ -190,7 +191,7 @@ class ParamDecoder:
         if tid in COLLATED:
             r.take(5)
         value = self.value(tid, size, scale)
-        return Param(name, type_name, size, value, status, scale)
+        return Param(name, type_name, size, value, status, scale, tid)
 
     def value(self, tid: int, size, scale):
         r = self.r
@@ -415,13 +416,12 @@ class TdsServer:
         return self
 
     def __exit__(self, *exc) -> None:
-        self._listener.close()
-        for c in list(self._conns):
+        for s in [self._listener, *self._conns]:  # shutdown wakes a thread blocked in accept/recv
             try:
-                c.shutdown(socket.SHUT_RDWR)
+                s.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-            c.close()
+            s.close()
         self._thread.join(5)
 
     def _accept(self) -> None:
