@@ -16,6 +16,7 @@ import re
 import socket
 import struct
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 
@@ -397,7 +398,9 @@ class TdsServer:
         self.batches: list[str] = []
         self.rpcs: list[Rpc] = []
         self.requests: list[object] = []
+        self.transactions: list[str] = []   # 'begin', 'commit', 'rollback' (transaction manager requests)
         self.errors: list[str] = []
+        self.busy = 0.0                      # seconds spent answering requests (the stub's own cost)
         self.lock = threading.Lock()
         self._conns: list[socket.socket] = []
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -438,9 +441,11 @@ class TdsServer:
         try:
             while True:
                 kind, data = p.read()
+                start = time.perf_counter()
                 reply = self._dispatch(p, kind, data)
                 if reply is not None:
                     p.write(reply)
+                self.busy += time.perf_counter() - start
         except (ConnectionError, OSError):
             pass
         except Exception as e:  # record, don't hang the client: it sees the connection drop
@@ -494,10 +499,21 @@ class TdsServer:
                     out += Tokens.returnvalue_int(0, call.params[0].name if call.params else "", 1)
                 out += Tokens.done(DONE_MORE if i < len(calls) - 1 else DONE_FINAL, token=0xFE, cmd=0xE0)
             return out
-        if kind == TRANSACTION:  # 2.2.6.9: begin/commit/rollback; nothing to keep
+        if kind == TRANSACTION:  # 2.2.6.9: RequestType 5 begin, 7 commit, 8 rollback
+            r = Reader(data)
+            r.skip_all_headers()
+            request = {5: "begin", 7: "commit", 8: "rollback"}.get(r.unpack("H"), "other")
             with self.lock:
-                self.requests.append(("transaction", data[-20:]))
-            return Tokens.done()
+                self.transactions.append(request), self.requests.append(("transaction", request))
+            # ENVCHANGE 8 begin / 9 commit / 10 rollback (2.2.7.9) with an 8-byte descriptor;
+            # FreeTDS asks commit/rollback to begin the next transaction (fBeginXact) when autocommit is off
+            xact = b"\x08" + struct.pack("<Q", 1)
+            out = Tokens.envchange(8, xact) if request == "begin" else b""
+            if request in ("commit", "rollback"):
+                out += Tokens.envchange(9 if request == "commit" else 10, b"\x00", xact)
+                if r.unpack("B"):
+                    out += Tokens.envchange(8, xact)
+            return out + Tokens.done(cmd=0)
         if kind == ATTENTION:
             return Tokens.done(DONE_ATTN)
         raise ValueError(f"unexpected packet type 0x{kind:02X}")
@@ -530,3 +546,21 @@ def type_info_result(match: re.Match, type_info: dict[int, tuple[str, int]] = TY
         rows.append((name, code, precision, None, None, None, 1, 0, 3, None, 0, None, name, None, None,
                      code, None, None, None, 0))
     return ResultSet([Column(n, t) for n, t in zip(names, types)], rows)
+
+
+def main() -> None:
+    """`python -m tests.support.tds_server`: serve in a process of its own (no GIL shared with the
+    client, for timings), print the port, stop when stdin closes, then print one JSON summary line."""
+    import collections
+    import json
+    import sys
+    with TdsServer() as server:
+        print(server.port, flush=True)
+        sys.stdin.read()
+        procs = collections.Counter(r.proc for r in server.rpcs)
+    print(json.dumps({"rpcs": procs, "batches": len(server.batches), "errors": server.errors,
+                      "busy": server.busy, "cpu": time.process_time()}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
