@@ -8,10 +8,12 @@ or pyodbc may differ, and then these tests say where.
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import json
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -183,6 +185,24 @@ def test_datetime_precision_follows_the_servers_type_info(server):
     cur.execute("INSERT INTO t (c) VALUES (?)", WHEN)
     (param,) = server.rpcs[0].values
     assert (param.sql_type, param.value) == ("datetime2(7)", WHEN.replace(microsecond=123000))
+
+
+def test_other_parameter_types_and_their_declarations(server):
+    values = [decimal.Decimal("-12.345"), uuid.UUID("12345678-1234-5678-1234-567812345678"),
+              dt.date(2024, 2, 29), dt.time(13, 14, 15, 123456), 7, -2**63, 0.1, "", b"\x01" * 9000, False]
+    cnxn = connect(server)
+    cur = cnxn.cursor()
+    server.clear()
+    cur.execute(f"INSERT INTO t VALUES ({', '.join('?' * len(values))})", *values)
+    (rpc,) = server.rpcs
+    assert rpc.declaration == "@P1 NUMERIC(5,3),@P2 UNIQUEIDENTIFIER,@P3 DATE,@P4 TIME,@P5 INT,@P6 BIGINT," \
+        "@P7 FLOAT,@P8 NVARCHAR(1),@P9 VARBINARY(MAX),@P10 BIT"
+    assert [(p.sql_type, p.value) for p in rpc.values] == [
+        ("numeric(5,3)", values[0]), ("uniqueidentifier", values[1]), ("date", values[2]),
+        ("time(7)", dt.time(13, 14, 15)),  # pyodbc binds a time without its fraction
+        ("int", 7), ("bigint", -2**63), ("float", 0.1), ("nvarchar(1)", ""),
+        ("varbinary(max)", b"\x01" * 9000),   # over 8000 bytes: SQL_LONGVARBINARY, sent as PLP
+        ("bit", False)]
 
 
 # ---- 5. loopback throughput ----------------------------------------------------------------------

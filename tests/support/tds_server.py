@@ -4,7 +4,7 @@ It is not a database. It answers PRELOGIN without TLS, parses LOGIN7 (user, data
 password decoded), records every SQL batch and RPC (procedure, parameter names, declared types and
 decoded values) and answers DONE, or canned result sets for statements matching a regex.
 
-Section numbers are those of Microsoft's [MS-TDS] specification (v20231002 numbering):
+Section numbers are those of Microsoft's [MS-TDS] specification:
 2.2.3 packet header, 2.2.6 messages, 2.2.7 tokens, 2.2.5.4-2.2.5.6 data types and TYPE_INFO.
 Only 127.0.0.1 is served; `with TdsServer() as server:` stops it and its connections on exit.
 """
@@ -325,7 +325,7 @@ class Tokens:
             b"\x26\x04\x04" + struct.pack("<i", value)
 
     @staticmethod
-    def result(rs: ResultSet, done_token: int = 0xFD) -> bytes:  # COLMETADATA 2.2.7.4 + ROW 2.2.7.19
+    def result(rs: ResultSet, done_token: int = 0xFD) -> bytes:  # COLMETADATA 2.2.7.4 + ROW 2.2.7.20
         ints = {"tinyint": 1, "smallint": 2, "int": 4, "bigint": 8}
         out = bytearray(b"\x81" + struct.pack("<H", len(rs.columns)))
         for c in rs.columns:
@@ -384,9 +384,10 @@ class Packets:
 class TdsServer:
     """`with TdsServer() as s:` serves 127.0.0.1:s.port until the block ends.
 
-    Records `logins`, `batches` (SQL text), `rpcs` (Rpc) and `requests` (both, in order).
-    `reject_password` = a password answered with error 18456; `rowcount` = the DONE row count;
-    `results` = [(regex, ResultSet)] answered for batches/statements the regex searches.
+    Records `logins`, `batches` (SQL text), `rpcs` (Rpc), `transactions` and `requests` (all, in
+    order). `reject_password` = a password answered with error 18456; `rowcount` = the row count of
+    each DONE; `add_result(regex, columns, rows)` answers batches and RPC statements the regex
+    searches with a result set; `type_info` = what sp_datatype_info_100 answers (see TYPE_INFO).
     """
 
     def __init__(self, rowcount: int = 0, reject_password: str | None = None) -> None:
@@ -412,7 +413,7 @@ class TdsServer:
 
     def clear(self) -> None:
         with self.lock:
-            self.batches.clear(), self.rpcs.clear(), self.requests.clear()
+            self.batches.clear(), self.rpcs.clear(), self.requests.clear(), self.transactions.clear()
 
     def __enter__(self) -> TdsServer:
         self._thread.start()
