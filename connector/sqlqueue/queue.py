@@ -308,6 +308,7 @@ class Queue:
         """Rows completed since a time and kept as done (completion=keep)."""
         return self._fetch(self.dialect.count_done_since(self.table), {"since": self._time(since)})[0][0]
 
+    # ---- SQL Server's doctor: what only its dialect can tell -------------------------------------
     def claim_plan(self, order: str) -> str:
         """The estimated plan of this queue's claim in ``order``, with example values (SQL Server)."""
         statement = self.dialect.claim(self.table, order, False, False)
@@ -317,7 +318,7 @@ class Queue:
             return self.dialect.estimated_plan(conn, self.dialect.inline(statement, example))
 
     def driver(self) -> str:
-        """The database driver and its version, as the driver reports them."""
+        """The ODBC driver and its version, as the driver reports them (SQL Server)."""
         conn = self.conn
         with self._errors():
             return self.dialect.describe_driver(conn)

@@ -567,11 +567,6 @@ class Dialect(ABC):
     def table_indexes(self, table: TableName) -> Statement:
         return self.compile(self.indexes_sql(table))
 
-    def describe_driver(self, conn: Any) -> str:
-        """The driver behind ``conn`` and its version, for the doctor."""
-        module = type(conn).__module__.split(".")[0]
-        return f"{module} {getattr(__import__(module), '__version__', '')}".strip()
-
     def inspection_connect(self, spec: ConnectionSpec) -> Any:
         """A connection that changes no database setting, for the doctor to look with."""
         return self.connect(spec)
