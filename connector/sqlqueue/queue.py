@@ -308,21 +308,6 @@ class Queue:
         """Rows completed since a time and kept as done (completion=keep)."""
         return self._fetch(self.dialect.count_done_since(self.table), {"since": self._time(since)})[0][0]
 
-    # ---- SQL Server's doctor: what only its dialect can tell -------------------------------------
-    def claim_plan(self, order: str) -> str:
-        """The estimated plan of this queue's claim in ``order``, with example values (SQL Server)."""
-        statement = self.dialect.claim(self.table, order, False, False)
-        example = {"limit": 1000, "consumer": "sqlqueue-doctor", "seq": 1, "lease_seconds": 300}
-        conn = self.conn
-        with self._errors():
-            return self.dialect.estimated_plan(conn, self.dialect.inline(statement, example))
-
-    def driver(self) -> str:
-        """The ODBC driver and its version, as the driver reports them (SQL Server)."""
-        conn = self.conn
-        with self._errors():
-            return self.dialect.describe_driver(conn)
-
     def facts(self, builder: Callable[[TableName], Statement]) -> list[tuple]:
         """Rows of one of the dialect's catalog queries (``builder``) about this table and its database."""
         return self._fetch(builder(self.table), self._names())
@@ -338,3 +323,18 @@ class Queue:
         """Rows of sink batches not committed yet (or left by a checkpoint since deleted): in the
         staging table, and in the queue table under unpublished tags."""
         return self._fetch(self.dialect.count_unpublished(self.table), {})[0][0]
+
+    # ---- SQL Server's doctor: what only its dialect can tell -------------------------------------
+    def claim_plan(self, order: str) -> str:
+        """The estimated plan of this queue's claim in ``order``, with example values (SQL Server)."""
+        statement = self.dialect.claim(self.table, order, False, False)
+        example = {"limit": 1000, "consumer": "sqlqueue-doctor", "seq": 1, "lease_seconds": 300}
+        conn = self.conn
+        with self._errors():
+            return self.dialect.estimated_plan(conn, self.dialect.inline(statement, example))
+
+    def driver(self) -> str:
+        """The ODBC driver and its version, as the driver reports them (SQL Server)."""
+        conn = self.conn
+        with self._errors():
+            return self.dialect.describe_driver(conn)
