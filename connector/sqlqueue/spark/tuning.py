@@ -47,7 +47,8 @@ COSTLY: tuple[Costly, ...] = (
            "7-10 s per micro-batch with txnAppId/txnVersion or writeStream.format('delta') on 2 cores",
            lambda value: value is None or int(value) > 8),
     Costly(SESSION_TIME_ZONE, "set it to UTC: Delta re-checks the table's full state on every commit of a "
-           "session that is not in UTC (a plain append took 2.5x as long)", lambda value: value is not None and value.upper() not in ("UTC", "Z", "GMT")),
+           "session that is not in UTC (a plain append took 2.5x as long)",
+           lambda value: value is not None and value.upper() not in ("UTC", "ETC/UTC", "Z")),
 )
 
 _warned = False
