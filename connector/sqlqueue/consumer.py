@@ -70,23 +70,24 @@ class Consumer:
         self._prefetch_queue: Queue | None = None
         self._last_rescue = float("-inf")
 
-    def advance(self, committed: int, limit: int, max_id: int | None = None) -> int:
+    def advance(self, committed: int, limit: int, max_id: int | None = None, min_rows: int | None = None) -> int:
         """The claim number that ends the next batch, ``committed`` when there is nothing to read.
 
         1. Everything claimed up to ``committed`` is done: Spark logged those batches as committed.
         2. Rows already tagged ``committed + 1`` were claimed just before a crash that kept the
            offset from being logged (or by a prefetch): serve them rather than claim more.
-        3. Otherwise claim up to ``limit`` rows under ``committed + 1``.
+        3. Otherwise claim up to ``limit`` rows under ``committed + 1``, if at least ``min_rows``
+           are ready.
         """
         self.complete_through(committed)
         self._await_prefetch()
         self._rescue_now_and_then()
         nxt = committed + 1
         self.last_claimed = self.queue.count_claimed(self.id, nxt)
-        if not self.last_claimed:
+        if not self.last_claimed and self._enough_ready(self.queue, min_rows):
             self.last_claimed = self._claim(self.queue, nxt, limit, max_id)
         if self.last_claimed and self.policy.prefetch:
-            self._start_prefetch(nxt + 1, limit, max_id)
+            self._start_prefetch(nxt + 1, limit, max_id, min_rows)
         return nxt if self.last_claimed else committed
 
     def complete_through(self, seq: int) -> int:
@@ -115,14 +116,19 @@ class Consumer:
         return queue.claim(self.id, seq, limit, order=p.order, strict=p.strict, lease_seconds=p.lease_seconds,
                            chunk=p.chunk, max_id=max_id)
 
-    def _start_prefetch(self, seq: int, limit: int, max_id: int | None) -> None:
+    @staticmethod
+    def _enough_ready(queue: Queue, min_rows: int | None) -> bool:
+        return not min_rows or queue.count_ready() >= min_rows
+
+    def _start_prefetch(self, seq: int, limit: int, max_id: int | None, min_rows: int | None) -> None:
         if self._prefetch_queue is None:
             self._prefetch_queue = Queue(self.queue.spec, self.queue.table)
         queue = self._prefetch_queue
 
         def claim_ahead() -> None:
             try:
-                if not queue.count_claimed(self.id, seq):
+                # A claim ahead honours min_rows too, or a trickle would be served in small batches.
+                if not queue.count_claimed(self.id, seq) and self._enough_ready(queue, min_rows):
                     self._claim(queue, seq, limit, max_id)
             except SqlQueueError as exc:  # the next advance claims in the foreground instead
                 log.warning("%s: claiming %d ahead failed: %s", self.id, seq, exc)

@@ -5,6 +5,7 @@ list of valid ones. ``OPTIONS`` is also the source of the options reference in t
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,6 +67,18 @@ def bounded_text(most: int) -> Callable[[str, str], str]:
     return parse
 
 
+_DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|m|h)\s*$", re.IGNORECASE)
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
+
+
+def duration_ms(key: str, value: str) -> int:
+    """A duration with its unit, as Kafka's maxTriggerDelay takes it: 500ms, 30s, 15m, 1h."""
+    match = _DURATION.match(str(value))
+    if not match:
+        raise invalid_option(key, value, "a whole number with a unit: ms, s, m or h (e.g. 30s, 15m)")
+    return int(match.group(1)) * _UNIT_MS[match.group(2).lower()]
+
+
 def column_list(key: str, value: str) -> tuple[str, ...]:
     names = tuple(n.strip() for n in str(value).split(",") if n.strip())
     if not names:
@@ -89,6 +102,11 @@ OPTIONS: tuple[Option, ...] = (
            "generated id stored in the query's checkpoint with its first offset.", roles=(SOURCE,)),
     Option("maxRowsPerTrigger", 10_000, "Most rows one micro-batch claims (Spark's default read limit).",
            roles=(SOURCE,), parse=whole_number()),
+    Option("minRowsPerTrigger", None, "Fewest ready rows worth a micro-batch (like Kafka's minOffsetsPerTrigger): "
+           "with fewer, the trigger passes without a batch, until maxTriggerDelay has gone by since the last batch. "
+           "Not applied under Trigger.AvailableNow. Default: any rows.", roles=(SOURCE,), parse=whole_number()),
+    Option("maxTriggerDelay", "15m", "With minRowsPerTrigger: the longest wait since the last micro-batch before "
+           "a smaller batch is taken anyway (ms, s, m or h, e.g. 30s).", roles=(SOURCE,), parse=duration_ms),
     Option("numPartitions", 2, "Spark tasks that read one micro-batch; the claimed rows are split into this many "
            "id ranges of equal size.", roles=(SOURCE,), parse=whole_number(1, 512)),
     Option("claimChunkSize", None, "Most rows one claim or completion statement touches; each chunk is its own "
@@ -180,6 +198,8 @@ class SourceOptions:
     address: QueueAddress
     consumer: str | None
     max_rows_per_trigger: int
+    min_rows_per_trigger: int | None
+    max_trigger_delay_ms: int
     num_partitions: int
     claim_chunk_size: int | None
     order: str
@@ -199,8 +219,14 @@ class SourceOptions:
         if v["strictOrder"] and v["order"] == "heap":
             raise ConfigError("option 'strictOrder' = true needs an ordered claim: set 'order' to fifo, lifo, "
                               "priority or pending")
+        if v["minRowsPerTrigger"] is not None and v["minRowsPerTrigger"] > v["maxRowsPerTrigger"]:
+            raise invalid_option("minRowsPerTrigger", v["minRowsPerTrigger"],
+                                 f"at most maxRowsPerTrigger ({v['maxRowsPerTrigger']})")
+        delay = v["maxTriggerDelay"]
+        delay_ms = delay if isinstance(delay, int) else duration_ms("maxTriggerDelay", delay)  # the default is text
         return cls(
-            queue_address(v), v["consumer"], v["maxRowsPerTrigger"], v["numPartitions"], v["claimChunkSize"],
+            queue_address(v), v["consumer"], v["maxRowsPerTrigger"], v["minRowsPerTrigger"], delay_ms,
+            v["numPartitions"], v["claimChunkSize"],
             v["order"], v["strictOrder"], v["prefetch"], v["leaseSeconds"], v["completion"], v["maxAttempts"],
             v["emptyPollIntervalMs"],
             v["columns"], v["fetchSize"], RetryPolicy(v["maxRetries"], v["retryBackoffMs"]),

@@ -2,12 +2,16 @@
 
 A plain append inside ``foreachBatch`` is not idempotent: a batch Spark replays after a crash
 would be appended twice. Delta's ``txnAppId``/``txnVersion`` options (and its streaming sink) make
-it so, but the commit that records them cost 2.6-4.3 s on a 2-core machine against 0.3 s for a
-plain append. ``append_once`` gets the same guarantee more cheaply: each append carries a marker
-``sqlqueue:<app id>:<batch id>`` in the commit's userMetadata, and a batch whose marker is among
-the table's recent commits is skipped. That suffices because Spark only ever replays its latest
-batch, whose append, if it happened, is this app's most recent marker. The table's other writers
-must not add more than ``HISTORY_DEPTH`` commits between a crash and the restart.
+it so, but they read the table's full state for every commit: even with Delta's snapshot
+partitions at 1 (see .tuning), queue -> Delta with txnAppId/txnVersion cost 1.65x (50k-row
+batches) to 2.3x (10k) what it costs with this module per micro-batch on 2 cores
+(benchmarks/bench_source.py). ``append_once`` gets the same guarantee more cheaply: each
+append carries a marker ``sqlqueue:<app id>:<batch id>`` in the commit's userMetadata, and a batch
+whose marker is in the table's history is skipped. That suffices because Spark only ever replays
+its latest batch, whose append, if it happened, is this app's most recent marker. Other writers
+may append to the table at the same time: their commits carry no marker of this app (if they
+set ``spark.databricks.delta.commitInfo.userMetadata`` it does not reach this module's commits,
+whose option wins). The marker replaces any userMetadata of the session on this module's commits.
 
 ``merge_on`` goes further: it inserts only keys the table does not hold, which also absorbs rows
 that reach the sink twice through a second consumer (an expired lease).
@@ -37,14 +41,26 @@ def _table(spark: SparkSession, target: str):
 
 
 def last_appended_batch(spark: SparkSession, target: str, app_id: str) -> int | None:
-    """The batch id of this app's most recent append, from the markers of recent commits."""
+    """The batch id of this app's most recent append, from the markers of the table's commits.
+
+    The latest ``HISTORY_DEPTH`` commits are read first; only if this app's marker is not among
+    them (other writers committed more since, or the app never wrote here) is the whole history
+    the log still keeps read, so a replay is never appended twice however busy the table was.
+    """
     table = _table(spark, target)
     if table is None:
         return None
     prefix = f"sqlqueue:{app_id}:"
-    found = (table.history(HISTORY_DEPTH).where(F.col("userMetadata").startswith(prefix))
-             .orderBy(F.col("version").desc()).select("userMetadata").first())
-    return int(found.userMetadata[len(prefix):]) if found else None
+    for history in (table.history(HISTORY_DEPTH), None):
+        if history is None:
+            if table.history(1).first().version < HISTORY_DEPTH:  # the recent commits were all of them
+                return None
+            history = table.history()
+        found = (history.where(F.col("userMetadata").startswith(prefix))
+                 .orderBy(F.col("version").desc()).select("userMetadata").first())
+        if found:
+            return int(found.userMetadata[len(prefix):])
+    return None
 
 
 def append_once(target: str, app_id: str) -> BatchWriter:

@@ -53,6 +53,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._consumer: Consumer | None = None
         self._max_id: int | None = None  # set for Trigger.AvailableNow: only rows ready at the start
         self._latest: dict | None = None
+        self._last_batch_at: float | None = None  # monotonic time of the last batch, for maxTriggerDelay
 
     def _consumer_for(self, consumer_id: str) -> Consumer:
         if self._consumer is None or self._consumer.id != consumer_id:
@@ -85,11 +86,14 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         offset = ClaimOffset.from_dict(start)
         consumer = self._consumer_for(offset.consumer)
         max_rows = UNLIMITED if isinstance(limit, ReadAllAvailable) else getattr(limit, "max_rows", None)
+        min_rows = self._min_rows(limit)
         # Every step of advance is idempotent, so a retry after a lost connection is safe.
         end = self.options.retry.run(
-            lambda: consumer.advance(offset.seq, max_rows or self.options.max_rows_per_trigger, self._max_id),
+            lambda: consumer.advance(offset.seq, max_rows or self.options.max_rows_per_trigger, self._max_id, min_rows),
             f"claim {offset.seq + 1}",
         )
+        if end != offset.seq or self._last_batch_at is None:
+            self._last_batch_at = time.monotonic()
         backlog = self.options.retry.run(consumer.queue.count_ready, "counting the backlog")
         self._latest = {**ClaimOffset(offset.consumer, end).to_dict(), "claimedRows": consumer.last_claimed,
                         "readyRows": backlog}
@@ -100,6 +104,14 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             log.info("%s: claim %d took %d rows from %s, %d ready rows remain", consumer.id, end,
                      consumer.last_claimed, self.options.address.table, backlog)
         return ClaimOffset(offset.consumer, end).to_dict()
+
+    def _min_rows(self, limit: ReadLimit) -> int | None:
+        """minRowsPerTrigger while it applies: not for AvailableNow, and not once maxTriggerDelay has
+        gone by since the last batch (or since this run's first trigger)."""
+        if self.options.min_rows_per_trigger is None or self._max_id is not None or isinstance(limit, ReadAllAvailable):
+            return None
+        waited_ms = (time.monotonic() - (self._last_batch_at or time.monotonic())) * 1000
+        return self.options.min_rows_per_trigger if waited_ms < self.options.max_trigger_delay_ms else None
 
     def reportLatestOffset(self) -> dict | None:
         """Shown as the source's latestOffset in query progress: the claim, its rows and the backlog."""

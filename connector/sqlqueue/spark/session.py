@@ -14,6 +14,9 @@ import sys
 from pyspark.sql import SparkSession
 
 from ..errors import ConfigError
+from .tuning import TUNING
+
+LOG4J2 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
 
 DELTA_PACKAGE = "io.delta:delta-spark_4.2_2.13:4.4.0"
 
@@ -43,9 +46,13 @@ def build_session(
     settings = {
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
-        "spark.sql.session.timeZone": "UTC",
-        "spark.ui.enabled": "false",
-        "spark.sql.shuffle.partitions": "2",
+        # Progress bars interleave with log lines and mean nothing in a job's log.
+        "spark.ui.showConsoleProgress": "false",
+        # A JVM this process starts logs warnings without Spark's start-up noise (under spark-submit,
+        # which sets PYSPARK_GATEWAY_PORT, the JVM already runs with spark-submit's own logging).
+        **({} if "PYSPARK_GATEWAY_PORT" in os.environ
+           else {"spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG4J2}"}),
+        **TUNING,  # measured per-batch costs: see .tuning
         **(conf or {}),
     }
     for key, value in settings.items():

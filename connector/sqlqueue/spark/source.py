@@ -27,12 +27,16 @@ from ..errors import SchemaError
 from ..options import SourceOptions
 from ..queue import Queue
 from ..schema import DEFAULT_SOURCE_LIFECYCLE, LIFECYCLE_NAMES
+from .tuning import warn_once_if_untuned
 from .types import spark_ddl
 
 
 class SqlQueueDataSource(DataSource):
     @classmethod
     def name(cls) -> str:
+        # spark.dataSource.register calls this in the application's process, the one place the
+        # source sees the user's SparkSession: warn there about settings that cost seconds a batch.
+        warn_once_if_untuned()
         return "sqlqueue"
 
     def schema(self) -> str:
