@@ -3,9 +3,9 @@
 A plain append inside ``foreachBatch`` is not idempotent: a batch Spark replays after a crash
 would be appended twice. Delta's ``txnAppId``/``txnVersion`` options (and its streaming sink) make
 it so, but they read the table's full state for every commit: even with Delta's snapshot
-partitions at 1 (see .tuning), queue -> Delta with txnAppId/txnVersion cost 1.65x (50k-row
-batches) to 2.3x (10k) what it costs with this module per micro-batch on 2 cores
-(benchmarks/bench_source.py). ``append_once`` gets the same guarantee more cheaply: each
+partitions at 1 (see .tuning), queue -> Delta with txnAppId/txnVersion cost 1.65-1.8x (50k-row
+batches) to 2.1-2.3x (10k) what it costs with this module per micro-batch on 2 cores
+(benchmarks/bench_source.py, two runs). ``append_once`` gets the same guarantee more cheaply: each
 append carries a marker ``sqlqueue:<app id>:<batch id>`` in the commit's userMetadata, and a batch
 whose marker is in the table's history is skipped. That suffices because Spark only ever replays
 its latest batch, whose append, if it happened, is this app's most recent marker. Other writers
