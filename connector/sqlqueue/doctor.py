@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from .dialects.odbc import FREETDS_DESCRIBES_PARAMS, Driver
+from .dialects.odbc import FREETDS_DESCRIBES_PARAMS
 from .queue import Queue
 from .schema import CLAIMED, READY, READY_INDEX_KEY
 
@@ -101,9 +101,8 @@ def _claim_plan(queue: Queue, order: str) -> Iterator[Finding]:
 
 
 def _driver(queue: Queue) -> Iterator[Finding]:
-    reported = queue.driver()
-    name, _, version = reported.rpartition(" ")
-    driver = Driver(name, version)
+    driver = queue.driver()
+    reported = f"{driver.name} {driver.version}"
     if not driver.freetds:
         yield Finding(OK, "driver", reported)
         return

@@ -29,7 +29,7 @@ from typing import Any
 from .dialects.base import Statement
 from .errors import DatabaseError
 from .queue import Ack, Queue
-from .schema import Column
+from .schema import Column, keyed
 
 # Ledger rows kept per writer: Spark only ever replays its latest batch.
 LEDGER_KEEP = 1000
@@ -155,7 +155,7 @@ class Producer:
             if self._published(cur, batch_id):
                 return Staged(tag, 0)
             self._drop(cur, tag, tag)
-            if _keyed(columns):
+            if keyed(columns):
                 self.queue.stage(cur, columns, counted, tag)
             else:
                 id_after = self._run(cur, self.sql.last_id(self.table)).fetchone()[0]
@@ -206,7 +206,7 @@ class Producer:
         with self.queue.transaction() as cur:
             if self._published(cur, batch_id):
                 return None
-            if _keyed(columns):
+            if keyed(columns):
                 published = self._publish_staged(cur, batch_id, columns, tasks)
             else:
                 published = self._check_unpublished(cur, batch_id, tasks)
@@ -231,7 +231,3 @@ class Producer:
         batch = self._batch_prefix(batch_id)
         with self.queue.transaction() as cur:
             return self._drop(cur, batch, batch + _PAST_HEX)
-
-
-def _keyed(columns: Sequence[Column]) -> bool:
-    return any(c.name == "dedup_key" for c in columns)

@@ -15,9 +15,10 @@ from typing import Any
 from .connection import ConnectionSpec
 from .dialects import Dialect, dialect_for
 from .dialects.base import Statement
+from .dialects.odbc import Driver
 from .errors import SchemaError
 from .identifiers import TableName
-from .schema import LIFECYCLE_NAMES, LIFECYCLE_TYPES, STAGE_TAG, Column, QueueSpec
+from .schema import LIFECYCLE_NAMES, LIFECYCLE_TYPES, STAGE_TAG, Column, QueueSpec, keyed
 
 UNLIMITED = 2**62
 DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME = "done", "retry", "failed"
@@ -141,8 +142,8 @@ class Queue:
         ``rows`` may be a generator: it is consumed once, as the driver sends. With a ``dedup_key``
         column, a row whose key the table already holds (or that repeats a key) is skipped.
         """
-        keyed = any(c.name == "dedup_key" for c in columns)
-        self.dialect.insert_many(cur, self.table, columns, self._encoded(columns, rows), skip_duplicates=keyed)
+        encoded = self._encoded(columns, rows)
+        self.dialect.insert_many(cur, self.table, columns, encoded, skip_duplicates=keyed(columns))
 
     def insert_tagged(self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], tag: str) -> None:
         """Insert rows under ``tag`` inside the caller's transaction ``cur``; claimable once the
@@ -333,8 +334,8 @@ class Queue:
         with self._errors():
             return self.dialect.estimated_plan(conn, self.dialect.inline(statement, example))
 
-    def driver(self) -> str:
+    def driver(self) -> Driver:
         """The ODBC driver and its version, as the driver reports them (SQL Server)."""
         conn = self.conn
         with self._errors():
-            return self.dialect.describe_driver(conn)
+            return self.dialect.driver(conn)

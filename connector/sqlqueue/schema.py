@@ -81,6 +81,11 @@ WRITABLE_LIFECYCLE = ("priority", "due_at", "dedup_key", "max_attempts")
 STAGE_TAG = Column("stage_tag", "string", False)
 
 
+def keyed(columns: Sequence[Column]) -> bool:
+    """Whether rows of ``columns`` carry dedup keys (they are then inserted only when new)."""
+    return any(c.name == "dedup_key" for c in columns)
+
+
 def parse_columns(text: str) -> tuple[Column, ...]:
     """Parse "payload text, customer_id bigint not null" into domain columns."""
     columns = []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sqlqueue.dialects.odbc import Driver
 from sqlqueue.dialects.sqlserver import SqlServerDialect
 from sqlqueue.doctor import NOTE, PROBLEM, examine
 from sqlqueue.identifiers import TableName
@@ -17,7 +18,7 @@ HEALTHY_INDEXES = [("ix_jobs_ready", "([state]='ready')", "id"), ("ix_jobs_claim
                    ("pk_jobs", None, "id")]
 
 
-MICROSOFT = "libmsodbcsql-18.3.so.3.1 18.03.0003"
+MICROSOFT = Driver("libmsodbcsql-18.3.so.3.1", "18.03.0003")
 
 
 def showplan(*reads: tuple[str, str]) -> str:
@@ -45,7 +46,7 @@ class FactsQueue:
 
     answers: dict[str, list[tuple]] = field(default_factory=dict)
     plan: str = SEEKS_READY
-    reported_driver: str = MICROSOFT
+    reported_driver: Driver = MICROSOFT
     dialect: SqlServerDialect = field(default_factory=SqlServerDialect)
     table: TableName = TABLE
 
@@ -55,11 +56,11 @@ class FactsQueue:
     def claim_plan(self, order: str) -> str:
         return self.plan
 
-    def driver(self) -> str:
+    def driver(self) -> Driver:
         return self.reported_driver
 
 
-def findings(plan: str = SEEKS_READY, driver: str = MICROSOFT, **answers: list[tuple]) -> dict[str, tuple[str, tuple[str, ...]]]:
+def findings(plan: str = SEEKS_READY, driver: Driver = MICROSOFT, **answers: list[tuple]) -> dict[str, tuple[str, tuple[str, ...]]]:
     facts = {"table_indexes": HEALTHY_INDEXES, "database_settings": [(False, "DISABLE", 160)], "enabled_triggers": [],
              "session_isolation": [(2,)]}
     facts.update(answers)
@@ -117,7 +118,7 @@ def test_a_compatibility_level_below_openjson_is_a_problem():
 
 def test_freetds_is_named_with_its_version_and_what_it_means_for_binding_and_tls():
     queue = FactsQueue({"table_indexes": HEALTHY_INDEXES, "database_settings": [(False, "DISABLE", 160)],
-                        "enabled_triggers": [], "session_isolation": [(2,)]}, reported_driver="libtdsodbc.so 01.03.0017")
+                        "enabled_triggers": [], "session_isolation": [(2,)]}, reported_driver=Driver("libtdsodbc.so", "01.03.0017"))
     (driver,) = [f for f in examine(queue, "fifo") if f.check == "driver"]  # type: ignore[arg-type]
     assert driver.severity == NOTE
     assert "libtdsodbc.so 01.03.0017" in driver.message and "fast_executemany" in driver.message

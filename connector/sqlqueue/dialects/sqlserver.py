@@ -225,10 +225,6 @@ class SqlServerDialect(Dialect):
         return "".join(part + (next(literals) if i < len(statement.names) else "")
                        for i, part in enumerate(statement.sql.split(self.marker)))
 
-    def describe_driver(self, conn: Any) -> str:
-        driver = self.driver(conn)
-        return f"{driver.name} {driver.version}"
-
     def estimated_plan(self, conn: Any, sql: str) -> str:
         """The estimated plan of ``sql`` as showplan XML; the statement is compiled, not run."""
         cur = conn.cursor()
@@ -291,7 +287,8 @@ class SqlServerDialect(Dialect):
             fields.append(f"{q(field)} {_JSON_COLUMN.get(column.type, _TYPES[column.type])} '$.{field}'")
             value = f"r.{q(field)}"
             values.append(f"CONVERT(VARBINARY(MAX), {value}, 2)" if column.type == "binary" else value)
-        # CAST: FreeTDS may send a long string as NTEXT, which OPENJSON does not take.
+        # CAST: OPENJSON reads the text as NVARCHAR(MAX) whatever type a driver declares for it
+        # (OPENJSON takes no NTEXT; FreeTDS maps SQL_WLONGVARCHAR to NTEXT before TDS 7.2).
         return values, f"OPENJSON(CAST(:rows AS NVARCHAR(MAX)))\n  WITH ({', '.join(fields)}) AS r"
 
     def _json_insert(self, target: str, columns: Sequence[Column]) -> Statement:
