@@ -12,6 +12,7 @@ one micro-batch per file, query start included. Spark's floor: the same df.write
 stream into Python writers that only turn the rows into tuples. Each figure is the best of
 --repeat runs, after a warm-up write that starts Spark's Python workers.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -96,28 +97,43 @@ def main() -> None:
     server = start_postgres() if "postgres" in args.engines else None
     spark = build_session("sqlqueue-bench-sink")
     try:
-        df = spark.range(args.rows).select(F.format_string("order %d", "id").alias("payload"), F.col("id").alias("customer"))
+        df = spark.range(args.rows).select(
+            F.format_string("order %d", "id").alias("payload"), F.col("id").alias("customer")
+        )
         df = df.cache()
         df.count()
         df.repartition(args.micro_batches).write.parquet(f"{work}/in")
         rows = [(f"order {i}", i) for i in range(args.rows)]
-        print(f"sink benchmark: {args.rows} rows (payload text, customer bigint), best of {args.repeat}, "
-              f"Spark local[{spark.sparkContext.defaultParallelism}]")
+        print(
+            f"sink benchmark: {args.rows} rows (payload text, customer bigint), best of {args.repeat}, "
+            f"Spark local[{spark.sparkContext.defaultParallelism}]"
+        )
         write_floor(spark, df)  # warm-up
-        report("Spark floor: Python writer, no database", args.rows,
-               best(args.repeat, lambda: lambda: write_floor(spark, df)))
-        report(f"Spark floor: {args.micro_batches} micro-batches, no database", args.rows,
-               best(args.repeat, lambda: floor_stream(spark, f"{work}/in", work)))
+        report(
+            "Spark floor: Python writer, no database",
+            args.rows,
+            best(args.repeat, lambda: lambda: write_floor(spark, df)),
+        )
+        report(
+            f"Spark floor: {args.micro_batches} micro-batches, no database",
+            args.rows,
+            best(args.repeat, lambda: floor_stream(spark, f"{work}/in", work)),
+        )
         for name in args.engines:
             options = pg_options(server) if name == "postgres" else {"url": f"sqlite:///{work}/bench.db"}
             engine = Engine(name, options)
             sink_write(engine, df.limit(1000))()  # warm-up: Spark's Python workers
             print(f" {name}:")
-            raw = report("raw bulk insert", args.rows, best(args.repeat, lambda: raw_insert(engine, rows)))
-            batch = report("sink, df.write", args.rows, best(args.repeat, lambda: sink_write(engine, df)))
+            raw = report(
+                "raw bulk insert", args.rows, best(args.repeat, lambda engine=engine: raw_insert(engine, rows))
+            )
+            batch = report("sink, df.write", args.rows, best(args.repeat, lambda engine=engine: sink_write(engine, df)))
             print(f"  ratio df.write / raw: {batch / raw:.2f}", flush=True)
-            streamed = report(f"sink, {args.micro_batches} micro-batches (with query start)", args.rows,
-                              best(args.repeat, lambda: sink_stream(engine, spark, f"{work}/in", work)))
+            streamed = report(
+                f"sink, {args.micro_batches} micro-batches (with query start)",
+                args.rows,
+                best(args.repeat, lambda engine=engine: sink_stream(engine, spark, f"{work}/in", work)),
+            )
             print(f"  ratio stream / raw: {streamed / raw:.2f}", flush=True)
             engine.close()
     finally:

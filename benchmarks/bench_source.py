@@ -14,6 +14,7 @@ txnAppId/txnVersion, and the Delta streaming sink. The ratios of issue 12 come l
 Connector throughput is measured over the steady state: from the end of the first micro-batch to
 the end of the last (the first pays for query start-up, reported separately).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,7 +23,7 @@ import shutil
 import tempfile
 import time
 
-from common import pg_options, percentiles, report, start_postgres
+from common import percentiles, pg_options, report, start_postgres
 from spark_floor import SCHEMA, floor_rate
 
 from sqlqueue.connection import parse_connection
@@ -42,8 +43,12 @@ def fill(queue: Queue, rows: int) -> None:
     queue.create(DOMAIN)
     chunk = 50_000
     for start in range(0, rows, chunk):
-        queue.enqueue([{"payload": f'{{"order": {i}, "note": "benchmark row"}}', "customer": i % 977}
-                       for i in range(start, min(rows, start + chunk))])
+        queue.enqueue(
+            [
+                {"payload": f'{{"order": {i}, "note": "benchmark row"}}', "customer": i % 977}
+                for i in range(start, min(rows, start + chunk))
+            ]
+        )
 
 
 def raw_rate(options: dict, table: str, rows: int, batch: int) -> float:
@@ -56,7 +61,9 @@ def raw_rate(options: dict, table: str, rows: int, batch: int) -> float:
         if nxt == seq:
             break
         for lo, hi in queue.partition_bounds("raw", seq, nxt, 1):
-            for chunk in queue.read_claimed("raw", seq, nxt, lo, hi, ["id", "enqueued_at", "attempts", "payload", "customer"]):
+            for chunk in queue.read_claimed(
+                "raw", seq, nxt, lo, hi, ["id", "enqueued_at", "attempts", "payload", "customer"]
+            ):
                 seen += len(chunk)
         seq = nxt
     consumer.complete_through(seq)
@@ -78,8 +85,10 @@ def textbook_rate(options: dict, table: str, rows: int, batch: int) -> float:
 
     with psycopg.connect(options["url"], password=options["password"], autocommit=True) as conn:
         conn.execute(f"DROP TABLE IF EXISTS {table}")
-        conn.execute(f"CREATE TABLE {table} (id bigserial PRIMARY KEY, enqueued_at timestamptz NOT NULL DEFAULT now(), "
-                     "attempts int NOT NULL DEFAULT 0, claimed_at timestamptz, payload text, customer bigint)")
+        conn.execute(
+            f"CREATE TABLE {table} (id bigserial PRIMARY KEY, enqueued_at timestamptz NOT NULL DEFAULT now(), "
+            "attempts int NOT NULL DEFAULT 0, claimed_at timestamptz, payload text, customer bigint)"
+        )
         with conn.cursor().copy(f"COPY {table} (payload, customer) FROM STDIN") as copy:
             for i in range(rows):
                 copy.write_row((f'{{"order": {i}, "note": "benchmark row"}}', i % 977))
@@ -90,8 +99,11 @@ def textbook_rate(options: dict, table: str, rows: int, batch: int) -> float:
                 ids = [r[0] for r in conn.execute(TEXTBOOK_CLAIM.format(t=table), (batch,))]
             if not ids:
                 break
-            seen += len(conn.execute(f"SELECT id, enqueued_at, attempts, payload, customer FROM {table} "
-                                     "WHERE id = ANY(%s)", (ids,)).fetchall())
+            seen += len(
+                conn.execute(
+                    f"SELECT id, enqueued_at, attempts, payload, customer FROM {table} WHERE id = ANY(%s)", (ids,)
+                ).fetchall()
+            )
             conn.execute(f"DELETE FROM {table} WHERE id = ANY(%s)", (ids,))
         elapsed = time.perf_counter() - started
     assert seen == rows, (seen, rows)
@@ -102,10 +114,15 @@ def delta_append_rate(spark, rows: int, batch: int) -> float:
     """Plain Delta appends of the same rows from memory, one per batch: what Delta alone costs."""
     from pyspark.sql import functions as F
 
-    df = (spark.range(batch).withColumn("enqueued_at", F.current_timestamp()).withColumn("attempts", F.lit(1))
-          .withColumn("payload", F.format_string('{"order": %d, "note": "benchmark row"}', "id"))
-          .withColumn("customer", F.col("id") % 977).selectExpr(*[c.split()[0] for c in SCHEMA.split(", ")])
-          .cache())
+    df = (
+        spark.range(batch)
+        .withColumn("enqueued_at", F.current_timestamp())
+        .withColumn("attempts", F.lit(1))
+        .withColumn("payload", F.format_string('{"order": %d, "note": "benchmark row"}', "id"))
+        .withColumn("customer", F.col("id") % 977)
+        .selectExpr(*[c.split()[0] for c in SCHEMA.split(", ")])
+        .cache()
+    )
     df.count()
     work = tempfile.mkdtemp(prefix="sqlqueue-bench-append-")
     latencies = []
@@ -115,8 +132,12 @@ def delta_append_rate(spark, rows: int, batch: int) -> float:
         latencies.append((time.perf_counter() - started) * 1000)
     df.unpersist()
     shutil.rmtree(work, ignore_errors=True)
-    return report("plain Delta append of the rows from memory", batch * len(latencies), sum(latencies) / 1000,
-                  f"(batch {percentiles(latencies)})")
+    return report(
+        "plain Delta append of the rows from memory",
+        batch * len(latencies),
+        sum(latencies) / 1000,
+        f"(batch {percentiles(latencies)})",
+    )
 
 
 class TupleReader(QueueStreamReader):
@@ -124,8 +145,15 @@ class TupleReader(QueueStreamReader):
 
     def read(self, partition):
         queue = shared_queue(self.options.address)
-        for rows in queue.read_claimed(partition.consumer, partition.after_seq, partition.upto_seq, partition.lo,
-                                       partition.hi, self.schema.fieldNames(), self.options.fetch_size):
+        for rows in queue.read_claimed(
+            partition.consumer,
+            partition.after_seq,
+            partition.upto_seq,
+            partition.lo,
+            partition.hi,
+            self.schema.fieldNames(),
+            self.options.fetch_size,
+        ):
             yield from rows
 
 
@@ -153,9 +181,15 @@ def start_sink(stream, sink: str, work: str):
     if sink == "noop":
         return writer.format("noop").start()
     if sink == "txn":
+
         def write(batch, batch_id: int) -> None:
-            (batch.write.format("delta").mode("append").option("txnAppId", "bench").option("txnVersion", batch_id)
-             .save(f"{work}/delta"))
+            (
+                batch.write.format("delta")
+                .mode("append")
+                .option("txnAppId", "bench")
+                .option("txnVersion", batch_id)
+                .save(f"{work}/delta")
+            )
 
         return writer.foreachBatch(write).start()
     return writer.foreachBatch(append_once(f"{work}/delta", "bench")).start()
@@ -175,14 +209,21 @@ def connector_rate(
     query.awaitTermination()
     total = time.perf_counter() - started
     batches = [p for p in query.recentProgress if p["numInputRows"]]
-    ends = [dt.datetime.fromisoformat(p["timestamp"].replace("Z", "+00:00")).timestamp()
-            + p["durationMs"]["triggerExecution"] / 1000 for p in batches]
+    ends = [
+        dt.datetime.fromisoformat(p["timestamp"].replace("Z", "+00:00")).timestamp()
+        + p["durationMs"]["triggerExecution"] / 1000
+        for p in batches
+    ]
     steady_rows = sum(p["numInputRows"] for p in batches[1:])
     assert sum(p["numInputRows"] for p in batches) == rows
     latencies = [p["durationMs"]["triggerExecution"] for p in batches[1:]]
     label = SINKS[sink] + (", tuples" if fmt != "sqlqueue" else "")
-    rate = report(f"{label}, steady state", steady_rows, ends[-1] - ends[0],
-                  f"(batch {percentiles(latencies)}; {total:.1f} s with start-up)")
+    rate = report(
+        f"{label}, steady state",
+        steady_rows,
+        ends[-1] - ends[0],
+        f"(batch {percentiles(latencies)}; {total:.1f} s with start-up)",
+    )
     shutil.rmtree(work, ignore_errors=True)
     queue.close()
     return rate
@@ -194,8 +235,9 @@ def main() -> None:
     parser.add_argument("--batches", type=int, nargs="+", default=[10_000, 50_000])
     parser.add_argument("--partitions", type=int, default=2)
     parser.add_argument("--sinks", nargs="+", choices=list(SINKS), default=list(SINKS))
-    parser.add_argument("--no-read-path", dest="read_path", action="store_false",
-                        help="skip the Arrow vs Python tuples comparison")
+    parser.add_argument(
+        "--no-read-path", dest="read_path", action="store_false", help="skip the Arrow vs Python tuples comparison"
+    )
     args = parser.parse_args()
 
     from sqlqueue.spark.session import build_session
@@ -207,8 +249,10 @@ def main() -> None:
         # Warm up Spark's Python workers and the JVM so the first measured query does not pay for them.
         for sink in SINKS:
             connector_rate(spark, options, f"warmup_{sink}", 30_000, 10_000, args.partitions, sink)
-        print(f"source benchmark: PostgreSQL, {args.rows} rows, {args.partitions} read partitions "
-              "(steady-state rows/s; batch latencies p50/p95/max)")
+        print(
+            f"source benchmark: PostgreSQL, {args.rows} rows, {args.partitions} read partitions "
+            "(steady-state rows/s; batch latencies p50/p95/max)"
+        )
         rates: dict[int, dict[str, float]] = {}
         for batch in args.batches:
             print(f" batches of {batch}:")
@@ -228,13 +272,17 @@ def main() -> None:
             per_batch = {k: batch / v for k, v in r.items()}  # seconds per micro-batch
             if "foreach" in r:
                 overhead = per_batch["foreach"] / (per_batch["floor"] + per_batch["append"]) - 1
-                print(f"  {batch}: queue -> Delta (job's writer) / raw = {r['foreach'] / r['raw']:.2f} (target >= 0.9 "
-                      f"at 50k); connector's cost over Spark floor + plain append = {overhead:+.0%} (target <= +15% "
-                      "at 10k)")
+                print(
+                    f"  {batch}: queue -> Delta (job's writer) / raw = {r['foreach'] / r['raw']:.2f} (target >= 0.9 "
+                    f"at 50k); connector's cost over Spark floor + plain append = {overhead:+.0%} (target <= +15% "
+                    "at 10k)"
+                )
             for sink in ("delta", "txn"):
                 if sink in r and "foreach" in r:
-                    print(f"  {batch}: {SINKS[sink]} costs {per_batch[sink] / per_batch['foreach']:.2f}x the job's "
-                          "writer per batch (target <= 1.25)")
+                    print(
+                        f"  {batch}: {SINKS[sink]} costs {per_batch[sink] / per_batch['foreach']:.2f}x the job's "
+                        "writer per batch (target <= 1.25)"
+                    )
         print(flush=True)
         if not args.read_path:
             return

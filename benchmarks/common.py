@@ -1,4 +1,5 @@
 """Shared set-up for benchmark scripts: a PostgreSQL server of their own and a figure printer."""
+
 from __future__ import annotations
 
 import statistics

@@ -13,6 +13,7 @@ on its own new table, 12 appends of the same 10,000 rows from memory as:
 It prints the median over versions 1-9 and 11 and, apart, version 10, after which Delta writes its
 log checkpoint (checkpointInterval 10).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,7 +42,9 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "sp1, non-UTC session and JVM": ({**SP1, "spark.sql.session.timeZone": "Europe/Paris"}, {"TZ": "Europe/Paris"}),
     "sp1, shuffle.partitions=200": ({**SP1, "spark.sql.shuffle.partitions": "200"}, {}),
     "sp1, no state reconstruction validation": (
-        {**SP1, "spark.databricks.delta.stateReconstructionValidation.enabled": "false"}, {}),
+        {**SP1, "spark.databricks.delta.stateReconstructionValidation.enabled": "false"},
+        {},
+    ),
     "tuned": ({}, {}),  # build_session as it is now
 }
 
@@ -70,8 +73,12 @@ def child(name: str) -> None:
         spark = session.build_session("delta-settings", conf=settings)
     from pyspark.sql import functions as F
 
-    df = (spark.range(ROWS).withColumn("payload", F.format_string('{"order": %d, "note": "benchmark row"}', "id"))
-          .withColumn("customer", F.col("id") % 977).cache())
+    df = (
+        spark.range(ROWS)
+        .withColumn("payload", F.format_string('{"order": %d, "note": "benchmark row"}', "id"))
+        .withColumn("customer", F.col("id") % 977)
+        .cache()
+    )
     df.count()
     work = tempfile.mkdtemp(prefix="sqlqueue-delta-settings-")
     for _ in range(COMMITS):  # warm the JVM's code paths, log checkpoint included, before timing
@@ -87,15 +94,29 @@ def child(name: str) -> None:
         return times
 
     results["plain"] = timed(lambda v: df.write.format("delta").mode("append").save(f"{work}/plain"))
-    results["txn"] = timed(lambda v: df.write.format("delta").mode("append").option("txnAppId", "bench")
-                           .option("txnVersion", v).save(f"{work}/txn"))
+    results["txn"] = timed(
+        lambda v: (
+            df.write.format("delta")
+            .mode("append")
+            .option("txnAppId", "bench")
+            .option("txnVersion", v)
+            .save(f"{work}/txn")
+        )
+    )
     marker = append_once(f"{work}/marker", "bench")
     results["marker"] = timed(lambda v: marker(df, v))
 
     spark.dataSource.register(MemorySource)
-    query = (spark.readStream.format(MemorySource.name()).option("batch", ROWS).option("partitions", 2).load()
-             .writeStream.format("delta").option("checkpointLocation", f"{work}/cp")
-             .trigger(processingTime="0 seconds").start(f"{work}/sink"))
+    query = (
+        spark.readStream.format(MemorySource.name())
+        .option("batch", ROWS)
+        .option("partitions", 2)
+        .load()
+        .writeStream.format("delta")
+        .option("checkpointLocation", f"{work}/cp")
+        .trigger(processingTime="0 seconds")
+        .start(f"{work}/sink")
+    )
     deadline = time.monotonic() + 600
     while len([p for p in query.recentProgress if p["numInputRows"]]) < COMMITS:
         if query.exception() is not None or time.monotonic() > deadline:
@@ -116,8 +137,10 @@ def main() -> None:
     if args.child:
         child(args.child)
         return
-    print(f"Delta appends of {ROWS} rows, local[2], seconds per commit: median of versions 1-9 and 11 "
-          f"(v10: the commit that writes the log checkpoint); {args.runs} runs, each a fresh process")
+    print(
+        f"Delta appends of {ROWS} rows, local[2], seconds per commit: median of versions 1-9 and 11 "
+        f"(v10: the commit that writes the log checkpoint); {args.runs} runs, each a fresh process"
+    )
     kinds = ("plain", "txn", "marker", "sink")
     # Runs go round the variants in turn, so a busy spell on a shared host spreads over all of them.
     runs: dict[str, list[dict]] = {name: [] for name in args.variants}
@@ -128,8 +151,8 @@ def main() -> None:
             line = next((x for x in out.stdout.splitlines() if x.startswith("RESULT ")), None)
             if line is None:
                 sys.exit(f"{name}: no result\n{out.stdout[-2000:]}\n{out.stderr[-4000:]}")
-            runs[name].append(json.loads(line[len("RESULT "):]))
-            print(f"  run {run + 1} {name}: {line[len('RESULT '):]}", file=sys.stderr, flush=True)
+            runs[name].append(json.loads(line[len("RESULT ") :]))
+            print(f"  run {run + 1} {name}: {line[len('RESULT ') :]}", file=sys.stderr, flush=True)
     print(f"{'variant':<42}" + "".join(f"{k:>17}{'v10':>7}" for k in kinds))
     for name in args.variants:
         cells = []
@@ -139,6 +162,7 @@ def main() -> None:
             spread = f"{medians[0]:.2f}-{medians[-1]:.2f}" if len(medians) > 1 else f"{medians[0]:.2f}"
             cells.append(f"{statistics.median(medians):>6.2f} ({spread:>9}){v10:>6.2f}")
         print(f"{name:<42}" + "".join(f"{c:>24}" for c in cells), flush=True)
+
 
 if __name__ == "__main__":
     main()

@@ -1,4 +1,5 @@
 """Run every benchmark script in turn (what `make bench` does); each prints its own figures."""
+
 from __future__ import annotations
 
 import subprocess

@@ -5,6 +5,7 @@ Python tuples.
 No database: what is left is what every Python Data Source pays (offset and commit logs,
 planning, Python workers, Arrow transfer).
 """
+
 from __future__ import annotations
 
 import sys
@@ -50,13 +51,15 @@ class MemoryReader(DataSourceStreamReader):
         import pyarrow as pa
 
         n = self.batch // self.parts
-        yield pa.RecordBatch.from_pydict({
-            "id": pa.array(range(n), pa.int64()),
-            "enqueued_at": pa.array([dt.datetime(2026, 1, 1)] * n, pa.timestamp("us", tz="UTC")),
-            "attempts": pa.array([1] * n, pa.int32()),
-            "payload": pa.array([f'{{"order": {i}, "note": "benchmark row"}}' for i in range(n)]),
-            "customer": pa.array([i % 977 for i in range(n)], pa.int64()),
-        })
+        yield pa.RecordBatch.from_pydict(
+            {
+                "id": pa.array(range(n), pa.int64()),
+                "enqueued_at": pa.array([dt.datetime(2026, 1, 1)] * n, pa.timestamp("us", tz="UTC")),
+                "attempts": pa.array([1] * n, pa.int32()),
+                "payload": pa.array([f'{{"order": {i}, "note": "benchmark row"}}' for i in range(n)]),
+                "customer": pa.array([i % 977 for i in range(n)], pa.int64()),
+            }
+        )
 
     def commit(self, end: dict) -> None:
         pass
@@ -76,10 +79,13 @@ class MemorySource(DataSource):
 
 def floor_rate(spark, batch: int, partitions: int) -> float:
     spark.dataSource.register(MemorySource)
-    stream = (spark.readStream.format(MemorySource.name()).option("batch", batch)
-              .option("partitions", partitions).load())
-    query = (stream.writeStream.format("noop").option("checkpointLocation", tempfile.mkdtemp(prefix="sqlqueue-floor-"))
-             .trigger(processingTime="0 seconds").start())
+    stream = spark.readStream.format(MemorySource.name()).option("batch", batch).option("partitions", partitions).load()
+    query = (
+        stream.writeStream.format("noop")
+        .option("checkpointLocation", tempfile.mkdtemp(prefix="sqlqueue-floor-"))
+        .trigger(processingTime="0 seconds")
+        .start()
+    )
     deadline = time.monotonic() + 300
     while query.lastProgress is None or query.lastProgress["batchId"] < BATCHES - 1:  # ids count from 0
         if time.monotonic() > deadline:
@@ -87,8 +93,12 @@ def floor_rate(spark, batch: int, partitions: int) -> float:
         time.sleep(0.1)
     query.stop()
     latencies = [p["durationMs"]["triggerExecution"] for p in query.recentProgress if p["numInputRows"]][1:]
-    return report("Spark floor: rows from memory, noop sink", batch * len(latencies), sum(latencies) / 1000,
-                  f"(batch {percentiles(latencies)})")
+    return report(
+        "Spark floor: rows from memory, noop sink",
+        batch * len(latencies),
+        sum(latencies) / 1000,
+        f"(batch {percentiles(latencies)})",
+    )
 
 
 def _as_tuples(iterator) -> WriterCommitMessage:

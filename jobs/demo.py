@@ -6,6 +6,7 @@ Creates a fresh queue, enqueues N JSON payloads, drains the queue with
 spark.readStream.format("sqlqueue") into a Delta table (Trigger.AvailableNow), then checks from the
 data that every payload arrived exactly once and that the queue is empty.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,8 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     query.awaitTermination()
     elapsed = time.monotonic() - started
     batches = [p for p in query.recentProgress if p["numInputRows"]]
-    print(f"streamed: {sum(p['numInputRows'] for p in batches)} rows in {len(batches)} micro-batches "
-          f"({elapsed:.1f} s, {args.rows / elapsed:,.0f} rows/s including query start-up)")
+    print(
+        f"streamed: {sum(p['numInputRows'] for p in batches)} rows in {len(batches)} micro-batches "
+        f"({elapsed:.1f} s, {args.rows / elapsed:,.0f} rows/s including query start-up)"
+    )
 
     delta = spark.read.format("delta").load(str(out / "delta"))
     in_delta = delta.count()

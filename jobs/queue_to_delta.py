@@ -8,6 +8,7 @@ Reads [source] (the queue), applies the [job] transform hook, and appends each m
 once (a commit marker makes a replayed batch a no-op; see sqlqueue.spark.delta), or with
 --merge-on KEY as a MERGE that inserts only keys the table does not hold.
 """
+
 from __future__ import annotations
 
 import sys
@@ -21,9 +22,12 @@ from sqlqueue.spark.delta import append_once, merge_on
 from sqlqueue.spark.jobs import Job, load_transform, queue_stream, run, start
 
 JOB = Job(
-    "queue-to-delta", __doc__, roles=(SOURCE,),
+    "queue-to-delta",
+    __doc__,
+    roles=(SOURCE,),
     settings=("checkpointLocation", "target", "trigger", "transform", "mergeOn", "queryName"),
-    required=("checkpointLocation", "target"), flags={"--merge-on": "mergeOn"},
+    required=("checkpointLocation", "target"),
+    flags={"--merge-on": "mergeOn"},
 )
 
 

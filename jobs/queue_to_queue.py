@@ -6,6 +6,7 @@ Reads [source] (queue A), applies the [job] transform hook, and enqueues into [s
 on the same database or another one). The sink publishes each micro-batch once, by its ledger,
 and queue A's rows are completed only after Spark has committed the batch.
 """
+
 from __future__ import annotations
 
 import sys
@@ -17,8 +18,12 @@ from sqlqueue.config import Config
 from sqlqueue.options import SINK, SOURCE
 from sqlqueue.spark.jobs import Job, into_queue, load_transform, queue_stream, run
 
-JOB = Job("queue-to-queue", __doc__, roles=(SOURCE, SINK),
-          settings=("checkpointLocation", "trigger", "transform", "queryName"))
+JOB = Job(
+    "queue-to-queue",
+    __doc__,
+    roles=(SOURCE, SINK),
+    settings=("checkpointLocation", "trigger", "transform", "queryName"),
+)
 
 
 def pipeline(config: Config, spark: SparkSession) -> StreamingQuery:

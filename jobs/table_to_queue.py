@@ -8,6 +8,7 @@ transform hook, and enqueues into [sink]; each micro-batch is published once, by
 ledger. The transform must leave only columns the queue takes (domain columns and priority,
 due_at, dedup_key, max_attempts).
 """
+
 from __future__ import annotations
 
 import sys
@@ -20,9 +21,13 @@ from sqlqueue.options import SINK
 from sqlqueue.spark.delta import is_path
 from sqlqueue.spark.jobs import Job, into_queue, load_transform, run
 
-JOB = Job("table-to-queue", __doc__, roles=(SINK,),
-          settings=("checkpointLocation", "input", "inputFormat", "trigger", "transform", "queryName"),
-          required=("checkpointLocation", "input"))
+JOB = Job(
+    "table-to-queue",
+    __doc__,
+    roles=(SINK,),
+    settings=("checkpointLocation", "input", "inputFormat", "trigger", "transform", "queryName"),
+    required=("checkpointLocation", "input"),
+)
 
 
 def pipeline(config: Config, spark: SparkSession) -> StreamingQuery:

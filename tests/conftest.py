@@ -1,5 +1,6 @@
 """Shared fixtures: a real PostgreSQL server per test session, a SQLite file per test, SQL Server
 when SQLQUEUE_TEST_SQLSERVER names one, and one SparkSession for the whole run."""
+
 from __future__ import annotations
 
 import sys
@@ -39,8 +40,10 @@ def engine(request, tmp_path):
     else:
         options = sqlserver_options()
         if options is None:
-            pytest.skip(f"{SQLSERVER_ENV} is not set (a sqlserver:// URL or an ODBC connection string; "
-                        "make test-sqlserver runs these)")
+            pytest.skip(
+                f"{SQLSERVER_ENV} is not set (a sqlserver:// URL or an ODBC connection string; "
+                "make test-sqlserver runs these)"
+            )
         handle = Engine(name, options)
     yield handle
     handle.close()

@@ -10,6 +10,7 @@ The queue comes from the configuration's [source] section (--sink: from [sink]);
 --url override it. Errors are one line on stderr; exit status 2 for bad configuration or input,
 1 for a failed database step (and for doctor, when it found a problem).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -91,7 +92,9 @@ def json_rows(lines: Iterable[str], payload_column: str | None) -> Iterator[dict
         try:
             row = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise SchemaError(f"line {number} is not JSON ({exc.msg}); use --payload to enqueue lines as text")
+            raise SchemaError(
+                f"line {number} is not JSON ({exc.msg}); use --payload to enqueue lines as text"
+            ) from None
         if not isinstance(row, dict):
             raise SchemaError(f"line {number} is not a JSON object of column values")
         yield row
@@ -148,8 +151,7 @@ def create(queue: Queue, args: argparse.Namespace, order: str) -> int:
 
 def enqueue(queue: Queue, args: argparse.Namespace, order: str) -> int:
     progress = Progress(f"enqueued into {queue.table}")
-    source = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
-    with source:
+    with sys.stdin if args.file == "-" else open(args.file, encoding="utf-8") as source:
         for batch in batches(json_rows(source, args.payload), args.batch_size):
             progress.update(progress.count + queue.enqueue(_timestamps(queue, batch)))
     progress.done()
@@ -172,12 +174,16 @@ def stats(queue: Queue, args: argparse.Namespace, order: str) -> int:
         found = states.get(state, {"rows": 0, "oldest_enqueued_at": None})
         print(f"{state:10} {found['rows']:>12,}  {_age(queue, found['oldest_enqueued_at'], now)}")
     d = queue.dialect
-    print(f"{'unpublished':11}{queue.unpublished_rows():>12,}  (sink batches not committed yet: tagged rows listed in "
-          f"{d.unpublished(queue.table)}, or staged in {d.staging(queue.table)})")
+    print(
+        f"{'unpublished':11}{queue.unpublished_rows():>12,}  (sink batches not committed yet: tagged rows listed in "
+        f"{d.unpublished(queue.table)}, or staged in {d.staging(queue.table)})"
+    )
     window = args.window
     done = queue.count_done_since(now - dt.timedelta(seconds=window))
-    print(f"throughput: {done:,} rows done in the last {window} s ({done / window:,.1f} rows/s; counts rows "
-          "kept with completion=keep)")
+    print(
+        f"throughput: {done:,} rows done in the last {window} s ({done / window:,.1f} rows/s; counts rows "
+        "kept with completion=keep)"
+    )
     if args.interval:
         before = queue.count_ready()
         time.sleep(args.interval)
@@ -198,9 +204,12 @@ def purge(queue: Queue, args: argparse.Namespace, order: str) -> int:
     state, age = args.state or PURGE_STATE, args.older_than or PURGE_AGE
     cutoff = dt.datetime.now(dt.timezone.utc) - parse_age(age)
     defaults = [flag for flag, given in (("--state", args.state), ("--older-than", args.older_than)) if given is None]
-    print(f"purge: deleting {state} rows of {queue.table} completed before {cutoff:%Y-%m-%d %H:%M:%S} UTC "
-          f"(older than {age}" + (f"; the default of {' and '.join(defaults)})" if defaults else ")"),
-          file=sys.stderr, flush=True)
+    print(
+        f"purge: deleting {state} rows of {queue.table} completed before {cutoff:%Y-%m-%d %H:%M:%S} UTC "
+        f"(older than {age}" + (f"; the default of {' and '.join(defaults)})" if defaults else ")"),
+        file=sys.stderr,
+        flush=True,
+    )
     progress = Progress(f"purged {state} rows from {queue.table}")
     queue.purge(state, cutoff, progress=progress.update)
     progress.done()
@@ -217,15 +226,30 @@ def doctor(queue: Queue, args: argparse.Namespace, order: str) -> int:
 # ---- arguments ---------------------------------------------------------------------------------
 def parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("-c", "--config", action="append", default=[], metavar="FILE",
-                        help="TOML configuration file (repeatable; later files win)")
-    common.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", dest="overrides",
-                        help="override one configuration key (repeatable)")
+    common.add_argument(
+        "-c",
+        "--config",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="TOML configuration file (repeatable; later files win)",
+    )
+    common.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        dest="overrides",
+        help="override one configuration key (repeatable)",
+    )
     common.add_argument("--queue", help="the queue table (overrides the section's queue)")
     common.add_argument("--url", help="the database URL (overrides the section's connection)")
     common.add_argument("--sink", action="store_true", help="use the [sink] section instead of [source]")
-    top = argparse.ArgumentParser(prog="sqlqueue", description=__doc__.splitlines()[0],
-                                  epilog="Run 'sqlqueue COMMAND --help' for a command's options.")
+    top = argparse.ArgumentParser(
+        prog="sqlqueue",
+        description=__doc__.splitlines()[0],
+        epilog="Run 'sqlqueue COMMAND --help' for a command's options.",
+    )
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, run: Any, help_text: str) -> argparse.ArgumentParser:
@@ -233,37 +257,65 @@ def parser() -> argparse.ArgumentParser:
         sub.set_defaults(run=run)
         return sub
 
-    sub = command("create", create, "create the queue table, its indexes, the sink's unpublished and staging tables and its ledger (or print the DDL)")
-    sub.add_argument("--columns", default="payload text",
-                     help="domain columns, 'name type [not null], ...' (types: string, text, int, bigint, double, "
-                          "boolean, timestamp, binary); default 'payload text'")
-    sub.add_argument("--order", choices=list(ORDERS), help="claim order the ready index serves (default: the "
-                     "source's order option, else fifo)")
+    sub = command(
+        "create",
+        create,
+        "create the queue table, its indexes, the sink's unpublished and staging tables and its ledger"
+        " (or print the DDL)",
+    )
+    sub.add_argument(
+        "--columns",
+        default="payload text",
+        help="domain columns, 'name type [not null], ...' (types: string, text, int, bigint, double, "
+        "boolean, timestamp, binary); default 'payload text'",
+    )
+    sub.add_argument(
+        "--order",
+        choices=list(ORDERS),
+        help="claim order the ready index serves (default: the source's order option, else fifo)",
+    )
     sub.add_argument("--print", action="store_true", help="print the DDL script instead of running it")
     sub = command("enqueue", enqueue, "enqueue rows from a file of JSON lines (or - for stdin)")
     sub.add_argument("file", nargs="?", default="-", help="JSON lines, one object of column values per line")
-    sub.add_argument("--payload", nargs="?", const="payload", metavar="COLUMN",
-                     help="take each line as text for this column (default payload) instead of JSON")
+    sub.add_argument(
+        "--payload",
+        nargs="?",
+        const="payload",
+        metavar="COLUMN",
+        help="take each line as text for this column (default payload) instead of JSON",
+    )
     sub.add_argument("--batch-size", type=int, default=10_000, help="rows per transaction (default 10000)")
     sub = command("peek", peek, "show the next ready rows in claim order without claiming them")
     sub.add_argument("-n", "--limit", type=int, default=10, help="rows to show (default 10)")
     sub.add_argument("--order", choices=list(ORDERS), help="claim order (default: the source's order option)")
     sub = command("stats", stats, "rows per state, oldest age, throughput")
     sub.add_argument("--window", type=int, default=60, help="seconds of completions to count (default 60)")
-    sub.add_argument("--interval", type=int, default=0,
-                     help="also sample the backlog twice this many seconds apart and show its rate of change")
+    sub.add_argument(
+        "--interval",
+        type=int,
+        default=0,
+        help="also sample the backlog twice this many seconds apart and show its rate of change",
+    )
     sub = command("requeue", requeue, "send failed rows (dead letters) back to ready with fresh attempts")
     sub.add_argument("--id", type=int, action="append", dest="ids", help="a failed row's id (repeatable)")
     sub.add_argument("--dedup-key", action="append", dest="dedup_keys", help="a failed row's dedup key (repeatable)")
     sub.add_argument("--all", action="store_true", help="every failed row")
-    sub = command("purge", purge, "delete finished rows (done or failed) completed before a given age; "
-                  f"says first what it deletes (default: {PURGE_STATE} rows older than {PURGE_AGE})")
-    sub.add_argument("--state", choices=(DONE, FAILED), help=f"which finished rows (default {PURGE_STATE}; failed "
-                     "rows are dead letters, purged only when asked for)")
+    sub = command(
+        "purge",
+        purge,
+        "delete finished rows (done or failed) completed before a given age; "
+        f"says first what it deletes (default: {PURGE_STATE} rows older than {PURGE_AGE})",
+    )
+    sub.add_argument(
+        "--state",
+        choices=(DONE, FAILED),
+        help=f"which finished rows (default {PURGE_STATE}; failed rows are dead letters, purged only when asked for)",
+    )
     sub.add_argument("--older-than", help=f"age such as 30m, 12h or 7d (default {PURGE_AGE})")
     sub = command("doctor", doctor, "check the queue table and its database for what would hurt a queue")
-    sub.add_argument("--order", choices=list(ORDERS), help="claim order to check the index for (default: the "
-                     "source's order option)")
+    sub.add_argument(
+        "--order", choices=list(ORDERS), help="claim order to check the index for (default: the source's order option)"
+    )
     return top
 
 

@@ -26,14 +26,16 @@ use the options' own names (matched ignoring case). Everything is checked here, 
 starts, and every problem is a one-line ``ConfigError`` naming the file, section and key.
 Passwords are refused in files and overrides: they come only from the environment.
 """
+
 from __future__ import annotations
 
 import logging
 import os
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import tomllib
 
 from .errors import ConfigError
 from .options import OPTIONS, SINK, SOURCE, SinkOptions, SourceOptions
@@ -56,18 +58,34 @@ class Setting:
 
 
 JOB_SETTINGS: tuple[Setting, ...] = (
-    Setting("checkpointLocation", None, "Folder of the streaming query's checkpoint; required. Restarting "
-            "with the same folder continues where the query stopped."),
+    Setting(
+        "checkpointLocation",
+        None,
+        "Folder of the streaming query's checkpoint; required. Restarting "
+        "with the same folder continues where the query stopped.",
+    ),
     Setting("target", None, "queue-to-delta: the Delta table, a path or a table name."),
     Setting("input", None, "table-to-queue: the table to stream from, a path or a table name."),
     Setting("inputFormat", "delta", "table-to-queue: the format of input (any streaming-capable format)."),
-    Setting("trigger", "availableNow", "availableNow (drain what is there, then stop), once, or "
-            "processingTime:<interval> (run continuously, e.g. processingTime:10 seconds)."),
-    Setting("transform", None, "A function module:function that takes the DataFrame and returns the one to "
-            "write; the module must be importable (e.g. shipped with --py-files)."),
-    Setting("mergeOn", None, "queue-to-delta: write by a Delta MERGE on these comma-separated key columns "
-            "(insert when not matched) instead of an idempotent append; covers rows a consumer whose lease "
-            "expired wrote before another consumer took them."),
+    Setting(
+        "trigger",
+        "availableNow",
+        "availableNow (drain what is there, then stop), once, or "
+        "processingTime:<interval> (run continuously, e.g. processingTime:10 seconds).",
+    ),
+    Setting(
+        "transform",
+        None,
+        "A function module:function that takes the DataFrame and returns the one to "
+        "write; the module must be importable (e.g. shipped with --py-files).",
+    ),
+    Setting(
+        "mergeOn",
+        None,
+        "queue-to-delta: write by a Delta MERGE on these comma-separated key columns "
+        "(insert when not matched) instead of an idempotent append; covers rows a consumer whose lease "
+        "expired wrote before another consumer took them.",
+    ),
     Setting("queryName", None, "Name of the streaming query in Spark's UI and logs."),
 )
 LOGGING_SETTINGS: tuple[Setting, ...] = (
@@ -103,7 +121,6 @@ def canonical_key(section: str, key: str) -> str:
     if key.lower() not in valid:
         raise ConfigError(f"[{section}] unknown key {key!r}; valid keys are: {', '.join(sorted(valid.values()))}")
     return valid[key.lower()]
-
 
 
 def _text(value: Any) -> str:
@@ -145,7 +162,9 @@ def parse_override(text: str) -> tuple[str, str, str]:
     target, sep, value = text.partition("=")
     section, dot, key = target.strip().partition(".")
     if not sep or not dot or not key:
-        raise ConfigError(f"override {text!r} is not allowed: use section.key=value, e.g. source.maxRowsPerTrigger=50000")
+        raise ConfigError(
+            f"override {text!r} is not allowed: use section.key=value, e.g. source.maxRowsPerTrigger=50000"
+        )
     return section, key, value.strip()
 
 
@@ -155,8 +174,10 @@ def _resolved(values: Mapping[str, str], environ: Mapping[str, str], need_secret
     variable = options.pop(PASSWORD_ENV, None)
     if variable is not None and (need_secrets or variable in environ):
         if variable not in environ:
-            raise ConfigError(f"environment variable {variable} is not set ({PASSWORD_ENV} names it "
-                              "for the database password): export it before running")
+            raise ConfigError(
+                f"environment variable {variable} is not set ({PASSWORD_ENV} names it "
+                "for the database password): export it before running"
+            )
         options["password"] = environ[variable]
     return options
 
@@ -194,8 +215,12 @@ class Config:
 
 
 def load_config(
-    paths: Sequence[str], overrides: Iterable[str] = (), roles: Iterable[str] = (), job_keys: Iterable[str] = (),
-    environ: Mapping[str, str] | None = None, need_secrets: bool = True,
+    paths: Sequence[str],
+    overrides: Iterable[str] = (),
+    roles: Iterable[str] = (),
+    job_keys: Iterable[str] = (),
+    environ: Mapping[str, str] | None = None,
+    need_secrets: bool = True,
 ) -> Config:
     """Merge files and overrides, resolve secrets and check every section a caller uses.
 
@@ -231,5 +256,6 @@ def load_config(
 def _check_job_keys(job: Mapping[str, str], accepted: list[str]) -> None:
     extra = [k for k in job if k not in accepted]
     if extra:
-        raise ConfigError(f"[job] key(s) {', '.join(extra)} are not used by this job; it takes: "
-                          f"{', '.join(accepted) or 'none'}")
+        raise ConfigError(
+            f"[job] key(s) {', '.join(extra)} are not used by this job; it takes: {', '.join(accepted) or 'none'}"
+        )

@@ -3,6 +3,7 @@
 Passwords are kept out of every string this module produces: ``ConnectionSpec`` never shows one in
 its repr or ``display``, and ``redact`` scrubs them from any text (driver errors included).
 """
+
 from __future__ import annotations
 
 import os
@@ -103,15 +104,16 @@ def _parse_url(url: str, user: str | None, password: str | None) -> ConnectionSp
         # SQLite creates a missing file but not its folder, and then says only "unable to open database file".
         folder = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(folder):
-            problem = "is a file, not a folder" if os.path.exists(folder) else (
-                "is missing: create it first (SQLite creates the database file, not its folder)")
+            problem = (
+                "is a file, not a folder"
+                if os.path.exists(folder)
+                else ("is missing: create it first (SQLite creates the database file, not its folder)")
+            )
             raise ConfigError(f"option 'url' = {url!r} is not allowed: the folder {folder} {problem}")
         return ConnectionSpec("sqlite", (("path", path),))
     parts = urlsplit(url)
     if not parts.hostname or not parts.path.strip("/"):
-        raise ConfigError(
-            f"option 'url' = {redact(url)!r} is not allowed: expected {scheme}://host[:port]/database"
-        )
+        raise ConfigError(f"option 'url' = {redact(url)!r} is not allowed: expected {scheme}://host[:port]/database")
     params = [("host", parts.hostname), ("database", unquote(parts.path.strip("/")))]
     if parts.port:
         params.append(("port", str(parts.port)))

@@ -4,6 +4,7 @@ An offset is a consumer identity and a claim number. Every row a consumer claims
 the claim number it was claimed under, so "batch N" means "the rows this consumer claimed in
 claim N" and can be read again by tag after any crash. Spark's checkpoint holds the numbers.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,13 +30,13 @@ class ClaimOffset:
         return {"consumer": self.consumer, "seq": self.seq}
 
     @classmethod
-    def from_dict(cls, value: dict | str) -> "ClaimOffset":
+    def from_dict(cls, value: dict | str) -> ClaimOffset:
         data = json.loads(value) if isinstance(value, str) else value
         try:
             return cls(str(data["consumer"]), int(data["seq"]))
         except (KeyError, TypeError, ValueError):
             raise ConfigError(
-                f"offset {value!r} is not a sqlqueue offset; expected e.g. {{\"consumer\": \"etl-1\", \"seq\": 42}}"
+                f'offset {value!r} is not a sqlqueue offset; expected e.g. {{"consumer": "etl-1", "seq": 42}}'
             ) from None
 
 
@@ -113,8 +114,16 @@ class Consumer:
 
     def _claim(self, queue: Queue, seq: int, limit: int, max_id: int | None) -> int:
         p = self.policy
-        return queue.claim(self.id, seq, limit, order=p.order, strict=p.strict, lease_seconds=p.lease_seconds,
-                           chunk=p.chunk, max_id=max_id)
+        return queue.claim(
+            self.id,
+            seq,
+            limit,
+            order=p.order,
+            strict=p.strict,
+            lease_seconds=p.lease_seconds,
+            chunk=p.chunk,
+            max_id=max_id,
+        )
 
     @staticmethod
     def _enough_ready(queue: Queue, min_rows: int | None) -> bool:

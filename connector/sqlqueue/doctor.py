@@ -4,6 +4,7 @@ Each finding says what is wrong, why it hurts, and the statement that fixes it. 
 the fix statements come from the dialect (so they are in the statement catalog, parsed and
 pinned); this module holds the judgement. The doctor connects without changing any setting.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -19,8 +20,14 @@ PROBLEM, NOTE, OK = "problem", "note", "ok"
 # PostgreSQL: dead row versions worth a finding once they pass this and outnumber the live rows.
 DEAD_TUPLES_WORTH_A_LOOK = 1000
 # SQL Server: sys.dm_exec_sessions.transaction_isolation_level values.
-ISOLATION_LEVELS = {0: "unspecified", 1: "READ UNCOMMITTED", 2: "READ COMMITTED", 3: "REPEATABLE READ",
-                    4: "SERIALIZABLE", 5: "SNAPSHOT"}
+ISOLATION_LEVELS = {
+    0: "unspecified",
+    1: "READ UNCOMMITTED",
+    2: "READ COMMITTED",
+    3: "REPEATABLE READ",
+    4: "SERIALIZABLE",
+    5: "SNAPSHOT",
+}
 OPENJSON_LEVEL = 130
 _SHOWPLAN = "{http://schemas.microsoft.com/sqlserver/2004/07/showplan}"
 
@@ -59,12 +66,20 @@ def _indexes(queue: Queue, order: str) -> Iterator[Finding]:
     create = queue.dialect.index_statements(queue.table, order)
     t = queue.table.name
     needs = (
-        (READY, READY_INDEX_KEY[order][0][0], f"ix_{t}_ready",
-         f"no index seeks the ready rows in {order} order: every claim scans the table, and a scan under "
-         "READPAST/SKIP LOCKED reads past other consumers' locks row by row (blocking and deadlocks on SQL Server)"),
-        (CLAIMED, "consumer", f"ix_{t}_claimed",
-         "no index seeks claimed rows by (consumer, claim_seq): every micro-batch's read and completion scans "
-         "the table"),
+        (
+            READY,
+            READY_INDEX_KEY[order][0][0],
+            f"ix_{t}_ready",
+            f"no index seeks the ready rows in {order} order: every claim scans the table, and a scan under "
+            "READPAST/SKIP LOCKED reads past other consumers' locks row by row (blocking and deadlocks on SQL Server)",
+        ),
+        (
+            CLAIMED,
+            "consumer",
+            f"ix_{t}_claimed",
+            "no index seeks claimed rows by (consumer, claim_seq): every micro-batch's read and completion scans "
+            "the table",
+        ),
     )
     for state, first_column, name, problem in needs:
         serving = [i.name for i in indexes if i.serves(state, first_column)]
@@ -93,7 +108,8 @@ def _claim_plan(queue: Queue, order: str) -> Iterator[Finding]:
         return
     shown = ", ".join(f"{op} on {index}" for op, index in sorted(read)) or "no index of the table"
     yield Finding(
-        PROBLEM, "claim plan",
+        PROBLEM,
+        "claim plan",
         f"the claim's estimated plan reads {shown}, not the ready index {ready}: it passes done and failed rows "
         "and holds update locks on them; create the ready index for this order (or drop a conflicting one)",
         (queue.dialect.index_statements(queue.table, order)[ready],),
@@ -106,13 +122,18 @@ def _driver(queue: Queue) -> Iterator[Finding]:
     if not driver.freetds:
         yield Finding(OK, "driver", reported)
         return
-    old = "" if driver.describes_params else (
-        f" Before {'.'.join(map(str, FREETDS_DESCRIBES_PARAMS))} FreeTDS cannot describe parameters, so "
-        "pyodbc's fast_executemany binds VARCHAR(255) and can crash the process: sqlqueue never uses it and sends "
-        "bulk rows as one NVARCHAR(MAX) JSON parameter per chunk instead."
+    old = (
+        ""
+        if driver.describes_params
+        else (
+            f" Before {'.'.join(map(str, FREETDS_DESCRIBES_PARAMS))} FreeTDS cannot describe parameters, so "
+            "pyodbc's fast_executemany binds VARCHAR(255) and can crash the process: sqlqueue never uses it and sends "
+            "bulk rows as one NVARCHAR(MAX) JSON parameter per chunk instead."
+        )
     )
     yield Finding(
-        NOTE, "driver",
+        NOTE,
+        "driver",
         f"{reported}.{old} FreeTDS checks the server's TLS certificate only when a CA file is configured "
         "(freetds.conf 'ca file'); see conf/sqlserver-freetds.toml",
     )
@@ -126,7 +147,8 @@ def _sqlserver(queue: Queue, order: str) -> Iterator[Finding]:
         yield Finding(OK, "isolation level", "the session runs at READ COMMITTED")
     else:
         yield Finding(
-            PROBLEM, "isolation level",
+            PROBLEM,
+            "isolation level",
             f"the session runs at {ISOLATION_LEVELS.get(level, level)}, not READ COMMITTED, although sqlqueue sets "
             "it when it connects (a login trigger or the driver's setup changed it): READPAST is refused outside "
             "READ COMMITTED and REPEATABLE READ (error 650)",
@@ -135,7 +157,8 @@ def _sqlserver(queue: Queue, order: str) -> Iterator[Finding]:
     snapshot, escalation, compatibility = queue.facts(queue.dialect.database_settings)[0]
     if compatibility < OPENJSON_LEVEL:
         yield Finding(
-            PROBLEM, "compatibility level",
+            PROBLEM,
+            "compatibility level",
             f"the database's compatibility level is {compatibility}: sqlqueue enqueues through OPENJSON, which needs "
             f"{OPENJSON_LEVEL} (SQL Server 2016) or later; raising it changes how every query of the database is "
             "optimised, so test the workload first",
@@ -145,7 +168,8 @@ def _sqlserver(queue: Queue, order: str) -> Iterator[Finding]:
         yield Finding(OK, "compatibility level", f"compatibility level {compatibility} has OPENJSON")
     if snapshot:
         yield Finding(
-            NOTE, "read committed snapshot",
+            NOTE,
+            "read committed snapshot",
             "READ_COMMITTED_SNAPSHOT is ON. SQL Server refuses READPAST under snapshot-based read committed "
             "(error 650) unless the statement also says READCOMMITTEDLOCK, and every sqlqueue claim does: its "
             "claims read this table with locks, as under locking read committed, so they skip rows other "
@@ -158,7 +182,8 @@ def _sqlserver(queue: Queue, order: str) -> Iterator[Finding]:
         yield Finding(OK, "read committed snapshot", "READ_COMMITTED_SNAPSHOT is OFF")
     if str(escalation).upper() != "DISABLE":
         yield Finding(
-            PROBLEM, "lock escalation",
+            PROBLEM,
+            "lock escalation",
             f"lock escalation is {escalation}: a statement holding about 5,000 locks on the table (a large claim, "
             "completion or purge) escalates to a table lock and blocks every other consumer",
             tuple(d.table_options(t)),
@@ -167,7 +192,8 @@ def _sqlserver(queue: Queue, order: str) -> Iterator[Finding]:
         yield Finding(OK, "lock escalation", "lock escalation is DISABLE")
     for (trigger,) in queue.facts(queue.dialect.enabled_triggers):
         yield Finding(
-            PROBLEM, "trigger",
+            PROBLEM,
+            "trigger",
             f"trigger {trigger} is enabled: claims return their rows with UPDATE ... OUTPUT (without INTO), which "
             "SQL Server refuses on a table with enabled triggers (error 334); move its work elsewhere or disable it",
             (d.disable_trigger(t, trigger).sql,),
@@ -186,7 +212,8 @@ def _postgres(queue: Queue, order: str) -> Iterator[Finding]:
     summary = f"{dead} dead row versions against {live} live rows ({when})"
     if dead >= DEAD_TUPLES_WORTH_A_LOOK and dead > live:
         yield Finding(
-            PROBLEM, "dead tuples",
+            PROBLEM,
+            "dead tuples",
             f"{summary}: every claim and completion leaves a dead row version, and claims wade through them "
             "until vacuum removes them; vacuum now, and let autovacuum run after a fixed number of dead rows",
             (d.vacuum(t).sql, d.eager_autovacuum(t).sql),
@@ -199,7 +226,8 @@ def _sqlite(queue: Queue, order: str) -> Iterator[Finding]:
     (mode,) = queue.facts(queue.dialect.journal_mode)[0]
     if str(mode).lower() != "wal":
         yield Finding(
-            PROBLEM, "journal mode",
+            PROBLEM,
+            "journal mode",
             f"journal_mode is {mode}, not WAL: readers block the one writer and every claim waits for them "
             "(sqlqueue turns WAL on when it connects; something switched it back or never connected through it)",
             (queue.dialect.wal_on(queue.table).sql,),
@@ -209,7 +237,9 @@ def _sqlite(queue: Queue, order: str) -> Iterator[Finding]:
 
 
 _ENGINE_CHECKS: dict[str, Callable[[Queue, str], Iterator[Finding]]] = {
-    "sqlserver": _sqlserver, "postgres": _postgres, "sqlite": _sqlite,
+    "sqlserver": _sqlserver,
+    "postgres": _postgres,
+    "sqlite": _sqlite,
 }
 
 

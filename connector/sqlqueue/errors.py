@@ -1,4 +1,5 @@
 """One exception tree. Every message says what was wrong and what is allowed or what to do."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -41,15 +42,11 @@ def missing_option(name: str, hint: str) -> ConfigError:
 
 
 def unknown_options(names: Iterable[str], valid: Iterable[str]) -> ConfigError:
-    return ConfigError(
-        f"unknown option(s) {', '.join(sorted(names))}; valid options are: {', '.join(sorted(valid))}"
-    )
+    return ConfigError(f"unknown option(s) {', '.join(sorted(names))}; valid options are: {', '.join(sorted(valid))}")
 
 
 def missing_driver(module: str, extra: str) -> MissingDriverError:
-    return MissingDriverError(
-        f"the Python module '{module}' is not installed: pip install 'sqlqueue[{extra}]'"
-    )
+    return MissingDriverError(f"the Python module '{module}' is not installed: pip install 'sqlqueue[{extra}]'")
 
 
 def append_only(refused: str, use: str) -> ConfigError:

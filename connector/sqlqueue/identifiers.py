@@ -1,4 +1,5 @@
 """Identifier safety in one place: every table and column name passes through here."""
+
 from __future__ import annotations
 
 import re
@@ -26,7 +27,7 @@ class TableName:
     schema: str | None = None
 
     @classmethod
-    def parse(cls, text: str) -> "TableName":
+    def parse(cls, text: str) -> TableName:
         parts = text.strip().split(".")
         if len(parts) == 1:
             return cls(check_name(parts[0], "queue table name"))

@@ -3,6 +3,7 @@
 Keys are matched case-insensitively (Spark lowercases them). Unknown keys are refused with the
 list of valid ones. ``OPTIONS`` is also the source of the options reference in the README.
 """
+
 from __future__ import annotations
 
 import re
@@ -87,70 +88,202 @@ def column_list(key: str, value: str) -> tuple[str, ...]:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("url", None, "Where the queue lives: sqlite:///path/queue.db, postgresql://host:5432/db or "
-           "sqlserver://host:1433/db?Encrypt=yes (query parameters become ODBC keywords; ?driver= picks the "
-           "ODBC driver, else ODBC Driver 18, 17, then FreeTDS)."),
-    Option("connectionString", None, "Instead of url: a driver connection string given verbatim (an ODBC string "
-           "for SQL Server, a libpq conninfo for PostgreSQL); needs dialect."),
+    Option(
+        "url",
+        None,
+        "Where the queue lives: sqlite:///path/queue.db, postgresql://host:5432/db or "
+        "sqlserver://host:1433/db?Encrypt=yes (query parameters become ODBC keywords; ?driver= picks the "
+        "ODBC driver, else ODBC Driver 18, 17, then FreeTDS).",
+    ),
+    Option(
+        "connectionString",
+        None,
+        "Instead of url: a driver connection string given verbatim (an ODBC string "
+        "for SQL Server, a libpq conninfo for PostgreSQL); needs dialect.",
+    ),
     Option("dialect", None, "With connectionString: sqlserver or postgresql."),
     Option("user", None, "Database login; overrides a user in the url."),
-    Option("password", None, "Database password; never logged or shown in errors. Jobs read it from the "
-           "environment variable their config names."),
-    Option("queue", None, "The queue table, optionally schema-qualified (dbo.jobs). Also accepted as the "
-           "load()/save() path.", parse=lambda k, v: TableName.parse(v)),
-    Option("consumer", None, "Stable identity of this consumer, recorded on the rows it claims. Default: a "
-           "generated id stored in the query's checkpoint with its first offset.", roles=(SOURCE,)),
-    Option("maxRowsPerTrigger", 10_000, "Most rows one micro-batch claims (Spark's default read limit).",
-           roles=(SOURCE,), parse=whole_number()),
-    Option("minRowsPerTrigger", None, "Fewest ready rows worth a micro-batch (like Kafka's minOffsetsPerTrigger): "
-           "with fewer, the trigger passes without a batch, until maxTriggerDelay has gone by since the last batch. "
-           "Not applied under Trigger.AvailableNow. Default: any rows.", roles=(SOURCE,), parse=whole_number()),
-    Option("maxTriggerDelay", "15m", "With minRowsPerTrigger: the longest wait since the last micro-batch before "
-           "a smaller batch is taken anyway (ms, s, m or h, e.g. 30s).", roles=(SOURCE,), parse=duration_ms),
-    Option("numPartitions", 2, "Spark tasks that read one micro-batch; the claimed rows are split into this many "
-           "id ranges of equal size.", roles=(SOURCE,), parse=whole_number(1, 512)),
-    Option("claimChunkSize", None, "Most rows one claim or completion statement touches; each chunk is its own "
-           "transaction. Default: 4000 on SQL Server (below the 5,000-lock escalation threshold), one statement "
-           "per batch elsewhere.", roles=(SOURCE,), parse=whole_number(1, 1_000_000)),
-    Option("order", "fifo", "Claim order: heap (any unlocked row, fastest), fifo (enqueue order), lifo, priority "
-           "(highest priority, then fifo) or pending (earliest due time first).", roles=(SOURCE,),
-           parse=one_of(*ORDERS)),
-    Option("strictOrder", False, "true waits for other consumers' locked rows instead of skipping them: strict "
-           "order at the price of serialised consumers.", roles=(SOURCE,), parse=boolean),
-    Option("prefetch", True, "Claim the next batch in the background while Spark processes the current one "
-           "(faster; up to two batches are claimed at a time).", roles=(SOURCE,), parse=boolean),
-    Option("leaseSeconds", 300, "How long a claim holds its rows before another consumer may take them.",
-           roles=(SOURCE,), parse=whole_number()),
-    Option("completion", "delete", "What happens to rows of a committed batch: delete; keep (state 'done', "
-           "purged later); or ack (they stay claimed until the job acknowledges each row through the sink's "
-           "ack operation, or their lease expires). On the ack sink, delete or keep says what outcome done does.",
-           parse=one_of("delete", "keep", "ack")),
-    Option("maxAttempts", 5, "Claims a row gets before a retry or an expired lease fails it for good (state "
-           "'failed'); a row's own max_attempts column overrides it.", parse=whole_number(1, 1000)),
-    Option("emptyPollIntervalMs", 1000, "How long a micro-batch waits when the queue has nothing ready before "
-           "it reports no new data.", roles=(SOURCE,), parse=whole_number(1, 3_600_000)),
-    Option("columns", None, "Columns to return, comma-separated. Default: id, enqueued_at, attempts and every "
-           "domain column.", roles=(SOURCE,), parse=column_list),
-    Option("maxRetries", 5, "How many times a step that failed on a lost connection, deadlock or lock timeout "
-           "is tried again before the query fails.", parse=whole_number(0, 100)),
-    Option("retryBackoffMs", 1000, "Wait before the first retry; it doubles each time, up to 30 s.",
-           parse=whole_number(1, 600_000)),
-    Option("fetchSize", 10_000, "Rows fetched from the database per Arrow record batch in a read task.",
-           roles=(SOURCE,), parse=whole_number(1, 1_000_000)),
-    Option("writerId", None, "The identity under which the sink ledger records the batches it wrote, so a batch "
-           "Spark writes again is not applied twice. Streams default to the query's id, which stays the same "
-           "across restarts from one checkpoint; a df.write inside foreachBatch gives it with batchId. Two "
-           "writers must not share one.", roles=(SINK,), parse=bounded_text(200)),
-    Option("batchId", None, "With writerId, on a df.write (e.g. the batch id inside foreachBatch): makes that write "
-           "exactly once, like Delta's txnAppId/txnVersion.", roles=(SINK,), parse=whole_number(0, 2**62)),
-    Option("operation", "enqueue", "enqueue: the rows become new queue rows. ack: each row (columns id, outcome, and "
-           "optionally error, retryAfterSeconds, attempts) acknowledges a claimed row: outcome done, retry (back "
-           "after retryAfterSeconds, or backoffSeconds doubled per attempt) or failed.", roles=(SINK,),
-           parse=one_of("enqueue", "ack")),
-    Option("backoffSeconds", 10, "ack retry without retryAfterSeconds: wait this long after the first attempt, "
-           "doubling with each further attempt (±10% jitter).", roles=(SINK,), parse=whole_number(0, 86_400)),
-    Option("maxBackoffSeconds", 3600, "The longest wait a computed retry backoff reaches.", roles=(SINK,),
-           parse=whole_number(0, 30 * 86_400)),
+    Option(
+        "password",
+        None,
+        "Database password; never logged or shown in errors. Jobs read it from the "
+        "environment variable their config names.",
+    ),
+    Option(
+        "queue",
+        None,
+        "The queue table, optionally schema-qualified (dbo.jobs). Also accepted as the load()/save() path.",
+        parse=lambda k, v: TableName.parse(v),
+    ),
+    Option(
+        "consumer",
+        None,
+        "Stable identity of this consumer, recorded on the rows it claims. Default: a "
+        "generated id stored in the query's checkpoint with its first offset.",
+        roles=(SOURCE,),
+    ),
+    Option(
+        "maxRowsPerTrigger",
+        10_000,
+        "Most rows one micro-batch claims (Spark's default read limit).",
+        roles=(SOURCE,),
+        parse=whole_number(),
+    ),
+    Option(
+        "minRowsPerTrigger",
+        None,
+        "Fewest ready rows worth a micro-batch (like Kafka's minOffsetsPerTrigger): "
+        "with fewer, the trigger passes without a batch, until maxTriggerDelay has gone by since the last batch. "
+        "Not applied under Trigger.AvailableNow. Default: any rows.",
+        roles=(SOURCE,),
+        parse=whole_number(),
+    ),
+    Option(
+        "maxTriggerDelay",
+        "15m",
+        "With minRowsPerTrigger: the longest wait since the last micro-batch before "
+        "a smaller batch is taken anyway (ms, s, m or h, e.g. 30s).",
+        roles=(SOURCE,),
+        parse=duration_ms,
+    ),
+    Option(
+        "numPartitions",
+        2,
+        "Spark tasks that read one micro-batch; the claimed rows are split into this many id ranges of equal size.",
+        roles=(SOURCE,),
+        parse=whole_number(1, 512),
+    ),
+    Option(
+        "claimChunkSize",
+        None,
+        "Most rows one claim or completion statement touches; each chunk is its own "
+        "transaction. Default: 4000 on SQL Server (below the 5,000-lock escalation threshold), one statement "
+        "per batch elsewhere.",
+        roles=(SOURCE,),
+        parse=whole_number(1, 1_000_000),
+    ),
+    Option(
+        "order",
+        "fifo",
+        "Claim order: heap (any unlocked row, fastest), fifo (enqueue order), lifo, priority "
+        "(highest priority, then fifo) or pending (earliest due time first).",
+        roles=(SOURCE,),
+        parse=one_of(*ORDERS),
+    ),
+    Option(
+        "strictOrder",
+        False,
+        "true waits for other consumers' locked rows instead of skipping them: strict "
+        "order at the price of serialised consumers.",
+        roles=(SOURCE,),
+        parse=boolean,
+    ),
+    Option(
+        "prefetch",
+        True,
+        "Claim the next batch in the background while Spark processes the current one "
+        "(faster; up to two batches are claimed at a time).",
+        roles=(SOURCE,),
+        parse=boolean,
+    ),
+    Option(
+        "leaseSeconds",
+        300,
+        "How long a claim holds its rows before another consumer may take them.",
+        roles=(SOURCE,),
+        parse=whole_number(),
+    ),
+    Option(
+        "completion",
+        "delete",
+        "What happens to rows of a committed batch: delete; keep (state 'done', "
+        "purged later); or ack (they stay claimed until the job acknowledges each row through the sink's "
+        "ack operation, or their lease expires). On the ack sink, delete or keep says what outcome done does.",
+        parse=one_of("delete", "keep", "ack"),
+    ),
+    Option(
+        "maxAttempts",
+        5,
+        "Claims a row gets before a retry or an expired lease fails it for good (state "
+        "'failed'); a row's own max_attempts column overrides it.",
+        parse=whole_number(1, 1000),
+    ),
+    Option(
+        "emptyPollIntervalMs",
+        1000,
+        "How long a micro-batch waits when the queue has nothing ready before it reports no new data.",
+        roles=(SOURCE,),
+        parse=whole_number(1, 3_600_000),
+    ),
+    Option(
+        "columns",
+        None,
+        "Columns to return, comma-separated. Default: id, enqueued_at, attempts and every domain column.",
+        roles=(SOURCE,),
+        parse=column_list,
+    ),
+    Option(
+        "maxRetries",
+        5,
+        "How many times a step that failed on a lost connection, deadlock or lock timeout "
+        "is tried again before the query fails.",
+        parse=whole_number(0, 100),
+    ),
+    Option(
+        "retryBackoffMs",
+        1000,
+        "Wait before the first retry; it doubles each time, up to 30 s.",
+        parse=whole_number(1, 600_000),
+    ),
+    Option(
+        "fetchSize",
+        10_000,
+        "Rows fetched from the database per Arrow record batch in a read task.",
+        roles=(SOURCE,),
+        parse=whole_number(1, 1_000_000),
+    ),
+    Option(
+        "writerId",
+        None,
+        "The identity under which the sink ledger records the batches it wrote, so a batch "
+        "Spark writes again is not applied twice. Streams default to the query's id, which stays the same "
+        "across restarts from one checkpoint; a df.write inside foreachBatch gives it with batchId. Two "
+        "writers must not share one.",
+        roles=(SINK,),
+        parse=bounded_text(200),
+    ),
+    Option(
+        "batchId",
+        None,
+        "With writerId, on a df.write (e.g. the batch id inside foreachBatch): makes that write "
+        "exactly once, like Delta's txnAppId/txnVersion.",
+        roles=(SINK,),
+        parse=whole_number(0, 2**62),
+    ),
+    Option(
+        "operation",
+        "enqueue",
+        "enqueue: the rows become new queue rows. ack: each row (columns id, outcome, and "
+        "optionally error, retryAfterSeconds, attempts) acknowledges a claimed row: outcome done, retry (back "
+        "after retryAfterSeconds, or backoffSeconds doubled per attempt) or failed.",
+        roles=(SINK,),
+        parse=one_of("enqueue", "ack"),
+    ),
+    Option(
+        "backoffSeconds",
+        10,
+        "ack retry without retryAfterSeconds: wait this long after the first attempt, "
+        "doubling with each further attempt (±10% jitter).",
+        roles=(SINK,),
+        parse=whole_number(0, 86_400),
+    ),
+    Option(
+        "maxBackoffSeconds",
+        3600,
+        "The longest wait a computed retry backoff reaches.",
+        roles=(SINK,),
+        parse=whole_number(0, 30 * 86_400),
+    ),
 )
 BY_KEY = {o.key.lower(): o for o in OPTIONS}
 # Keys Spark itself may put into a data source's options.
@@ -214,22 +347,36 @@ class SourceOptions:
     retry: RetryPolicy
 
     @classmethod
-    def parse(cls, raw: Mapping[str, str]) -> "SourceOptions":
+    def parse(cls, raw: Mapping[str, str]) -> SourceOptions:
         v = parse_options(raw, SOURCE)
         if v["strictOrder"] and v["order"] == "heap":
-            raise ConfigError("option 'strictOrder' = true needs an ordered claim: set 'order' to fifo, lifo, "
-                              "priority or pending")
+            raise ConfigError(
+                "option 'strictOrder' = true needs an ordered claim: set 'order' to fifo, lifo, priority or pending"
+            )
         if v["minRowsPerTrigger"] is not None and v["minRowsPerTrigger"] > v["maxRowsPerTrigger"]:
-            raise invalid_option("minRowsPerTrigger", v["minRowsPerTrigger"],
-                                 f"at most maxRowsPerTrigger ({v['maxRowsPerTrigger']})")
+            raise invalid_option(
+                "minRowsPerTrigger", v["minRowsPerTrigger"], f"at most maxRowsPerTrigger ({v['maxRowsPerTrigger']})"
+            )
         delay = v["maxTriggerDelay"]
         delay_ms = delay if isinstance(delay, int) else duration_ms("maxTriggerDelay", delay)  # the default is text
         return cls(
-            queue_address(v), v["consumer"], v["maxRowsPerTrigger"], v["minRowsPerTrigger"], delay_ms,
-            v["numPartitions"], v["claimChunkSize"],
-            v["order"], v["strictOrder"], v["prefetch"], v["leaseSeconds"], v["completion"], v["maxAttempts"],
+            queue_address(v),
+            v["consumer"],
+            v["maxRowsPerTrigger"],
+            v["minRowsPerTrigger"],
+            delay_ms,
+            v["numPartitions"],
+            v["claimChunkSize"],
+            v["order"],
+            v["strictOrder"],
+            v["prefetch"],
+            v["leaseSeconds"],
+            v["completion"],
+            v["maxAttempts"],
             v["emptyPollIntervalMs"],
-            v["columns"], v["fetchSize"], RetryPolicy(v["maxRetries"], v["retryBackoffMs"]),
+            v["columns"],
+            v["fetchSize"],
+            RetryPolicy(v["maxRetries"], v["retryBackoffMs"]),
         )
 
 
@@ -246,11 +393,18 @@ class SinkOptions:
     max_backoff_seconds: int
 
     @classmethod
-    def parse(cls, raw: Mapping[str, str]) -> "SinkOptions":
+    def parse(cls, raw: Mapping[str, str]) -> SinkOptions:
         v = parse_options(raw, SINK)
         if v["completion"] == "ack":
             raise invalid_option("completion", "ack", "on the sink, delete or keep (what outcome done does)")
         return cls(
-            queue_address(v), v["writerId"], v["batchId"], RetryPolicy(v["maxRetries"], v["retryBackoffMs"]),
-            v["operation"], v["completion"] == "keep", v["maxAttempts"], v["backoffSeconds"], v["maxBackoffSeconds"],
+            queue_address(v),
+            v["writerId"],
+            v["batchId"],
+            RetryPolicy(v["maxRetries"], v["retryBackoffMs"]),
+            v["operation"],
+            v["completion"] == "keep",
+            v["maxAttempts"],
+            v["backoffSeconds"],
+            v["maxBackoffSeconds"],
         )

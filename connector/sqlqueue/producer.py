@@ -18,6 +18,7 @@ Tags are fixed-width lowercase hex, ``writer(16) batch(16) run(8) task(8) attemp
 tags of one batch (or of one writer up to a batch) are a range [prefix, prefix + "g"]: hex digits
 sort below "g" in every collation, which a separator such as "/" does not guarantee.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -135,7 +136,12 @@ class Producer:
             return self._published(cur, batch_id)
 
     def stage(
-        self, batch_id: int, task_id: int, columns: Sequence[Column], rows: Iterable[Sequence[Any]], attempt: int = 0,
+        self,
+        batch_id: int,
+        task_id: int,
+        columns: Sequence[Column],
+        rows: Iterable[Sequence[Any]],
+        attempt: int = 0,
     ) -> Staged:
         """Write one task attempt's rows, unpublished, in one transaction; nothing if the batch is
         already published.
@@ -161,8 +167,14 @@ class Producer:
                 id_after = self._run(cur, self.sql.last_id(self.table)).fetchone()[0]
                 self.queue.insert_tagged(cur, columns, counted, tag)
                 id_upto = self._run(cur, self.sql.last_id(self.table)).fetchone()[0]
-                self._run(cur, self.sql.register_unpublished(self.table), tag=tag, id_after=id_after,
-                          id_upto=id_upto, row_count=counted.count)
+                self._run(
+                    cur,
+                    self.sql.register_unpublished(self.table),
+                    tag=tag,
+                    id_after=id_after,
+                    id_upto=id_upto,
+                    row_count=counted.count,
+                )
         return Staged(tag, counted.count)
 
     def _check(self, batch_id: int, task: Staged, found: int) -> None:
@@ -188,8 +200,12 @@ class Producer:
 
     def _check_unpublished(self, cur: Any, batch_id: int, tasks: Sequence[Staged]) -> int:
         batch = self._batch_prefix(batch_id)
-        listed = {tag: count for tag, _, _, count in
-                  self._run(cur, self.sql.unpublished_in(self.table), lo=batch, hi=batch + _PAST_HEX).fetchall()}
+        listed = {
+            tag: count
+            for tag, _, _, count in self._run(
+                cur, self.sql.unpublished_in(self.table), lo=batch, hi=batch + _PAST_HEX
+            ).fetchall()
+        }
         for task in tasks:
             self._check(batch_id, task, listed.get(task.tag, 0))
         return sum(t.rows for t in tasks)

@@ -4,8 +4,10 @@ A ``Queue`` owns one connection, opened lazily. Every write runs in one transact
 dialect; statements are compiled once per queue. Driver errors leave as ``DatabaseError`` with
 secrets scrubbed, and the broken connection is dropped so the next call reconnects.
 """
+
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -66,10 +68,8 @@ class Queue:
 
     def close(self) -> None:
         if self._conn is not None:
-            try:
+            with contextlib.suppress(Exception):  # closing a broken connection must not hide the original error
                 self._conn.close()
-            except Exception:  # closing a broken connection must not hide the original error
-                pass
             self._conn = None
 
     @contextmanager
@@ -174,8 +174,16 @@ class Queue:
 
     # ---- consuming ----------------------------------------------------------------------------
     def claim(
-        self, consumer: str, seq: int, limit: int, *, order: str = "fifo", strict: bool = False,
-        lease_seconds: int = 300, chunk: int | None = None, max_id: int | None = None,
+        self,
+        consumer: str,
+        seq: int,
+        limit: int,
+        *,
+        order: str = "fifo",
+        strict: bool = False,
+        lease_seconds: int = 300,
+        chunk: int | None = None,
+        max_id: int | None = None,
     ) -> int:
         """Claim up to ``limit`` ready rows under (consumer, seq); returns how many were claimed.
 
@@ -208,7 +216,13 @@ class Queue:
         return [(int(lo), int(hi)) for lo, hi in rows]
 
     def read_claimed(
-        self, consumer: str, after_seq: int, upto_seq: int, lo: int, hi: int, columns: Sequence[str],
+        self,
+        consumer: str,
+        after_seq: int,
+        upto_seq: int,
+        lo: int,
+        hi: int,
+        columns: Sequence[str],
         batch_rows: int = 10_000,
     ) -> Iterator[list[tuple]]:
         """The claimed rows in one id range, in lists of at most ``batch_rows``."""
@@ -234,13 +248,16 @@ class Queue:
         statement = self.dialect.rescue_expired(self.table, chunk is not None)
         return self._repeat(statement, {"max_attempts": max_attempts, "limit": chunk}, chunk)
 
-    def apply_acks(self, cur: Any, acks: Sequence["Ack"], *, keep: bool, max_attempts: int) -> None:
+    def apply_acks(self, cur: Any, acks: Sequence[Ack], *, keep: bool, max_attempts: int) -> None:
         """Per-row outcomes inside the caller's transaction. Only rows still claimed are touched, so
         applying the same acknowledgements twice changes nothing the second time."""
         done = [{"id": a.id} for a in acks if a.outcome == DONE_OUTCOME]
         failed = [{"id": a.id, "error": a.error} for a in acks if a.outcome == FAILED_OUTCOME]
-        retry = [{"id": a.id, "error": a.error, "delay_seconds": a.delay_seconds, "max_attempts": max_attempts}
-                 for a in acks if a.outcome == RETRY_OUTCOME]
+        retry = [
+            {"id": a.id, "error": a.error, "delay_seconds": a.delay_seconds, "max_attempts": max_attempts}
+            for a in acks
+            if a.outcome == RETRY_OUTCOME
+        ]
         for statement, values in (
             (self.dialect.ack_done(self.table, keep), done),
             (self.dialect.ack_failed(self.table), failed),
@@ -250,7 +267,10 @@ class Queue:
                 cur.executemany(statement.sql, [statement.bind(v) for v in values])
 
     def purge(
-        self, state: str, completed_before: dt.datetime, chunk: int | None = None,
+        self,
+        state: str,
+        completed_before: dt.datetime,
+        chunk: int | None = None,
         progress: Callable[[int], None] | None = None,
     ) -> int:
         """Delete finished rows (done or failed) completed before a time, a chunk per transaction;
@@ -274,7 +294,10 @@ class Queue:
             return count
 
     def _repeat(
-        self, statement: Statement, values: dict[str, Any], chunk: int | None,
+        self,
+        statement: Statement,
+        values: dict[str, Any],
+        chunk: int | None,
         progress: Callable[[int], None] | None = None,
     ) -> int:
         """Run a chunked statement until a chunk comes back short; each chunk its own transaction."""

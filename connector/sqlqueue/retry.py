@@ -1,4 +1,5 @@
 """Bounded retries of idempotent queue steps across transient database errors."""
+
 from __future__ import annotations
 
 import logging

@@ -2,6 +2,7 @@
 
 Types are portable names; each dialect maps them to SQL, and ``spark/types.py`` maps them to Spark.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -110,9 +111,7 @@ class QueueSpec:
             raise ConfigError(f"queue order {self.order!r} is not allowed: use one of {', '.join(ORDERS)}")
         clash = {c.name for c in self.domain} & set(LIFECYCLE_NAMES)
         if clash:
-            raise SchemaError(
-                f"domain column(s) {', '.join(sorted(clash))} clash with lifecycle columns; rename them"
-            )
+            raise SchemaError(f"domain column(s) {', '.join(sorted(clash))} clash with lifecycle columns; rename them")
 
 
 def writable_columns(names: Sequence[str], table_columns: Sequence[Column], table: TableName) -> tuple[Column, ...]:

@@ -1,4 +1,5 @@
 """The claim protocol's guarantees, on every engine."""
+
 from __future__ import annotations
 
 import datetime as dt

@@ -1,4 +1,5 @@
 """The sqlqueue command on every engine: each subcommand does what it says, errors are one line."""
+
 from __future__ import annotations
 
 import io
@@ -34,7 +35,9 @@ def test_create_makes_a_queue_with_the_given_columns(run, engine):
     fresh = engine.queue("made_by_cli")
     assert status == 0 and "made_by_cli is ready" in out
     assert [(c.name, c.type, c.nullable) for c in fresh.domain_columns()] == [
-        ("payload", "text", True), ("customer", "bigint", False)]
+        ("payload", "text", True),
+        ("customer", "bigint", False),
+    ]
 
 
 def test_create_print_shows_the_ddl_and_touches_nothing(run, engine):
@@ -131,8 +134,16 @@ def test_purge_without_a_filter_says_first_that_it_deletes_done_rows_older_than_
     assert (stats["failed"]["rows"], stats["done"]["rows"]) == (3, 1)
 
 
-@pytest.mark.parametrize("args", [("peek", "-n", "-3"), ("peek", "-n", "0"), ("stats", "--window", "0"),
-                                  ("stats", "--interval", "-1"), ("enqueue", "--batch-size", "0")])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("peek", "-n", "-3"),
+        ("peek", "-n", "0"),
+        ("stats", "--window", "0"),
+        ("stats", "--interval", "-1"),
+        ("enqueue", "--batch-size", "0"),
+    ],
+)
 def test_a_number_out_of_range_is_refused_in_one_line(run, args):
     run.queue.enqueue([{"payload": "a"}])
     status, out, err = run(*args)

@@ -1,5 +1,6 @@
 """sqlqueue doctor on real engines: a healthy queue passes, each deliberately broken one is named
 with the statement that fixes it, and running that statement makes the finding go away."""
+
 from __future__ import annotations
 
 import sqlite3
@@ -38,8 +39,10 @@ def test_a_queue_made_by_sqlqueue_has_no_problems(engine):
 def test_missing_ready_and_claimed_indexes_are_problems_fixed_by_the_printed_statements(engine):
     queue = engine.new_queue()
     t = queue.table.name
-    run_fixes(queue, [f"DROP INDEX {queue.dialect.quote(f'ix_{t}_ready')}",
-                      f"DROP INDEX {queue.dialect.quote(f'ix_{t}_claimed')}"])
+    run_fixes(
+        queue,
+        [f"DROP INDEX {queue.dialect.quote(f'ix_{t}_ready')}", f"DROP INDEX {queue.dialect.quote(f'ix_{t}_claimed')}"],
+    )
     found = problems(queue)
     assert set(found) == {"ready index", "claimed index"}
     assert f"ix_{t}_ready" in found["ready index"][0]

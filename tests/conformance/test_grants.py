@@ -1,4 +1,5 @@
 """sql/postgres/grants.sql grants enough: a role with only those privileges runs the whole protocol."""
+
 from __future__ import annotations
 
 import uuid
@@ -21,8 +22,12 @@ def test_connector_role_with_only_the_scripted_grants_claims_completes_enqueues_
     schema, role = f"g_{uuid.uuid4().hex[:10]}", f"conn_{uuid.uuid4().hex[:10]}"
     table = TableName("orders", schema)
     script = (ROOT / "sql/postgres/grants.sql").read_text()
-    script = (script.replace("public.", f"{schema}.").replace("SCHEMA public", f"SCHEMA {schema}")
-              .replace("DATABASE ops", f"DATABASE {DATABASE}").replace("sqlqueue_connector", role))
+    script = (
+        script.replace("public.", f"{schema}.")
+        .replace("SCHEMA public", f"SCHEMA {schema}")
+        .replace("DATABASE ops", f"DATABASE {DATABASE}")
+        .replace("sqlqueue_connector", role)
+    )
     with psycopg.connect(pg_server.url, password=PASSWORD, autocommit=True) as admin:
         admin.execute(f"CREATE SCHEMA {schema}")
         Queue(parse_connection(pg_server.url, password=PASSWORD), table).create((Column("payload", "text"),))

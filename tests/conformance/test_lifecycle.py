@@ -1,4 +1,5 @@
 """Queue lifecycle on every engine: claim orders, leases, per-row outcomes, attempts, housekeeping."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -8,7 +9,6 @@ import pytest
 
 from sqlqueue.consumer import ClaimPolicy, Consumer
 from sqlqueue.queue import Ack
-from sqlqueue.schema import Column
 from tests.support.clock import move_back
 
 UTC = dt.timezone.utc
@@ -28,8 +28,10 @@ def claimed(queue, consumer: str, seq: int, columns=("payload",)) -> list:
 
 def row(queue, id_: int) -> dict:
     with queue.transaction() as cur:
-        cur.execute(f"SELECT state, attempts, last_error, consumer FROM {queue.dialect.table(queue.table)} "
-                    f"WHERE {queue.dialect.quote('id')} = {int(id_)}")
+        cur.execute(
+            f"SELECT state, attempts, last_error, consumer FROM {queue.dialect.table(queue.table)} "
+            f"WHERE {queue.dialect.quote('id')} = {int(id_)}"
+        )
         found = cur.fetchone()
     return dict(zip(("state", "attempts", "last_error", "consumer"), found)) if found else {}
 
@@ -40,13 +42,15 @@ def row(queue, id_: int) -> dict:
 )
 def test_claim_order_decides_which_rows_come_first(engine, order, expected):
     queue = engine.new_queue(order=order)
-    queue.enqueue([
-        {"payload": "a", "priority": 1, "due_at": ago(30)},
-        {"payload": "b", "priority": 5, "due_at": ago(40)},
-        {"payload": "c", "priority": 0, "due_at": ago(90)},
-        {"payload": "d", "priority": 9, "due_at": ago(20)},
-        {"payload": "e", "priority": 0, "due_at": ago(60)},
-    ])
+    queue.enqueue(
+        [
+            {"payload": "a", "priority": 1, "due_at": ago(30)},
+            {"payload": "b", "priority": 5, "due_at": ago(40)},
+            {"payload": "c", "priority": 0, "due_at": ago(90)},
+            {"payload": "d", "priority": 9, "due_at": ago(20)},
+            {"payload": "e", "priority": 0, "due_at": ago(60)},
+        ]
+    )
     taken: list[str] = []
     for seq in range(1, 4):  # one row per claim, so the order is the order of claims
         queue.claim("c", seq, 1, order=order)
@@ -108,8 +112,12 @@ def test_retry_returns_the_row_after_its_backoff_with_the_error(engine):
     queue.enqueue([{"payload": "x"}])
     queue.claim("c", 1, 1)
     ack(queue, [Ack(1, "retry", "timeout talking to the mailer", delay_seconds=60)])
-    assert row(queue, 1) == {"state": "ready", "attempts": 1, "last_error": "timeout talking to the mailer",
-                             "consumer": None}
+    assert row(queue, 1) == {
+        "state": "ready",
+        "attempts": 1,
+        "last_error": "timeout talking to the mailer",
+        "consumer": None,
+    }
     assert queue.claim("c", 2, 1) == 0  # not due yet
     move_back(queue, "due_at", 1)  # the minute has passed
     assert queue.claim("c", 2, 1) == 1

@@ -5,6 +5,7 @@ NULL of every type, microsecond timestamps and integers past 2**53. On SQL Serve
 ``make test-sqlserver``) this is the bulk path's proof: one JSON parameter per chunk, typed by
 OPENJSON, through each driver.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -15,12 +16,26 @@ from sqlqueue.producer import Producer
 from sqlqueue.schema import LIFECYCLE_TYPES, Column
 
 DOMAIN = (
-    Column("label", "string"), Column("body", "text"), Column("blob", "binary"), Column("at", "timestamp"),
-    Column("big", "bigint"), Column("small", "int"), Column("score", "double"), Column("flag", "boolean"),
+    Column("label", "string"),
+    Column("body", "text"),
+    Column("blob", "binary"),
+    Column("at", "timestamp"),
+    Column("big", "bigint"),
+    Column("small", "int"),
+    Column("score", "double"),
+    Column("flag", "boolean"),
 )
 ROWS = [
-    ("Zürich — 東京 — 😀", "é" * 1000, bytes(range(256)), dt.datetime(2026, 11, 23, 1, 2, 3, 456789, dt.timezone.utc),
-     2**53 + 1, -7, 0.1, True),
+    (
+        "Zürich — 東京 — 😀",
+        "é" * 1000,
+        bytes(range(256)),
+        dt.datetime(2026, 11, 23, 1, 2, 3, 456789, dt.timezone.utc),
+        2**53 + 1,
+        -7,
+        0.1,
+        True,
+    ),
     ("x" * 400, "y" * 5000, b"", dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc), -(2**62), 0, -1e300, False),
     (None, None, None, None, None, None, None, None),
 ]

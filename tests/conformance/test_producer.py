@@ -3,6 +3,7 @@
 Protocol tests run twice: batches without a dedup key (written into the queue under unpublished
 tags) and batches with one (staged in the staging table).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -10,7 +11,7 @@ import itertools
 import pytest
 
 from sqlqueue.errors import DatabaseError
-from sqlqueue.producer import Producer, Staged
+from sqlqueue.producer import Producer
 from sqlqueue.schema import LIFECYCLE_TYPES, Column
 
 PAYLOAD = (Column("payload", "text"),)
@@ -199,7 +200,10 @@ def test_discard_deletes_only_the_aborted_batch(engine, columns):
     queue = engine.new_queue()
     producer, other = Producer(queue, "w"), Producer(queue, "other-writer")
     producer.stage(0, 0, columns, rows(columns, "aborted", "aborted"))
-    keep = [producer.stage(1, 0, columns, rows(columns, "next-batch")), other.stage(0, 0, columns, rows(columns, "other"))]
+    keep = [
+        producer.stage(1, 0, columns, rows(columns, "next-batch")),
+        other.stage(0, 0, columns, rows(columns, "other")),
+    ]
     assert producer.discard(0) == 2
     producer.publish(1, columns, keep[:1])
     other.publish(0, columns, keep[1:])

@@ -1,5 +1,6 @@
 """minRowsPerTrigger with maxTriggerDelay: a trickle waits for enough rows, but never longer than the
 delay; on every engine, through the source's reader called as Spark calls it (no Spark needed)."""
+
 from __future__ import annotations
 
 import pytest
@@ -16,8 +17,9 @@ def fill(queue, n: int) -> None:
 
 
 def reader(engine, queue, **options) -> QueueStreamReader:
-    raw = engine.source_options(queue, **{"consumer": "trickle", "emptyPollIntervalMs": 1, "prefetch": False,
-                                          **options})
+    raw = engine.source_options(
+        queue, **{"consumer": "trickle", "emptyPollIntervalMs": 1, "prefetch": False, **options}
+    )
     return QueueStreamReader(SourceOptions.parse(raw), None)
 
 
@@ -67,12 +69,18 @@ def test_available_now_ignores_min_rows(engine):
     assert other.latestOffset(other.initialOffset(), ReadAllAvailable())["seq"] == 1  # Trigger.Once
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    ({"minRowsPerTrigger": "20000"}, r"'minRowsPerTrigger' = 20000 is not allowed: at most maxRowsPerTrigger \(10000\)"),
-    ({"minRowsPerTrigger": "0"}, r"'minRowsPerTrigger' = '0' is not allowed: a whole number"),
-    ({"maxTriggerDelay": "15"}, r"'maxTriggerDelay' = '15' is not allowed: a whole number with a unit"),
-    ({"maxTriggerDelay": "soon"}, r"'maxTriggerDelay' = 'soon' is not allowed"),
-])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"minRowsPerTrigger": "20000"},
+            r"'minRowsPerTrigger' = 20000 is not allowed: at most maxRowsPerTrigger \(10000\)",
+        ),
+        ({"minRowsPerTrigger": "0"}, r"'minRowsPerTrigger' = '0' is not allowed: a whole number"),
+        ({"maxTriggerDelay": "15"}, r"'maxTriggerDelay' = '15' is not allowed: a whole number with a unit"),
+        ({"maxTriggerDelay": "soon"}, r"'maxTriggerDelay' = 'soon' is not allowed"),
+    ],
+)
 def test_trigger_controls_are_checked(options, message):
     with pytest.raises(ConfigError, match=message):
         SourceOptions.parse({"url": "sqlite:///q.db", "queue": "jobs", **options})

@@ -16,6 +16,7 @@ The sink is sqlqueue's, subclassed here (classes of __main__ are pickled by valu
   task 1's first attempt dies halfway through staging (evidence ``retried-...``). Master
   local[N,M] retries them.
 """
+
 from __future__ import annotations
 
 import json
@@ -93,7 +94,9 @@ def main() -> None:
     spark = build_session("sink-crash-job", CONFIG["master"])
     spark.dataSource.register(CrashTestSink)
     rows = (
-        spark.readStream.schema("k bigint, payload string").option("maxFilesPerTrigger", 1).parquet(CONFIG["input"])
+        spark.readStream.schema("k bigint, payload string")
+        .option("maxFilesPerTrigger", 1)
+        .parquet(CONFIG["input"])
         .repartition(2)
     )
     writer = rows.writeStream.format(CrashTestSink.name()).option("checkpointLocation", CONFIG["checkpoint"])

@@ -10,6 +10,7 @@ test can kill the driver there:
   progress    no pause: a marker once this run has served --progress-after batches, so a random
               kill lands mid-stream however fast the machine is
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,7 +64,9 @@ class PausingSource(SqlQueueDataSource):
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--connection", required=True, help="connection options as JSON; password from SQLQUEUE_PASSWORD")
+    parser.add_argument(
+        "--connection", required=True, help="connection options as JSON; password from SQLQUEUE_PASSWORD"
+    )
     parser.add_argument("--queue", required=True)
     parser.add_argument("--consumer", required=True)
     parser.add_argument("--checkpoint", required=True)
@@ -76,8 +79,14 @@ def main() -> None:
 
     spark = build_session("crash-source-job", "local[2]")
     spark.dataSource.register(PausingSource)
-    options = {**json.loads(args.connection), "queue": args.queue, "consumer": args.consumer,
-               "maxRowsPerTrigger": args.max_rows, "claimChunkSize": "700", "emptyPollIntervalMs": "200"}
+    options = {
+        **json.loads(args.connection),
+        "queue": args.queue,
+        "consumer": args.consumer,
+        "maxRowsPerTrigger": args.max_rows,
+        "claimChunkSize": "700",
+        "emptyPollIntervalMs": "200",
+    }
     if os.environ.get("SQLQUEUE_PASSWORD"):
         options["password"] = os.environ["SQLQUEUE_PASSWORD"]
     stream = spark.readStream.format("sqlqueue").options(**options).load()

@@ -10,6 +10,7 @@ each restarting from the same checkpoint, then the job runs until the source is 
 is printed; SQLQUEUE_CRASH_SEED=<seed> replays the plan. The key is a plain domain column, not a
 dedup key, so the dedup index cannot hide a duplicate.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -68,8 +69,13 @@ def test_every_key_is_enqueued_exactly_once_across_kills_and_task_retries(engine
     evidence, markers = tmp_path / "evidence", tmp_path / "markers"
     evidence.mkdir()
     markers.mkdir()
-    config = {"master": "local[2,3]", "input": str(tmp_path / "in"), "checkpoint": str(tmp_path / "checkpoint"),
-              "evidence": str(evidence), "options": options}
+    config = {
+        "master": "local[2,3]",
+        "input": str(tmp_path / "in"),
+        "checkpoint": str(tmp_path / "checkpoint"),
+        "evidence": str(evidence),
+        "options": options,
+    }
     log, rounds = tmp_path / "job.log", itertools.count(1)
 
     def args(progress_after: int | None = None) -> list[str]:
@@ -81,8 +87,10 @@ def test_every_key_is_enqueued_exactly_once_across_kills_and_task_retries(engine
     for step in crash_plan(rng):
         outcome = run_job(JOB, args(step.get("after")), log, marker_dir=markers, window=step["window"], rng=rng)
         published = queue.count_ready()
-        print(f"round {step}: {'killed' if outcome.killed else f'exited {outcome.returncode}'}, "
-              f"{published} rows published so far")
+        print(
+            f"round {step}: {'killed' if outcome.killed else f'exited {outcome.returncode}'}, "
+            f"{published} rows published so far"
+        )
         kills += outcome.killed
     final = run_job(JOB, args(), log)
     assert final.returncode == 0, final.log[-3000:]

@@ -4,6 +4,7 @@ Each engine's driver is killed inside every crash window of the claim protocol a
 moments, restarted from the same checkpoint each time, then run to completion. The seed is
 printed; rerun with SQLQUEUE_CRASH_SEED=<seed> to replay the kill times.
 """
+
 from __future__ import annotations
 
 import json
@@ -45,8 +46,20 @@ def test_every_key_arrives_once_after_repeated_kills(engine, spark, tmp_path, si
     connection = {k: v for k, v in engine.options.items() if k != "password"}
     if "password" in engine.options:
         monkeypatch.setenv("SQLQUEUE_PASSWORD", engine.options["password"])
-    args = ["--connection", json.dumps(connection), "--queue", str(queue.table), "--consumer", "crash-test",
-            "--checkpoint", str(tmp_path / "checkpoint"), "--delta", str(tmp_path / "delta"), "--sink", sink]
+    args = [
+        "--connection",
+        json.dumps(connection),
+        "--queue",
+        str(queue.table),
+        "--consumer",
+        "crash-test",
+        "--checkpoint",
+        str(tmp_path / "checkpoint"),
+        "--delta",
+        str(tmp_path / "delta"),
+        "--sink",
+        sink,
+    ]
     markers = tmp_path / "markers"
     markers.mkdir()
     log = tmp_path / "job.log"

@@ -5,6 +5,7 @@ what password, and how pyodbc + FreeTDS send our statements and their parameters
 The expectations are what FreeTDS 1.3.17 with pyodbc 5.5 was observed to do; a different FreeTDS
 or pyodbc may differ, and then these tests say where.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -64,14 +65,14 @@ PASSWORDS = [
     ("a=b", "a=b"),
     ("{plain}", "plain"),
     ("{a;b}", "a;b"),
-    ("{a}}b}", "a}}b"),            # Microsoft's escape: its driver would send 'a}b'
+    ("{a}}b}", "a}}b"),  # Microsoft's escape: its driver would send 'a}b'
     ("{a}b}", "a}b"),
     ("{a}b;c}", "a}b;c"),
     ("{a}}}", "a}}"),
     ("{}", ""),
-    ("a;b", "a"),                  # a bare ';' ends the value: the rest is another (ignored) key
+    ("a;b", "a"),  # a bare ';' ends the value: the rest is another (ignored) key
     ("{a};b}", "a"),
-    ("{a", "a;TDS_Version=7.4"),   # an unclosed brace swallows the rest of the string
+    ("{a", "a;TDS_Version=7.4"),  # an unclosed brace swallows the rest of the string
 ]
 
 
@@ -105,13 +106,16 @@ def test_tds_version_defaults_to_7_4(server):
 
 
 # ---- 2. SERVER=host,port ------------------------------------------------------------------------
-@pytest.mark.parametrize("form, connects", [
-    ("SERVER=127.0.0.1,{port}", True),
-    ("SERVER=localhost,{port}", True),
-    ("SERVER=127.0.0.1, {port}", True),
-    ("SERVER=tcp:127.0.0.1,{port}", False),  # Microsoft's tcp: prefix is not understood
-    ("SERVER=127.0.0.1:{port}", False),
-])
+@pytest.mark.parametrize(
+    "form, connects",
+    [
+        ("SERVER=127.0.0.1,{port}", True),
+        ("SERVER=localhost,{port}", True),
+        ("SERVER=127.0.0.1, {port}", True),
+        ("SERVER=tcp:127.0.0.1,{port}", False),  # Microsoft's tcp: prefix is not understood
+        ("SERVER=127.0.0.1:{port}", False),
+    ],
+)
 def test_microsoft_host_comma_port_form(server, form, connects):
     try:
         pyodbc.connect(conn_string(server, server_part=form.format(port=server.port)), timeout=5).close()
@@ -126,13 +130,17 @@ def test_microsoft_host_comma_port_form(server, form, connects):
 # pyodbc binds a str as SQL_WVARCHAR sized in UTF-16 *bytes* while that is <= the nvarchar maximum
 # SQLGetTypeInfo reported (4000), else as SQL_WLONGVARCHAR at execution; FreeTDS declares these as
 # NVARCHAR(<bytes>) and NVARCHAR(MAX) (sent as PLP) - never NTEXT, never NVARCHAR(4000) for long text.
-@pytest.mark.parametrize("text, declared", [
-    (sized(10), "nvarchar(20)"),
-    ("x" * 2000, "nvarchar(4000)"),
-    ("x" * 2001, "nvarchar(max)"),
-    (sized(5000), "nvarchar(max)"),
-    (sized(100_000), "nvarchar(max)"),
-], ids=["10", "2000-ascii", "2001-ascii", "5000", "100000"])
+@pytest.mark.parametrize(
+    "text, declared",
+    [
+        (sized(10), "nvarchar(20)"),
+        ("x" * 2000, "nvarchar(4000)"),
+        ("x" * 2001, "nvarchar(max)"),
+        (sized(5000), "nvarchar(max)"),
+        (sized(100_000), "nvarchar(max)"),
+    ],
+    ids=["10", "2000-ascii", "2001-ascii", "5000", "100000"],
+)
 def test_openjson_parameter_arrives_whole_in_one_sp_prepexec(server, text, declared):
     cnxn = connect(server)
     cur = cnxn.cursor()  # kept: freeing it sends sp_unprepare
@@ -153,9 +161,7 @@ WHEN = dt.datetime(2024, 1, 2, 3, 4, 5, 123456)
 
 
 def test_plain_executemany_prepares_every_row_and_declares_none_as_varchar_1(server):
-    rows = [("x" * 1000, b"\x00\xffbin", WHEN, 2**40),
-            (NON_ASCII, None, WHEN, 1.5),
-            ("plain", b"", None, True)]
+    rows = [("x" * 1000, b"\x00\xffbin", WHEN, 2**40), (NON_ASCII, None, WHEN, 1.5), ("plain", b"", None, True)]
     cnxn = connect(server)
     cur = cnxn.cursor()
     server.clear()
@@ -164,15 +170,15 @@ def test_plain_executemany_prepares_every_row_and_declares_none_as_varchar_1(ser
     assert [r.proc for r in server.rpcs] == ["sp_prepexec", "sp_unprepare"] * 2 + ["sp_prepexec"]
     sent = [[(p.sql_type, p.value) for p in r.values] for r in server.rpcs if r.proc == "sp_prepexec"]
     assert sent == [
-        [("nvarchar(2000)", "x" * 1000), ("varbinary(5)", b"\x00\xffbin"), ("datetime2(7)", WHEN),
-         ("bigint", 2**40)],
+        [("nvarchar(2000)", "x" * 1000), ("varbinary(5)", b"\x00\xffbin"), ("datetime2(7)", WHEN), ("bigint", 2**40)],
         # None goes as VARCHAR(1) NULL (FreeTDS has no SQLDescribeParam): SQL Server refuses an
         # implicit varchar -> varbinary conversion even for NULL (error 257)
         [("nvarchar(32)", NON_ASCII), ("varchar(1)", None), ("datetime2(7)", WHEN), ("float", 1.5)],
         [("nvarchar(10)", "plain"), ("varbinary(1)", b""), ("varchar(1)", None), ("bit", True)],
     ]
-    assert [r.declaration for r in server.rpcs if r.proc == "sp_prepexec"][1] == \
-        "@P1 NVARCHAR(32),@P2 VARCHAR(1),@P3 DATETIME2,@P4 FLOAT"
+    assert [r.declaration for r in server.rpcs if r.proc == "sp_prepexec"][
+        1
+    ] == "@P1 NVARCHAR(32),@P2 VARCHAR(1),@P3 DATETIME2,@P4 FLOAT"
 
 
 def test_datetime_precision_follows_the_servers_type_info(server):
@@ -188,21 +194,39 @@ def test_datetime_precision_follows_the_servers_type_info(server):
 
 
 def test_other_parameter_types_and_their_declarations(server):
-    values = [decimal.Decimal("-12.345"), uuid.UUID("12345678-1234-5678-1234-567812345678"),
-              dt.date(2024, 2, 29), dt.time(13, 14, 15, 123456), 7, -2**63, 0.1, "", b"\x01" * 9000, False]
+    values = [
+        decimal.Decimal("-12.345"),
+        uuid.UUID("12345678-1234-5678-1234-567812345678"),
+        dt.date(2024, 2, 29),
+        dt.time(13, 14, 15, 123456),
+        7,
+        -(2**63),
+        0.1,
+        "",
+        b"\x01" * 9000,
+        False,
+    ]
     cnxn = connect(server)
     cur = cnxn.cursor()
     server.clear()
     cur.execute(f"INSERT INTO t VALUES ({', '.join('?' * len(values))})", *values)
     (rpc,) = server.rpcs
-    assert rpc.declaration == "@P1 NUMERIC(5,3),@P2 UNIQUEIDENTIFIER,@P3 DATE,@P4 TIME,@P5 INT,@P6 BIGINT," \
+    assert (
+        rpc.declaration == "@P1 NUMERIC(5,3),@P2 UNIQUEIDENTIFIER,@P3 DATE,@P4 TIME,@P5 INT,@P6 BIGINT,"
         "@P7 FLOAT,@P8 NVARCHAR(1),@P9 VARBINARY(MAX),@P10 BIT"
+    )
     assert [(p.sql_type, p.value) for p in rpc.values] == [
-        ("numeric(5,3)", values[0]), ("uniqueidentifier", values[1]), ("date", values[2]),
+        ("numeric(5,3)", values[0]),
+        ("uniqueidentifier", values[1]),
+        ("date", values[2]),
         ("time(7)", dt.time(13, 14, 15)),  # pyodbc binds a time without its fraction
-        ("int", 7), ("bigint", -2**63), ("float", 0.1), ("nvarchar(1)", ""),
-        ("varbinary(max)", b"\x01" * 9000),   # over 8000 bytes: SQL_LONGVARBINARY, sent as PLP
-        ("bit", False)]
+        ("int", 7),
+        ("bigint", -(2**63)),
+        ("float", 0.1),
+        ("nvarchar(1)", ""),
+        ("varbinary(max)", b"\x01" * 9000),  # over 8000 bytes: SQL_LONGVARBINARY, sent as PLP
+        ("bit", False),
+    ]
 
 
 # ---- 5. loopback throughput ----------------------------------------------------------------------
@@ -210,8 +234,13 @@ def test_other_parameter_types_and_their_declarations(server):
 def server_process():
     """The stub in a process of its own, so its Python does not share the client's GIL: yields the
     process and its port; closing its stdin stops it and it prints a JSON summary."""
-    proc = subprocess.Popen([sys.executable, "-m", "tests.support.tds_server"], cwd=ROOT,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.tds_server"],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         yield proc, int(proc.stdout.readline())
     finally:
@@ -224,18 +253,21 @@ def test_loopback_rows_per_second_executemany_vs_openjson(server_process):
     proc, port = server_process
     n = 10_000
     rows = [(2**32 + i, f"row {i} ".ljust(200, "é")) for i in range(n)]
-    cnxn = pyodbc.connect(f"DRIVER={{FreeTDS}};Server=127.0.0.1;Port={port};Database=db;UID=u;PWD=p;"
-                          "TDS_Version=7.4", timeout=5)
+    cnxn = pyodbc.connect(
+        f"DRIVER={{FreeTDS}};Server=127.0.0.1;Port={port};Database=db;UID=u;PWD=p;TDS_Version=7.4", timeout=5
+    )
     cur = cnxn.cursor()
     start = time.perf_counter()
     cur.executemany("INSERT INTO t (a, b) VALUES (?, ?)", rows)
     figures = {"executemany": n / (time.perf_counter() - start)}
-    sql = "INSERT INTO t (a, b) SELECT n, c0 FROM OPENJSON(CAST(? AS NVARCHAR(MAX))) " \
-          "WITH (n BIGINT '$.n', c0 NVARCHAR(200) '$.c0')"
+    sql = (
+        "INSERT INTO t (a, b) SELECT n, c0 FROM OPENJSON(CAST(? AS NVARCHAR(MAX))) "
+        "WITH (n BIGINT '$.n', c0 NVARCHAR(200) '$.c0')"
+    )
     for chunk in (1000, 5000):
         start = time.perf_counter()
         for i in range(0, n, chunk):  # the JSON is built as sqlqueue builds it, inside the timing
-            doc = [{"n": a, "c0": b} for a, b in rows[i:i + chunk]]
+            doc = [{"n": a, "c0": b} for a, b in rows[i : i + chunk]]
             cur.execute(sql, json.dumps(doc, ensure_ascii=False, separators=(",", ":")))
         figures[f"openjson/{chunk}"] = n / (time.perf_counter() - start)
     cur.close()
@@ -258,7 +290,7 @@ def test_getinfo_driver_and_dbms_version(server):
     assert cnxn.getinfo(pyodbc.SQL_DRIVER_NAME) == "libtdsodbc.so"
     assert cnxn.getinfo(pyodbc.SQL_DRIVER_VER) == "01.03.0017"
     assert cnxn.getinfo(pyodbc.SQL_DBMS_NAME) == "Microsoft SQL Server"  # LOGINACK's ProgName
-    assert cnxn.getinfo(pyodbc.SQL_DBMS_VER) == "16.00.4135"             # LOGINACK's version 16.0.4135
+    assert cnxn.getinfo(pyodbc.SQL_DBMS_VER) == "16.00.4135"  # LOGINACK's version 16.0.4135
     assert cnxn.getinfo(pyodbc.SQL_DESCRIBE_PARAMETER) is False
 
 

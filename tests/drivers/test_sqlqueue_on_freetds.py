@@ -4,6 +4,7 @@ The unit tests pin what sqlqueue hands pyodbc; these show what FreeTDS 1.3.17 th
 password our connection string carries, the session setup, and the bulk path's one NVARCHAR(MAX)
 JSON parameter per chunk, decoded back into the rows it came from.
 """
+
 from __future__ import annotations
 
 import datetime as dt

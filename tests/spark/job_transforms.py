@@ -1,4 +1,5 @@
 """Transform hooks the job tests name in [job] transform (module:function)."""
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 

@@ -1,4 +1,5 @@
 """Per-row acknowledgements through the sink's ack operation, with the source in ack completion."""
+
 from __future__ import annotations
 
 import pytest
@@ -22,7 +23,8 @@ def test_every_tenth_row_comes_back_after_its_backoff_and_the_rest_are_done_once
     options = engine.source_options(queue, completion="ack", maxRowsPerTrigger=100, emptyPollIntervalMs=100)
     first_attempt = F.col("attempts") == 1
     acks = source(spark, options).select(
-        "id", "key",
+        "id",
+        "key",
         F.when((F.col("key") % 10 == 0) & first_attempt, F.lit("retry")).otherwise(F.lit("done")).alias("outcome"),
         F.when((F.col("key") % 10 == 0) & first_attempt, F.lit("try again")).alias("error"),
         F.when((F.col("key") % 10 == 0) & first_attempt, F.lit(2)).alias("retryAfterSeconds"),
@@ -33,12 +35,24 @@ def test_every_tenth_row_comes_back_after_its_backoff_and_the_rest_are_done_once
     def record_and_ack(df, batch_id: int) -> None:
         df.persist()
         record(df, batch_id)
-        (df.drop("key").write.format("sqlqueue").options(**engine.source_options(queue))
-         .option("operation", "ack").option("writerId", "ack-test").option("batchId", batch_id).mode("append").save())
+        (
+            df.drop("key")
+            .write.format("sqlqueue")
+            .options(**engine.source_options(queue))
+            .option("operation", "ack")
+            .option("writerId", "ack-test")
+            .option("batchId", batch_id)
+            .mode("append")
+            .save()
+        )
         df.unpersist()
 
-    query = acks.writeStream.foreachBatch(record_and_ack).option("checkpointLocation", str(tmp_path / "cp")) \
-        .trigger(processingTime="500 milliseconds").start()
+    query = (
+        acks.writeStream.foreachBatch(record_and_ack)
+        .option("checkpointLocation", str(tmp_path / "cp"))
+        .trigger(processingTime="500 milliseconds")
+        .start()
+    )
     try:
         assert wait_until(lambda: queue.stats() == {}, timeout=120), queue.stats()
     finally:
@@ -53,18 +67,25 @@ def test_every_tenth_row_comes_back_after_its_backoff_and_the_rest_are_done_once
 def test_a_poison_row_fails_after_its_attempts_while_the_rest_flows(spark, engine, tmp_path):
     queue = engine.new_queue(domain=KEYED)
     queue.enqueue([{"key": k} for k in range(50)])
-    options = engine.source_options(queue, completion="ack", maxRowsPerTrigger=20, emptyPollIntervalMs=100,
-                                    maxAttempts=3)
+    options = engine.source_options(
+        queue, completion="ack", maxRowsPerTrigger=20, emptyPollIntervalMs=100, maxAttempts=3
+    )
     # The job's transform fails on key 13 every time; it reports that instead of crashing the query.
     outcomes = source(spark, options).select(
-        "id", "attempts",
+        "id",
+        "attempts",
         F.when(F.col("key") == 13, F.lit("retry")).otherwise(F.lit("done")).alias("outcome"),
         F.when(F.col("key") == 13, F.lit("ValueError: cannot parse key 13")).alias("error"),
         F.when(F.col("key") == 13, F.lit(0)).alias("retryAfterSeconds"),
     )
     sink = engine.source_options(queue, operation="ack", maxAttempts=3)
-    query = outcomes.writeStream.format("sqlqueue").options(**sink) \
-        .option("checkpointLocation", str(tmp_path / "cp")).trigger(processingTime="300 milliseconds").start()
+    query = (
+        outcomes.writeStream.format("sqlqueue")
+        .options(**sink)
+        .option("checkpointLocation", str(tmp_path / "cp"))
+        .trigger(processingTime="300 milliseconds")
+        .start()
+    )
     try:
         assert wait_until(lambda: set(queue.stats()) == {"failed"}, timeout=120), queue.stats()
         queue.enqueue([{"key": 50}])  # the query is still alive: it takes a row enqueued after the failure

@@ -1,4 +1,5 @@
 """Idempotent Delta writes for foreachBatch: a replayed micro-batch adds nothing."""
+
 from __future__ import annotations
 
 import threading
@@ -41,6 +42,7 @@ def test_markers_of_another_app_do_not_count(spark, tmp_path):
 
 # append_once's failure modes (issue 12): the marker must be found however the table was written.
 
+
 def rows_of(spark, target):
     return sorted(tuple(r) for r in spark.read.format("delta").load(target).collect())
 
@@ -51,7 +53,8 @@ def test_a_replay_after_more_than_history_depth_foreign_commits_is_still_skipped
     append_once(target, "job-1")(spark.createDataFrame([(1, "job")], "id bigint, payload string"), 4)
     for i in range(3):  # other writers commit more than HISTORY_DEPTH times before the restart
         spark.createDataFrame([(100 + i, "other")], "id bigint, payload string").write.format("delta").mode(
-            "append").save(target)
+            "append"
+        ).save(target)
     assert last_appended_batch(spark, target, "job-1") == 4  # found past the recent commits
     append_once(target, "job-1")(spark.createDataFrame([(1, "job")], "id bigint, payload string"), 4)  # the replay
     assert rows_of(spark, target) == [(1, "job"), (100, "other"), (101, "other"), (102, "other")]
@@ -74,7 +77,8 @@ def test_a_concurrent_writer_neither_blocks_nor_defeats_the_marker(spark, tmp_pa
         try:
             for i in range(4):
                 spark.createDataFrame([(1000 + i, "other")], "id bigint, payload string").write.format("delta").mode(
-                    "append").save(target)
+                    "append"
+                ).save(target)
         except Exception as exc:  # reported below: the test fails if the other writer could not append
             errors.append(exc)
 

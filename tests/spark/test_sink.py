@@ -1,4 +1,5 @@
 """df.write / df.writeStream .format("sqlqueue") end to end: real Spark, real engines."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -60,7 +61,9 @@ def parquet_source(spark, tmp_path, files: int, rows_per_file: int):
         customers(spark, rows_per_file).withColumn("customer", F.col("customer") + f * rows_per_file).withColumn(
             "payload", F.format_string("p%d", "customer")
         ).coalesce(1).write.mode("append").parquet(str(folder))
-    return spark.readStream.schema("payload string, customer bigint").option("maxFilesPerTrigger", 1).parquet(str(folder))
+    return (
+        spark.readStream.schema("payload string, customer bigint").option("maxFilesPerTrigger", 1).parquet(str(folder))
+    )
 
 
 # ---- batch writes ---------------------------------------------------------------------------------
@@ -97,8 +100,8 @@ def test_dedup_key_makes_writing_the_same_item_again_a_no_op(spark, engine):
     [
         ("overwrite", "mode 'overwrite' is not supported by the sqlqueue sink.*use mode\\('append'\\)"),
         # Spark refuses these for every Python data source before asking it for a writer.
-        ("ignore", "UNSUPPORTED_DATA_SOURCE_SAVE_MODE.*\"Ignore\" mode"),
-        ("error", "UNSUPPORTED_DATA_SOURCE_SAVE_MODE.*\"ErrorIfExists\" mode"),
+        ("ignore", 'UNSUPPORTED_DATA_SOURCE_SAVE_MODE.*"Ignore" mode'),
+        ("error", 'UNSUPPORTED_DATA_SOURCE_SAVE_MODE.*"ErrorIfExists" mode'),
     ],
 )
 def test_batch_write_modes_other_than_append_are_refused(spark, engine, mode, message):
@@ -132,7 +135,10 @@ def test_batch_write_with_writer_and_batch_id_is_applied_once(spark, engine):
         ("payload string, customer bigint, state string", "column 'state' is managed by sqlqueue"),
         ("payload string", "column\\(s\\) 'customer' are required"),
         ("payload string, customer string", "column 'customer' is string in the DataFrame.*cast it"),
-        ("payload string, customer bigint, priority bigint", "column 'priority' is bigint.*queue column 'priority' is int"),
+        (
+            "payload string, customer bigint, priority bigint",
+            "column 'priority' is bigint.*queue column 'priority' is int",
+        ),
     ],
     ids=["unknown", "lifecycle", "missing-required", "wrong-type", "lifecycle-wrong-type"],
 )
@@ -215,8 +221,13 @@ def fail_task(partition: int, engine, queue, others_staged: int):
         from sqlqueue.identifiers import TableName
         from sqlqueue.queue import Queue
 
-        spec = parse_connection(options.get("url"), options.get("connectionString"), options.get("dialect"),
-                                options.get("user"), options.get("password"))
+        spec = parse_connection(
+            options.get("url"),
+            options.get("connectionString"),
+            options.get("dialect"),
+            options.get("user"),
+            options.get("password"),
+        )
         watcher = Queue(spec, TableName.parse(table))
         deadline = time.monotonic() + 120
         try:
@@ -305,4 +316,3 @@ def test_a_consumer_polling_during_a_slow_batch_sees_all_of_it_or_none(spark, en
         thread.join()
     assert len(seen) > 20  # it polled throughout the batch
     assert [n for n in seen if n] == [3_000]
-

@@ -1,9 +1,9 @@
 """spark.readStream.format("sqlqueue") end to end: real Spark, real engines, real Delta tables."""
+
 from __future__ import annotations
 
 import pytest
 from chispa import assert_df_equality
-from pyspark.errors import StreamingQueryException
 
 from sqlqueue.schema import Column
 
@@ -13,8 +13,11 @@ def drain(spark, options: dict, target: str, checkpoint: str):
     for key, value in options.items():
         reader = reader.option(key, value)
     query = (
-        reader.load().writeStream.format("delta").option("checkpointLocation", checkpoint)
-        .trigger(availableNow=True).start(target)
+        reader.load()
+        .writeStream.format("delta")
+        .option("checkpointLocation", checkpoint)
+        .trigger(availableNow=True)
+        .start(target)
     )
     query.awaitTermination()
     return query

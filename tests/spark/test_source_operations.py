@@ -1,4 +1,5 @@
 """The source as operators meet it: competing queries, a database restart, progress and logs."""
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,11 @@ def start_query(spark, options: dict, target: str, checkpoint: str, **trigger):
     for key, value in options.items():
         reader = reader.option(key, value)
     return (
-        reader.load().writeStream.format("delta").option("checkpointLocation", checkpoint)
-        .trigger(**(trigger or {"processingTime": "500 milliseconds"})).start(target)
+        reader.load()
+        .writeStream.format("delta")
+        .option("checkpointLocation", checkpoint)
+        .trigger(**(trigger or {"processingTime": "500 milliseconds"}))
+        .start(target)
     )
 
 
@@ -72,8 +76,14 @@ def test_query_rides_out_a_database_restart(spark, tmp_path):
         queue.create(KEYED)
         total = 3_000
         queue.enqueue([{"key": k} for k in range(total)])
-        options = {"url": server.url, "password": PASSWORD, "queue": "restart_q", "maxRowsPerTrigger": "500",
-                   "retryBackoffMs": "500", "consumer": "restart-test"}
+        options = {
+            "url": server.url,
+            "password": PASSWORD,
+            "queue": "restart_q",
+            "maxRowsPerTrigger": "500",
+            "retryBackoffMs": "500",
+            "consumer": "restart-test",
+        }
         target, checkpoint = str(tmp_path / "delta"), str(tmp_path / "cp")
         query = start_query(spark, options, target, checkpoint)
         assert wait_until(lambda: any(p["numInputRows"] for p in query.recentProgress), timeout=90)
@@ -98,8 +108,7 @@ def test_progress_shows_the_claim_and_backlog_but_never_the_password(spark, pg_s
     queue = engine.new_queue(domain=KEYED)
     queue.enqueue([{"key": k} for k in range(500)])
     options = engine.source_options(queue, maxRowsPerTrigger=200, prefetch=False)  # a backlog we can predict
-    query = start_query(spark, options, str(tmp_path / "d"),
-                        str(tmp_path / "c"), availableNow=True)
+    query = start_query(spark, options, str(tmp_path / "d"), str(tmp_path / "c"), availableNow=True)
     query.awaitTermination()
     progress = [p for p in query.recentProgress if p["numInputRows"]]
     latest = [json.loads(p["sources"][0]["latestOffset"]) for p in progress]

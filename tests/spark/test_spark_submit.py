@@ -1,4 +1,5 @@
 """A job started the way pipelines start it: spark-submit in its own JVM, not this test's session."""
+
 from __future__ import annotations
 
 import os
@@ -21,11 +22,27 @@ def submit(tmp_path: Path, queue, *spark_args: str) -> subprocess.CompletedProce
     conf.write_text(f'[connection]\nurl = "sqlite:///{tmp_path}/queue.db"\n')
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     return subprocess.run(
-        [str(Path(sys.executable).parent / "spark-submit"), "--master", "local[1]", *spark_args,
-         str(ROOT / "jobs/queue_to_delta.py"), "-c", str(conf),
-         "--set", f"source.queue={queue.table}", "--set", "source.maxRowsPerTrigger=20",
-         "--set", f"job.target={tmp_path / 'delta'}", "--set", f"job.checkpointLocation={tmp_path / 'cp'}"],
-        env=env, capture_output=True, text=True, timeout=300,
+        [
+            str(Path(sys.executable).parent / "spark-submit"),
+            "--master",
+            "local[1]",
+            *spark_args,
+            str(ROOT / "jobs/queue_to_delta.py"),
+            "-c",
+            str(conf),
+            "--set",
+            f"source.queue={queue.table}",
+            "--set",
+            "source.maxRowsPerTrigger=20",
+            "--set",
+            f"job.target={tmp_path / 'delta'}",
+            "--set",
+            f"job.checkpointLocation={tmp_path / 'cp'}",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
@@ -37,8 +54,12 @@ def test_spark_submit_with_delta_jars_runs_queue_to_delta_to_the_end(spark, tmp_
     done = submit(tmp_path, queue, *(("--jars", ",".join(jars)) if jars else ("--packages", DELTA_PACKAGE)))
     assert done.returncode == 0, done.stderr[-3000:]
     got = spark.read.format("delta").load(str(tmp_path / "delta")).select("payload")
-    assert_df_equality(got, spark.createDataFrame([(f"p{i}",) for i in range(50)], "payload string"),
-                       ignore_row_order=True, ignore_nullable=True)
+    assert_df_equality(
+        got,
+        spark.createDataFrame([(f"p{i}",) for i in range(50)], "payload string"),
+        ignore_row_order=True,
+        ignore_nullable=True,
+    )
     assert queue.stats() == {}
     engine.close()
 

@@ -1,5 +1,6 @@
 """Sessions tuned for micro-batches: build_session sets the costly settings, and the source warns
 once per process about a session of the user's own that leaves them at their defaults."""
+
 from __future__ import annotations
 
 import logging
@@ -64,11 +65,14 @@ def test_a_tuned_session_registers_without_a_warning(spark, warnings, monkeypatc
     assert warnings() == []
 
 
-@pytest.mark.parametrize(("settings", "flagged"), [
-    ({}, [SNAPSHOT_PARTITIONS]),
-    ({SNAPSHOT_PARTITIONS: "50", SESSION_TIME_ZONE: "America/New_York"}, [SNAPSHOT_PARTITIONS, SESSION_TIME_ZONE]),
-    ({SNAPSHOT_PARTITIONS: "2", SESSION_TIME_ZONE: "UTC"}, []),
-])
+@pytest.mark.parametrize(
+    ("settings", "flagged"),
+    [
+        ({}, [SNAPSHOT_PARTITIONS]),
+        ({SNAPSHOT_PARTITIONS: "50", SESSION_TIME_ZONE: "America/New_York"}, [SNAPSHOT_PARTITIONS, SESSION_TIME_ZONE]),
+        ({SNAPSHOT_PARTITIONS: "2", SESSION_TIME_ZONE: "UTC"}, []),
+    ],
+)
 def test_costly_settings_names_each_costly_key(settings, flagged):
     lines = costly_settings(settings.get)
     assert [line.split(" = ")[0] for line in lines] == flagged

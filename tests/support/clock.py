@@ -4,6 +4,7 @@ A test that needs an expired lease, a retry that is due or a row finished a week
 time column in the past, in the engine's own clock and spelling (the same expressions its
 dialect uses for "now"), rather than sleeping until the real clock gets there.
 """
+
 from __future__ import annotations
 
 _AGO = {
@@ -21,6 +22,8 @@ def move_back(queue, column: str, seconds: int, ids=None) -> int:
     if ids is not None:
         where = f"{d.quote('id')} IN ({', '.join(str(int(i)) for i in ids)})"
     with queue.transaction() as cur:
-        cur.execute(f"UPDATE {d.table(queue.table)} SET {d.quote(column)} = "
-                    f"{_AGO[d.name].format(seconds=int(seconds))} WHERE {where}")
+        cur.execute(
+            f"UPDATE {d.table(queue.table)} SET {d.quote(column)} = "
+            f"{_AGO[d.name].format(seconds=int(seconds))} WHERE {where}"
+        )
         return cur.rowcount

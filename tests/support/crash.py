@@ -4,6 +4,7 @@ A kill is either timed (after N seconds) or aimed: the job drops a marker file w
 window (it then pauses there), and the harness kills it a random moment after the marker appears.
 Every process of the job's session dies, Spark's Python daemon and workers included.
 """
+
 from __future__ import annotations
 
 import os
@@ -65,8 +66,14 @@ def wait_for_session_end(sid: int, timeout: float = 30.0) -> None:
 
 
 def run_job(
-    script: Path, args: list[str], log: Path, *, kill_after: float | None = None,
-    marker_dir: Path | None = None, window: str | None = None, rng: random.Random | None = None,
+    script: Path,
+    args: list[str],
+    log: Path,
+    *,
+    kill_after: float | None = None,
+    marker_dir: Path | None = None,
+    window: str | None = None,
+    rng: random.Random | None = None,
 ) -> Outcome:
     """Run the job; kill it ``kill_after`` seconds in, or soon after it enters ``window``."""
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
@@ -74,8 +81,9 @@ def run_job(
         env["SQLQUEUE_TEST_PAUSE_AT"] = window
         env["SQLQUEUE_TEST_MARKERS"] = str(marker_dir)
     with open(log, "ab") as out:
-        proc = subprocess.Popen([sys.executable, str(script), *args], stdout=out, stderr=subprocess.STDOUT,
-                                env=env, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, str(script), *args], stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
     started = time.monotonic()
     killed = False
     try:
@@ -97,6 +105,6 @@ def run_job(
             kill_session(proc.pid)
         proc.wait()
         wait_for_session_end(proc.pid)
-    for marker in (marker_dir.glob("*") if marker_dir else ()):
+    for marker in marker_dir.glob("*") if marker_dir else ():
         marker.unlink()
     return Outcome(killed, None if killed else proc.returncode, log.read_text(errors="replace"))

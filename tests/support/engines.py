@@ -1,4 +1,5 @@
 """The engines every conformance scenario runs on, as one small handle per test."""
+
 from __future__ import annotations
 
 import itertools
@@ -17,6 +18,8 @@ from sqlqueue.schema import Column
 SQLSERVER_ENV = "SQLQUEUE_TEST_SQLSERVER"
 SQLSERVER_DRIVER_ENV = "SQLQUEUE_TEST_SQLSERVER_DRIVER"
 _names = itertools.count(1)
+
+
 def sqlserver_options(value: str | None = None, driver: str | None = None) -> dict[str, str] | None:
     """Engine options for the SQL Server in ``SQLQUEUE_TEST_SQLSERVER``, or None when it names none.
 
@@ -37,8 +40,11 @@ def sqlserver_options(value: str | None = None, driver: str | None = None) -> di
         _same_driver(named, driver)
         if driver and not named:
             query.append(("driver", driver))
-        options = {"url": urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path,
-                                      urlencode(query), parts.fragment))}
+        options = {
+            "url": urlunsplit(
+                (parts.scheme, parts.netloc.rpartition("@")[2], parts.path, urlencode(query), parts.fragment)
+            )
+        }
         if parts.username:
             options["user"] = unquote(parts.username)
         if parts.password:
@@ -69,7 +75,9 @@ class Engine:
 
     def connection(self):
         o = self.options
-        return parse_connection(o.get("url"), o.get("connectionString"), o.get("dialect"), o.get("user"), o.get("password"))
+        return parse_connection(
+            o.get("url"), o.get("connectionString"), o.get("dialect"), o.get("user"), o.get("password")
+        )
 
     def queue(self, table: str) -> Queue:
         q = Queue(self.connection(), TableName.parse(table))

@@ -3,6 +3,7 @@
 Run the owning test with SQLQUEUE_UPDATE_GOLDEN=1 to rewrite the files from the generator; without
 it a difference fails with a unified diff, so every change to emitted SQL shows up in review.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -36,8 +37,10 @@ def check_golden(path: Path, expected: str, test_file: str) -> None:
     if actual != expected:
         diff = "".join(
             difflib.unified_diff(
-                actual.splitlines(keepends=True), expected.splitlines(keepends=True),
-                fromfile=f"{shown} (checked in)", tofile=f"{shown} (generated now)",
+                actual.splitlines(keepends=True),
+                expected.splitlines(keepends=True),
+                fromfile=f"{shown} (checked in)",
+                tofile=f"{shown} (generated now)",
             )
         )
         pytest.fail(

@@ -4,8 +4,10 @@
 PostgreSQL refuses to run as root, so when we are root the server runs as the 'postgres' user
 (created by Debian's postgresql package, which `make system` installs).
 """
+
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -47,8 +49,18 @@ class PgServer:
         if self._as_user:
             shutil.chown(pwfile, "postgres")
         self._run(
-            "initdb", "-D", str(self.data), "-U", USER, "--pwfile", str(pwfile), "--auth-local=trust",
-            "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C.UTF-8",
+            "initdb",
+            "-D",
+            str(self.data),
+            "-U",
+            USER,
+            "--pwfile",
+            str(pwfile),
+            "--auth-local=trust",
+            "--auth-host=scram-sha-256",
+            "-E",
+            "UTF8",
+            "--locale=C.UTF-8",
         )
         pwfile.unlink()
 
@@ -60,7 +72,7 @@ class PgServer:
     def _run(self, tool: str, *args: str) -> None:
         subprocess.run([*self._as_user, str(self.bindir / tool), *args], check=True, capture_output=True)
 
-    def start(self) -> "PgServer":
+    def start(self) -> PgServer:
         opts = (
             f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.root} "
             "-c fsync=off -c full_page_writes=off -c max_connections=200"
@@ -76,16 +88,28 @@ class PgServer:
 
     def _psql(self, sql: str) -> None:
         subprocess.run(
-            [str(self.bindir / "psql"), "-h", str(self.root), "-p", str(self.port), "-U", USER, "-d", "postgres",
-             "-v", "ON_ERROR_STOP=1", "-c", sql],
-            check=True, capture_output=True,
+            [
+                str(self.bindir / "psql"),
+                "-h",
+                str(self.root),
+                "-p",
+                str(self.port),
+                "-U",
+                USER,
+                "-d",
+                "postgres",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-c",
+                sql,
+            ],
+            check=True,
+            capture_output=True,
         )
 
     def destroy(self) -> None:
-        try:
+        with contextlib.suppress(subprocess.CalledProcessError):
             self.stop()
-        except subprocess.CalledProcessError:
-            pass
         shutil.rmtree(self.root, ignore_errors=True)
 
 

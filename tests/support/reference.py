@@ -4,6 +4,7 @@ The tables between ``<!-- reference:start -->`` and ``<!-- reference:end -->`` a
 ``sqlqueue.options.OPTIONS`` and the config module's settings; tests/unit/test_reference.py checks
 them and rewrites them with SQLQUEUE_UPDATE_GOLDEN=1.
 """
+
 from __future__ import annotations
 
 import re
@@ -32,12 +33,14 @@ def _table(header: str, rows: Iterable[tuple[str, ...]]) -> str:
 
 
 def reference() -> str:
-    options = _table("option | role | default | meaning", (
-        (f"`{o.key}`", ", ".join(o.roles), _default(o.default), o.doc) for o in OPTIONS
-    ))
+    options = _table(
+        "option | role | default | meaning",
+        ((f"`{o.key}`", ", ".join(o.roles), _default(o.default), o.doc) for o in OPTIONS),
+    )
     jobs = _table("[job] key | default | meaning", ((f"`{s.key}`", _default(s.default), s.doc) for s in JOB_SETTINGS))
-    logs = _table("[logging] key | default | meaning",
-                  ((f"`{s.key}`", _default(s.default), s.doc) for s in LOGGING_SETTINGS))
+    logs = _table(
+        "[logging] key | default | meaning", ((f"`{s.key}`", _default(s.default), s.doc) for s in LOGGING_SETTINGS)
+    )
     connection = ", ".join(f"`{k}`" for k in CONNECTION_KEYS)
     return (
         "Source and sink options (Spark `.option(...)` keys, and the keys of the `[source]` and `[sink]` "

@@ -5,6 +5,7 @@ checked wherever it is pinned. ``catalog`` records which ``Dialect`` method buil
 completeness test compares that with the dialect's statement builders, so a new builder cannot
 slip past the parse test unnoticed.
 """
+
 from __future__ import annotations
 
 import re
@@ -30,16 +31,25 @@ DEDUP_INSERT_STEPS = {"sqlserver": ("insert_new_keys",)}
 SCRATCH_INSERT_STEPS = ("create_scratch", "load_scratch", "insert_new_keys", "drop_scratch")
 # Engine-specific doctor queries and the fixes it prints: (builder, example arguments).
 DOCTOR = {
-    "sqlserver": (("database_settings", ()), ("session_isolation", ()), ("enabled_triggers", ()),
-                  ("disable_trigger", ("trg_jobs_audit",)), ("read_committed_snapshot_off", ()),
-                  ("compatibility_level_fix", ()), ("session_setup", ())),
+    "sqlserver": (
+        ("database_settings", ()),
+        ("session_isolation", ()),
+        ("enabled_triggers", ()),
+        ("disable_trigger", ("trg_jobs_audit",)),
+        ("read_committed_snapshot_off", ()),
+        ("compatibility_level_fix", ()),
+        ("session_setup", ()),
+    ),
     "postgres": (("vacuum_stats", ()), ("vacuum", ()), ("eager_autovacuum", ())),
     "sqlite": (("journal_mode", ()), ("wal_on", ())),
 }
 DDL_BUILDER = "create_statements"
 INSERT_BUILDER = "insert_many"
 STAGE_BUILDER = "load"
-_DDL_OBJECT = re.compile(r"\b(CREATE TABLE|CREATE UNLOGGED TABLE|ALTER TABLE|CREATE UNIQUE INDEX|CREATE CLUSTERED INDEX|CREATE INDEX)\s+(?:IF NOT EXISTS\s+)?(\S+)")
+_DDL_OBJECT = re.compile(
+    r"\b(CREATE TABLE|CREATE UNLOGGED TABLE|ALTER TABLE|CREATE UNIQUE INDEX|CREATE CLUSTERED INDEX|CREATE INDEX)"
+    r"\s+(?:IF NOT EXISTS\s+)?(\S+)"
+)
 
 
 @dataclass(frozen=True)
@@ -177,9 +187,18 @@ def catalog(dialect: Dialect) -> list[Entry]:
     add("table_indexes", "table_indexes")
     for name, args in DOCTOR.get(dialect.name, ()):
         add(f"doctor_{name}", name, *args)
-    for sink in ("ledger_contains", "ledger_record", "ledger_prune", "last_id", "register_unpublished",
-                 "unpublished_in", "delete_unpublished", "delete_staged", "count_staged",
-                 "count_unpublished"):
+    for sink in (
+        "ledger_contains",
+        "ledger_record",
+        "ledger_prune",
+        "last_id",
+        "register_unpublished",
+        "unpublished_in",
+        "delete_unpublished",
+        "delete_staged",
+        "count_staged",
+        "count_unpublished",
+    ):
         add(sink, sink)
     add("delete_unpublished_rows", "delete_unpublished_rows", True)
     add("delete_unpublished_rows_anywhere", "delete_unpublished_rows", False)
@@ -196,8 +215,10 @@ def catalog(dialect: Dialect) -> list[Entry]:
     dialect.insert_many(cursor, t, DEDUP_INSERT_COLUMNS, [("p", "k")], skip_duplicates=True)
     steps = DEDUP_INSERT_STEPS.get(dialect.name, SCRATCH_INSERT_STEPS)
     assert len(cursor.statements) == len(steps), f"{dialect.name}: the dedup insert has new steps"
-    entries += [Entry(f"insert_dedup_{i}_{step}", INSERT_BUILDER, sql)
-                for i, (step, sql) in enumerate(zip(steps, cursor.statements), 1)]
+    entries += [
+        Entry(f"insert_dedup_{i}_{step}", INSERT_BUILDER, sql)
+        for i, (step, sql) in enumerate(zip(steps, cursor.statements), 1)
+    ]
     entries += _ddl(dialect)
     names = [e.name for e in entries]
     assert len(names) == len(set(names)), f"{dialect.name}: duplicate statement names"

@@ -8,8 +8,10 @@ Section numbers are those of Microsoft's [MS-TDS] specification:
 2.2.3 packet header, 2.2.6 messages, 2.2.7 tokens, 2.2.5.4-2.2.5.6 data types and TYPE_INFO.
 Only 127.0.0.1 is served; `with TdsServer() as server:` stops it and its connections on exit.
 """
+
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import decimal
 import re
@@ -22,11 +24,17 @@ from dataclasses import dataclass, field
 
 # Packet types (2.2.3.1.1)
 SQL_BATCH, RPC, REPLY, ATTENTION, LOGIN7, PRELOGIN, TRANSACTION = 0x01, 0x03, 0x04, 0x06, 0x10, 0x12, 0x0E
-TDS74 = 0x74000004                       # LOGINACK TDSVersion for 7.4 (2.2.7.14)
-SERVER_VERSION = (16, 0, 4135)           # SQL Server 2022 CU-ish: 16.0.4135
+TDS74 = 0x74000004  # LOGINACK TDSVersion for 7.4 (2.2.7.14)
+SERVER_VERSION = (16, 0, 4135)  # SQL Server 2022 CU-ish: 16.0.4135
 COLLATION = bytes.fromhex("0904d00034")  # SQL_Latin1_General_CP1_CI_AS (2.2.5.1.2)
-PROCS = {1: "sp_cursor", 10: "sp_executesql", 11: "sp_prepare", 12: "sp_execute", 13: "sp_prepexec",
-         15: "sp_unprepare"}             # ProcIDs (2.2.6.6)
+PROCS = {
+    1: "sp_cursor",
+    10: "sp_executesql",
+    11: "sp_prepare",
+    12: "sp_execute",
+    13: "sp_prepexec",
+    15: "sp_unprepare",
+}  # ProcIDs (2.2.6.6)
 DONE_FINAL, DONE_MORE, DONE_ERROR, DONE_COUNT, DONE_ATTN = 0x00, 0x01, 0x02, 0x10, 0x20
 
 
@@ -47,12 +55,12 @@ class Login:
 @dataclass
 class Param:
     name: str
-    type_name: str                   # base SQL type: 'nvarchar', 'bigint', 'varbinary', 'ntext', ...
+    type_name: str  # base SQL type: 'nvarchar', 'bigint', 'varbinary', 'ntext', ...
     declared_size: int | str | None  # chars for n-types, bytes otherwise, 'max' for PLP, None if fixed
     value: object
-    status: int = 0                  # 0x01 = output parameter (2.2.6.6 StatusFlags)
+    status: int = 0  # 0x01 = output parameter (2.2.6.6 StatusFlags)
     scale: int | None = None
-    tds_type: int = 0                # the TYPE_INFO type byte, e.g. 0xE7 NVARCHARTYPE, 0x26 INTNTYPE
+    tds_type: int = 0  # the TYPE_INFO type byte, e.g. 0xE7 NVARCHARTYPE, 0x26 INTNTYPE
 
     @property
     def sql_type(self) -> str:
@@ -63,8 +71,8 @@ class Param:
 class Rpc:
     proc: str
     params: list[Param]
-    statement: str | None = None     # sp_executesql / sp_prepexec / sp_prepare statement text
-    declaration: str | None = None   # their '@P1 nvarchar(max),...' parameter declaration
+    statement: str | None = None  # sp_executesql / sp_prepexec / sp_prepare statement text
+    declaration: str | None = None  # their '@P1 nvarchar(max),...' parameter declaration
 
     @property
     def values(self) -> list[Param]:
@@ -76,7 +84,7 @@ class Rpc:
 @dataclass
 class Column:
     name: str
-    sql_type: str        # 'int', 'smallint', 'bigint', 'nvarchar' (nvarchar(4000) on the wire)
+    sql_type: str  # 'int', 'smallint', 'bigint', 'nvarchar' (nvarchar(4000) on the wire)
 
 
 @dataclass
@@ -95,7 +103,7 @@ class Reader:
     def take(self, n: int) -> bytes:
         if self.pos + n > len(self.data):
             raise ValueError(f"truncated message: need {n} bytes at {self.pos} of {len(self.data)}")
-        out = self.data[self.pos:self.pos + n]
+        out = self.data[self.pos : self.pos + n]
         self.pos += n
         return out
 
@@ -125,29 +133,66 @@ def parse_login7(data: bytes) -> Login:
     """LOGIN7 (2.2.6.4): a 36-byte fixed part, then (offset, length-in-chars) pairs into the data."""
     tds_version, packet_size = struct.unpack_from("<II", data, 4)
     pairs = struct.unpack_from("<" + "HH" * 9, data, 36)
+
     def field_(i: int, raw: bool = False):
         off, n = pairs[2 * i], pairs[2 * i + 1]
-        chunk = data[off:off + 2 * n]
+        chunk = data[off : off + 2 * n]
         return chunk if raw else chunk.decode("utf-16-le")
-    return Login(user=field_(1), password=decode_password(field_(2, raw=True)), app=field_(3),
-                 host=field_(0), server=field_(4), language=field_(7), database=field_(8),
-                 tds_version=tds_version, packet_size=packet_size)
+
+    return Login(
+        user=field_(1),
+        password=decode_password(field_(2, raw=True)),
+        app=field_(3),
+        host=field_(0),
+        server=field_(4),
+        language=field_(7),
+        database=field_(8),
+        tds_version=tds_version,
+        packet_size=packet_size,
+    )
 
 
 # TYPE_INFO (2.2.5.4): fixed-length types carry no length; BYTELEN types a 1-byte maximum length;
 # USHORTLEN types 2 bytes (0xFFFF = PLP, 2.2.5.2.3); LONGLEN types 4 bytes.
-FIXED = {0x1F: ("null", 0), 0x30: ("tinyint", 1), 0x32: ("bit", 1), 0x34: ("smallint", 2),
-         0x38: ("int", 4), 0x3A: ("smalldatetime", 4), 0x3B: ("real", 4), 0x3C: ("money", 8),
-         0x3D: ("datetime", 8), 0x3E: ("float", 8), 0x7A: ("smallmoney", 4), 0x7F: ("bigint", 8)}
-BYTELEN = {0x24: "uniqueidentifier", 0x26: "intn", 0x37: "decimal", 0x3F: "numeric", 0x68: "bit",
-           0x6A: "decimal", 0x6C: "numeric", 0x6D: "fltn", 0x6E: "moneyn", 0x6F: "datetimn",
-           0x25: "varbinary", 0x27: "varchar", 0x2D: "binary", 0x2F: "char"}
+FIXED = {
+    0x1F: ("null", 0),
+    0x30: ("tinyint", 1),
+    0x32: ("bit", 1),
+    0x34: ("smallint", 2),
+    0x38: ("int", 4),
+    0x3A: ("smalldatetime", 4),
+    0x3B: ("real", 4),
+    0x3C: ("money", 8),
+    0x3D: ("datetime", 8),
+    0x3E: ("float", 8),
+    0x7A: ("smallmoney", 4),
+    0x7F: ("bigint", 8),
+}
+BYTELEN = {
+    0x24: "uniqueidentifier",
+    0x26: "intn",
+    0x37: "decimal",
+    0x3F: "numeric",
+    0x68: "bit",
+    0x6A: "decimal",
+    0x6C: "numeric",
+    0x6D: "fltn",
+    0x6E: "moneyn",
+    0x6F: "datetimn",
+    0x25: "varbinary",
+    0x27: "varchar",
+    0x2D: "binary",
+    0x2F: "char",
+}
 SCALED = {0x29: "time", 0x2A: "datetime2", 0x2B: "datetimeoffset"}  # TYPE_INFO = scale only
-USHORTLEN = {0xA5: "varbinary", 0xA7: "varchar", 0xAD: "binary", 0xAF: "char", 0xE7: "nvarchar",
-             0xEF: "nchar"}
+USHORTLEN = {0xA5: "varbinary", 0xA7: "varchar", 0xAD: "binary", 0xAF: "char", 0xE7: "nvarchar", 0xEF: "nchar"}
 LONGLEN = {0x22: "image", 0x23: "text", 0x63: "ntext"}
-SIZED_NAMES = {"intn": {1: "tinyint", 2: "smallint", 4: "int", 8: "bigint"}, "fltn": {4: "real", 8: "float"},
-               "moneyn": {4: "smallmoney", 8: "money"}, "datetimn": {4: "smalldatetime", 8: "datetime"}}
+SIZED_NAMES = {
+    "intn": {1: "tinyint", 2: "smallint", 4: "int", 8: "bigint"},
+    "fltn": {4: "real", 8: "float"},
+    "moneyn": {4: "smallmoney", 8: "money"},
+    "datetimn": {4: "smalldatetime", 8: "datetime"},
+}
 COLLATED = {0xA7, 0xAF, 0xE7, 0xEF, 0x23, 0x63}
 NCHAR_TYPES = {0xE7, 0xEF, 0x63}
 
@@ -229,8 +274,11 @@ class ParamDecoder:
         if tid in (0x3B, 0x3E, 0x6D):
             return struct.unpack("<f" if len(b) == 4 else "<d", b)[0]
         if tid in (0x3C, 0x7A, 0x6E):
-            units = struct.unpack("<i", b)[0] if len(b) == 4 else (
-                (struct.unpack("<i", b[:4])[0] << 32) | struct.unpack("<I", b[4:])[0])
+            units = (
+                struct.unpack("<i", b)[0]
+                if len(b) == 4
+                else ((struct.unpack("<i", b[:4])[0] << 32) | struct.unpack("<I", b[4:])[0])
+            )
             return decimal.Decimal(units) / 10000
         if tid in (0x3D, 0x3A, 0x6F):  # DATETIME: days since 1900 + 1/300 s; SMALLDATETIME: days + minutes
             if len(b) == 4:
@@ -247,12 +295,12 @@ class ParamDecoder:
             return dt.date(1, 1, 1) + dt.timedelta(days=int.from_bytes(b, "little"))
         if tid in SCALED:  # 2.2.5.5.1.7-10: time in 10**-scale s, then days since 0001-01-01, then offset
             tlen = 3 if scale <= 2 else 4 if scale <= 4 else 5
-            t = dt.timedelta(microseconds=int.from_bytes(b[:tlen], "little") * 10 ** 6 // 10 ** scale)
+            t = dt.timedelta(microseconds=int.from_bytes(b[:tlen], "little") * 10**6 // 10**scale)
             if tid == 0x29:
                 return (dt.datetime.min + t).time()
-            when = dt.datetime(1, 1, 1) + dt.timedelta(days=int.from_bytes(b[tlen:tlen + 3], "little")) + t
+            when = dt.datetime(1, 1, 1) + dt.timedelta(days=int.from_bytes(b[tlen : tlen + 3], "little")) + t
             if tid == 0x2B:
-                minutes = struct.unpack("<h", b[tlen + 3:])[0]
+                minutes = struct.unpack("<h", b[tlen + 3 :])[0]
                 return when.replace(tzinfo=dt.timezone.utc).astimezone(dt.timezone(dt.timedelta(minutes=minutes)))
             return when
         raise ValueError(f"no decoder for 0x{tid:02X}")
@@ -296,14 +344,18 @@ class Tokens:
 
     @staticmethod
     def loginack(version=SERVER_VERSION) -> bytes:  # 2.2.7.14
-        body = b"\x01" + struct.pack(">I", TDS74) + b_varchar("Microsoft SQL Server") + bytes(
-            [version[0], version[1], version[2] >> 8, version[2] & 0xFF])
-        return b"\xAD" + struct.pack("<H", len(body)) + body
+        body = (
+            b"\x01"
+            + struct.pack(">I", TDS74)
+            + b_varchar("Microsoft SQL Server")
+            + bytes([version[0], version[1], version[2] >> 8, version[2] & 0xFF])
+        )
+        return b"\xad" + struct.pack("<H", len(body)) + body
 
     @staticmethod
     def envchange(kind: int, new: bytes, old: bytes = b"\x00") -> bytes:  # 2.2.7.9
         body = bytes([kind]) + new + old
-        return b"\xE3" + struct.pack("<H", len(body)) + body
+        return b"\xe3" + struct.pack("<H", len(body)) + body
 
     @staticmethod
     def done(status=DONE_FINAL, rows=0, token=0xFD, cmd=0xC3) -> bytes:  # 2.2.7.6-8; C1 SELECT, C3 INSERT
@@ -311,8 +363,13 @@ class Tokens:
 
     @staticmethod
     def message(number: int, text: str, severity: int, token=0xAA, state=1) -> bytes:  # 2.2.7.10/13
-        body = struct.pack("<iBB", number, state, severity) + us_varchar(text) + b_varchar("tds-stub") + \
-            b_varchar("") + struct.pack("<i", 1)
+        body = (
+            struct.pack("<iBB", number, state, severity)
+            + us_varchar(text)
+            + b_varchar("tds-stub")
+            + b_varchar("")
+            + struct.pack("<i", 1)
+        )
         return bytes([token]) + struct.pack("<H", len(body)) + body
 
     @staticmethod
@@ -321,8 +378,15 @@ class Tokens:
 
     @staticmethod
     def returnvalue_int(ordinal: int, name: str, value: int) -> bytes:  # 2.2.7.19
-        return b"\xAC" + struct.pack("<H", ordinal) + b_varchar(name) + b"\x01" + struct.pack("<IH", 0, 0) + \
-            b"\x26\x04\x04" + struct.pack("<i", value)
+        return (
+            b"\xac"
+            + struct.pack("<H", ordinal)
+            + b_varchar(name)
+            + b"\x01"
+            + struct.pack("<IH", 0, 0)
+            + b"\x26\x04\x04"
+            + struct.pack("<i", value)
+        )
 
     @staticmethod
     def result(rs: ResultSet, done_token: int = 0xFD) -> bytes:  # COLMETADATA 2.2.7.4 + ROW 2.2.7.20
@@ -330,18 +394,21 @@ class Tokens:
         out = bytearray(b"\x81" + struct.pack("<H", len(rs.columns)))
         for c in rs.columns:
             out += struct.pack("<IH", 0, 0x0001 | 0x0008)  # UserType, Flags: nullable, updateable-unknown
-            out += (b"\x26" + bytes([ints[c.sql_type]])) if c.sql_type in ints else \
-                b"\xE7" + struct.pack("<H", 8000) + COLLATION
+            out += (
+                (b"\x26" + bytes([ints[c.sql_type]]))
+                if c.sql_type in ints
+                else b"\xe7" + struct.pack("<H", 8000) + COLLATION
+            )
             out += b_varchar(c.name)
         for row in rs.rows:
-            out += b"\xD1"
+            out += b"\xd1"
             for c, v in zip(rs.columns, row):
                 if c.sql_type in ints:
                     n = ints[c.sql_type]
                     out += b"\x00" if v is None else bytes([n]) + int(v).to_bytes(n, "little", signed=True)
                 else:
                     s = None if v is None else str(v).encode("utf-16-le")
-                    out += b"\xFF\xFF" if s is None else struct.pack("<H", len(s)) + s
+                    out += b"\xff\xff" if s is None else struct.pack("<H", len(s)) + s
         more = DONE_MORE if done_token == 0xFF else 0
         return bytes(out) + Tokens.done(DONE_COUNT | more, len(rs.rows), done_token, cmd=0xC1)
 
@@ -372,7 +439,7 @@ class Packets:
 
     def write(self, data: bytes, kind: int = REPLY) -> None:
         step, n = self.size - 8, 1
-        chunks = [data[i:i + step] for i in range(0, len(data), step)] or [b""]
+        chunks = [data[i : i + step] for i in range(0, len(data), step)] or [b""]
         for i, chunk in enumerate(chunks):
             last = i == len(chunks) - 1
             header = struct.pack(">BBHHBB", kind, 1 if last else 0, len(chunk) + 8, 0, n & 0xFF, 0)
@@ -394,14 +461,15 @@ class TdsServer:
         self.rowcount, self.reject_password = rowcount, reject_password
         self.type_info = dict(TYPE_INFO)
         self.results: list[tuple[re.Pattern, object]] = [  # ResultSet, or a function of the match
-            (re.compile(r"sp_datatype_info\w*\s+(-?\d+)"), lambda m: type_info_result(m, self.type_info))]
+            (re.compile(r"sp_datatype_info\w*\s+(-?\d+)"), lambda m: type_info_result(m, self.type_info))
+        ]
         self.logins: list[Login] = []
         self.batches: list[str] = []
         self.rpcs: list[Rpc] = []
         self.requests: list[object] = []
-        self.transactions: list[str] = []   # 'begin', 'commit', 'rollback' (transaction manager requests)
+        self.transactions: list[str] = []  # 'begin', 'commit', 'rollback' (transaction manager requests)
         self.errors: list[str] = []
-        self.busy = 0.0                      # seconds spent answering requests (the stub's own cost)
+        self.busy = 0.0  # seconds spent answering requests (the stub's own cost)
         self.lock = threading.Lock()
         self._conns: list[socket.socket] = []
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -421,10 +489,8 @@ class TdsServer:
 
     def __exit__(self, *exc) -> None:
         for s in [self._listener, *self._conns]:  # shutdown wakes a thread blocked in accept/recv
-            try:
+            with contextlib.suppress(OSError):
                 s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             s.close()
         self._thread.join(5)
 
@@ -457,33 +523,40 @@ class TdsServer:
 
     def _dispatch(self, p: Packets, kind: int, data: bytes) -> bytes | None:
         if kind == PRELOGIN:  # 2.2.6.5: VERSION, ENCRYPTION=ENCRYPT_NOT_SUP, INSTOPT, MARS, TERMINATOR
-            opts = [(0x00, struct.pack(">BBHH", SERVER_VERSION[0], SERVER_VERSION[1], SERVER_VERSION[2], 0)),
-                    (0x01, b"\x02"), (0x02, b"\x00"), (0x04, b"\x00")]
+            opts = [
+                (0x00, struct.pack(">BBHH", SERVER_VERSION[0], SERVER_VERSION[1], SERVER_VERSION[2], 0)),
+                (0x01, b"\x02"),
+                (0x02, b"\x00"),
+                (0x04, b"\x00"),
+            ]
             head, body, off = b"", b"", 5 * len(opts) + 1
             for tok, val in opts:
                 head += struct.pack(">BHH", tok, off + len(body), len(val))
                 body += val
-            return head + b"\xFF" + body
+            return head + b"\xff" + body
         if kind == LOGIN7:
             login = parse_login7(data)
             with self.lock:
                 self.logins.append(login)
             if self.reject_password is not None and login.password == self.reject_password:
-                return Tokens.message(18456, f"Login failed for user '{login.user}'.", 14) + \
-                    Tokens.done(DONE_ERROR, cmd=0)
+                return Tokens.message(18456, f"Login failed for user '{login.user}'.", 14) + Tokens.done(
+                    DONE_ERROR, cmd=0
+                )
             p.size = min(max(login.packet_size or 4096, 512), 32767)
             db = login.database or "master"
-            return (Tokens.envchange(1, b_varchar(db), b_varchar("master"))
-                    + Tokens.message(5701, f"Changed database context to '{db}'.", 0, token=0xAB)
-                    + Tokens.envchange(7, b"\x05" + COLLATION)
-                    + Tokens.envchange(2, b_varchar("us_english"))
-                    + Tokens.loginack()
-                    + Tokens.envchange(4, b_varchar(str(p.size)), b_varchar("4096"))
-                    + Tokens.done(cmd=0))
+            return (
+                Tokens.envchange(1, b_varchar(db), b_varchar("master"))
+                + Tokens.message(5701, f"Changed database context to '{db}'.", 0, token=0xAB)
+                + Tokens.envchange(7, b"\x05" + COLLATION)
+                + Tokens.envchange(2, b_varchar("us_english"))
+                + Tokens.loginack()
+                + Tokens.envchange(4, b_varchar(str(p.size)), b_varchar("4096"))
+                + Tokens.done(cmd=0)
+            )
         if kind == SQL_BATCH:
             r = Reader(data)
             r.skip_all_headers()
-            text = data[r.pos:].decode("utf-16-le")
+            text = data[r.pos :].decode("utf-16-le")
             with self.lock:
                 self.batches.append(text), self.requests.append(text)
             rs = self._canned(text)
@@ -534,18 +607,64 @@ TYPE_INFO = {12: ("varchar", 8000), -9: ("nvarchar", 4000), -3: ("varbinary", 80
 
 def type_info_result(match: re.Match, type_info: dict[int, tuple[str, int]] = TYPE_INFO) -> ResultSet:
     """sp_datatype_info_100 <type>,<odbcver> answered with its 20 columns, one row when known."""
-    names = ["TYPE_NAME", "DATA_TYPE", "PRECISION", "LITERAL_PREFIX", "LITERAL_SUFFIX", "CREATE_PARAMS",
-             "NULLABLE", "CASE_SENSITIVE", "SEARCHABLE", "UNSIGNED_ATTRIBUTE", "MONEY", "AUTO_INCREMENT",
-             "LOCAL_TYPE_NAME", "MINIMUM_SCALE", "MAXIMUM_SCALE", "SQL_DATA_TYPE", "SQL_DATETIME_SUB",
-             "NUM_PREC_RADIX", "INTERVAL_PRECISION", "USERTYPE"]
-    types = ["nvarchar", "smallint", "int"] + ["nvarchar"] * 3 + ["smallint"] * 6 + ["nvarchar"] + \
-        ["smallint"] * 4 + ["int", "smallint", "smallint"]
+    names = [
+        "TYPE_NAME",
+        "DATA_TYPE",
+        "PRECISION",
+        "LITERAL_PREFIX",
+        "LITERAL_SUFFIX",
+        "CREATE_PARAMS",
+        "NULLABLE",
+        "CASE_SENSITIVE",
+        "SEARCHABLE",
+        "UNSIGNED_ATTRIBUTE",
+        "MONEY",
+        "AUTO_INCREMENT",
+        "LOCAL_TYPE_NAME",
+        "MINIMUM_SCALE",
+        "MAXIMUM_SCALE",
+        "SQL_DATA_TYPE",
+        "SQL_DATETIME_SUB",
+        "NUM_PREC_RADIX",
+        "INTERVAL_PRECISION",
+        "USERTYPE",
+    ]
+    types = (
+        ["nvarchar", "smallint", "int"]
+        + ["nvarchar"] * 3
+        + ["smallint"] * 6
+        + ["nvarchar"]
+        + ["smallint"] * 4
+        + ["int", "smallint", "smallint"]
+    )
     code = int(match.group(1))
     rows = []
     if code in type_info:
         name, precision = type_info[code]
-        rows.append((name, code, precision, None, None, None, 1, 0, 3, None, 0, None, name, None, None,
-                     code, None, None, None, 0))
+        rows.append(
+            (
+                name,
+                code,
+                precision,
+                None,
+                None,
+                None,
+                1,
+                0,
+                3,
+                None,
+                0,
+                None,
+                name,
+                None,
+                None,
+                code,
+                None,
+                None,
+                None,
+                0,
+            )
+        )
     return ResultSet([Column(n, t) for n, t in zip(names, types)], rows)
 
 
@@ -555,12 +674,23 @@ def main() -> None:
     import collections
     import json
     import sys
+
     with TdsServer() as server:
         print(server.port, flush=True)
         sys.stdin.read()
         procs = collections.Counter(r.proc for r in server.rpcs)
-    print(json.dumps({"rpcs": procs, "batches": len(server.batches), "errors": server.errors,
-                      "busy": server.busy, "cpu": time.process_time()}), flush=True)
+    print(
+        json.dumps(
+            {
+                "rpcs": procs,
+                "batches": len(server.batches),
+                "errors": server.errors,
+                "busy": server.busy,
+                "cpu": time.process_time(),
+            }
+        ),
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

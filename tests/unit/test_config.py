@@ -1,4 +1,5 @@
 """Configuration files: layering, overrides, secrets from the environment, one-line errors."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,8 +20,9 @@ def write(tmp_path: Path, name: str, text: str) -> str:
 
 @pytest.fixture
 def profile(tmp_path: Path) -> str:
-    return write(tmp_path, "pg.toml", '[connection]\nurl = "postgresql://db:5432/ops"\nuser = "etl"\n'
-                                      'passwordEnv = "TEST_PW"\n')
+    return write(
+        tmp_path, "pg.toml", '[connection]\nurl = "postgresql://db:5432/ops"\nuser = "etl"\npasswordEnv = "TEST_PW"\n'
+    )
 
 
 def test_role_sections_inherit_the_connection_and_read_the_password_from_the_environment(tmp_path, profile):
@@ -50,18 +52,24 @@ def test_repr_never_shows_the_password(tmp_path, profile):
     assert "s3cret" not in repr(config) and "s3cret" not in repr(config.source_options())
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('[source]\nmaxRows = 5\n', r"\[source\] unknown key 'maxRows'; valid keys are: .*maxRowsPerTrigger"),
-    ('[source]\nwriterId = "w"\n', r"\[source\] unknown key 'writerId'"),
-    ('[sourcez]\nqueue = "q"\n', r"unknown section \[sourcez\]; valid sections are: connection, source"),
-    ('[source]\npassword = "hunter2"\n', r"password: a password does not belong in a configuration file"),
-    ('[source]\nqueue = "q"\norder = "random"\n', r"\[source\] option 'order' = 'random' is not allowed: one of heap"),
-    ('[source]\nqueue = "q"\n[job]\nnope = 1\n', r"\[job\] unknown key 'nope'; valid keys are: checkpointLocation"),
-    ('[source]\nqueue = "q"\n[job]\ninput = "t"\n', r"\[job\] key\(s\) input are not used by this job; it takes: "),
-    ('[spark]\nmaster = "local"\n', r"\[spark\] key 'master' is not a Spark setting"),
-    ('[logging]\nlevel = "LOUD"\n', r"\[logging\] level = 'LOUD' is not allowed"),
-    ("[source\nqueue = 1\n", r"is not valid TOML"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[source]\nmaxRows = 5\n", r"\[source\] unknown key 'maxRows'; valid keys are: .*maxRowsPerTrigger"),
+        ('[source]\nwriterId = "w"\n', r"\[source\] unknown key 'writerId'"),
+        ('[sourcez]\nqueue = "q"\n', r"unknown section \[sourcez\]; valid sections are: connection, source"),
+        ('[source]\npassword = "hunter2"\n', r"password: a password does not belong in a configuration file"),
+        (
+            '[source]\nqueue = "q"\norder = "random"\n',
+            r"\[source\] option 'order' = 'random' is not allowed: one of heap",
+        ),
+        ('[source]\nqueue = "q"\n[job]\nnope = 1\n', r"\[job\] unknown key 'nope'; valid keys are: checkpointLocation"),
+        ('[source]\nqueue = "q"\n[job]\ninput = "t"\n', r"\[job\] key\(s\) input are not used by this job; it takes: "),
+        ('[spark]\nmaster = "local"\n', r"\[spark\] key 'master' is not a Spark setting"),
+        ('[logging]\nlevel = "LOUD"\n', r"\[logging\] level = 'LOUD' is not allowed"),
+        ("[source\nqueue = 1\n", r"is not valid TOML"),
+    ],
+)
 def test_bad_configuration_is_one_line_naming_the_problem(tmp_path, text, message):
     path = write(tmp_path, "bad.toml", '[connection]\nurl = "sqlite:///tmp/x.db"\n' + text)
     with pytest.raises(ConfigError, match=message) as failure:
@@ -105,5 +113,9 @@ def test_required_job_setting_names_what_it_is_for(tmp_path):
 @pytest.mark.parametrize("profile_name", sorted(p.name for p in (Path(__file__).parents[2] / "conf").rglob("*.toml")))
 def test_shipped_profiles_load_without_secrets(profile_name):
     path = next((Path(__file__).parents[2] / "conf").rglob(profile_name))
-    load_config([str(path)], roles=[], job_keys=("checkpointLocation", "target", "input", "trigger", "transform"),
-                need_secrets=False)
+    load_config(
+        [str(path)],
+        roles=[],
+        job_keys=("checkpointLocation", "target", "input", "trigger", "transform"),
+        need_secrets=False,
+    )

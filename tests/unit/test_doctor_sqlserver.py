@@ -4,6 +4,7 @@ No SQL Server runs here: a stand-in queue answers each catalog query with prepar
 driver, and returns showplan XML shaped like SQL Server's (namespace and RelOp/IndexScan/Object
 elements of the showplan schema).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -14,8 +15,11 @@ from sqlqueue.doctor import NOTE, PROBLEM, examine
 from sqlqueue.identifiers import TableName
 
 TABLE = TableName("jobs", "dbo")
-HEALTHY_INDEXES = [("ix_jobs_ready", "([state]='ready')", "id"), ("ix_jobs_claimed", "([state]='claimed')", "consumer"),
-                   ("pk_jobs", None, "id")]
+HEALTHY_INDEXES = [
+    ("ix_jobs_ready", "([state]='ready')", "id"),
+    ("ix_jobs_claimed", "([state]='claimed')", "consumer"),
+    ("pk_jobs", None, "id"),
+]
 
 
 MICROSOFT = Driver("libmsodbcsql-18.3.so.3.1", "18.03.0003")
@@ -60,9 +64,15 @@ class FactsQueue:
         return self.reported_driver
 
 
-def findings(plan: str = SEEKS_READY, driver: Driver = MICROSOFT, **answers: list[tuple]) -> dict[str, tuple[str, tuple[str, ...]]]:
-    facts = {"table_indexes": HEALTHY_INDEXES, "database_settings": [(False, "DISABLE", 160)], "enabled_triggers": [],
-             "session_isolation": [(2,)]}
+def findings(
+    plan: str = SEEKS_READY, driver: Driver = MICROSOFT, **answers: list[tuple]
+) -> dict[str, tuple[str, tuple[str, ...]]]:
+    facts = {
+        "table_indexes": HEALTHY_INDEXES,
+        "database_settings": [(False, "DISABLE", 160)],
+        "enabled_triggers": [],
+        "session_isolation": [(2,)],
+    }
     facts.update(answers)
     queue = FactsQueue(facts, plan, driver)
     return {f.check: (f.severity, f.fix) for f in examine(queue, "fifo") if f.severity != "ok"}  # type: ignore[arg-type]
@@ -74,7 +84,10 @@ def test_a_healthy_table_has_no_findings():
 
 def test_read_committed_snapshot_is_a_note_because_claims_carry_readcommittedlock():
     assert findings(database_settings=[(True, "DISABLE", 160)]) == {
-        "read committed snapshot": (NOTE, ("ALTER DATABASE CURRENT SET READ_COMMITTED_SNAPSHOT OFF WITH ROLLBACK IMMEDIATE",)),
+        "read committed snapshot": (
+            NOTE,
+            ("ALTER DATABASE CURRENT SET READ_COMMITTED_SNAPSHOT OFF WITH ROLLBACK IMMEDIATE",),
+        ),
     }
 
 
@@ -117,8 +130,15 @@ def test_a_compatibility_level_below_openjson_is_a_problem():
 
 
 def test_freetds_is_named_with_its_version_and_what_it_means_for_binding_and_tls():
-    queue = FactsQueue({"table_indexes": HEALTHY_INDEXES, "database_settings": [(False, "DISABLE", 160)],
-                        "enabled_triggers": [], "session_isolation": [(2,)]}, reported_driver=Driver("libtdsodbc.so", "01.03.0017"))
+    queue = FactsQueue(
+        {
+            "table_indexes": HEALTHY_INDEXES,
+            "database_settings": [(False, "DISABLE", 160)],
+            "enabled_triggers": [],
+            "session_isolation": [(2,)],
+        },
+        reported_driver=Driver("libtdsodbc.so", "01.03.0017"),
+    )
     (driver,) = [f for f in examine(queue, "fifo") if f.check == "driver"]  # type: ignore[arg-type]
     assert driver.severity == NOTE
     assert "libtdsodbc.so 01.03.0017" in driver.message and "fast_executemany" in driver.message
@@ -129,7 +149,9 @@ def test_the_claim_goes_to_showplan_with_literal_values_and_still_parses():
     from tests.unit.test_tsql_parses import tsql_problems
 
     dialect = SqlServerDialect()
-    sql = dialect.inline(dialect.claim(TABLE, "fifo", False, False),
-                         {"limit": 1000, "consumer": "o'brien", "seq": 1, "lease_seconds": 300})
+    sql = dialect.inline(
+        dialect.claim(TABLE, "fifo", False, False),
+        {"limit": 1000, "consumer": "o'brien", "seq": 1, "lease_seconds": 300},
+    )
     assert "?" not in sql and "TOP (1000)" in sql and "[consumer] = N'o''brien'" in sql
     assert tsql_problems(sql) == []

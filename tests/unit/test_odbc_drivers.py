@@ -4,6 +4,7 @@ No SQL Server runs here. These tests pin what our code hands to pyodbc for Micro
 "ODBC Driver 18 for SQL Server" and for FreeTDS 1.3, the two drivers it supports; the FreeTDS wire
 tests (tests/drivers) check what the real FreeTDS driver makes of it.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -57,9 +58,15 @@ def test_microsoft_driver_carries_any_password_inside_braces(password: str, sent
 
 # What FreeTDS 1.3.17 reads from each form was observed on the wire (the password in LOGIN7):
 # bare values keep spaces and "}"; "{a;b};" gives a;b; "{secret}" as the last item gives "secret}".
-@pytest.mark.parametrize(("password", "sent"), [
-    ("a}b", "PWD=a}b"), (" sp ace ", "PWD= sp ace "), ("x=y", "PWD=x=y"), ("pä€", "PWD=pä€"),
-])
+@pytest.mark.parametrize(
+    ("password", "sent"),
+    [
+        ("a}b", "PWD=a}b"),
+        (" sp ace ", "PWD= sp ace "),
+        ("x=y", "PWD=x=y"),
+        ("pä€", "PWD=pä€"),
+    ],
+)
 def test_freetds_carries_a_password_bare_when_it_can(password: str, sent: str):
     assert conn_string("sqlserver://u@h:1/d?driver=FreeTDS", password).endswith(";" + sent)
 
@@ -89,17 +96,35 @@ def test_a_verbatim_microsoft_connection_string_gets_braced_credentials():
 # ---- the bulk path: what is bound, per driver ------------------------------------------------------
 ALL_TYPES = tuple(Column(f"col_{t}", t) for t in PORTABLE_TYPES)
 VALUES = {
-    "string": "Zürich — 東京 — 😀", "text": "x" * 1000, "int": 7, "bigint": 2**53 + 1, "double": 0.1,
-    "boolean": True, "timestamp": dt.datetime(2026, 11, 23, 1, 2, 3, 456789), "binary": b"\x00\xffsql",
+    "string": "Zürich — 東京 — 😀",
+    "text": "x" * 1000,
+    "int": 7,
+    "bigint": 2**53 + 1,
+    "double": 0.1,
+    "boolean": True,
+    "timestamp": dt.datetime(2026, 11, 23, 1, 2, 3, 456789),
+    "binary": b"\x00\xffsql",
 }
 # How the JSON document carries each type: the OPENJSON column reads it back as the column's type.
 IN_JSON = {
-    "string": VALUES["string"], "text": VALUES["text"], "int": 7, "bigint": 2**53 + 1, "double": 0.1,
-    "boolean": 1, "timestamp": "2026-11-23T01:02:03.456789", "binary": "00ff73716c",
+    "string": VALUES["string"],
+    "text": VALUES["text"],
+    "int": 7,
+    "bigint": 2**53 + 1,
+    "double": 0.1,
+    "boolean": 1,
+    "timestamp": "2026-11-23T01:02:03.456789",
+    "binary": "00ff73716c",
 }
 OPENJSON_TYPE = {
-    "string": "NVARCHAR(MAX)", "text": "NVARCHAR(MAX)", "int": "INT", "bigint": "BIGINT", "double": "FLOAT",
-    "boolean": "BIT", "timestamp": "DATETIME2(6)", "binary": "NVARCHAR(MAX)",
+    "string": "NVARCHAR(MAX)",
+    "text": "NVARCHAR(MAX)",
+    "int": "INT",
+    "bigint": "BIGINT",
+    "double": "FLOAT",
+    "boolean": "BIT",
+    "timestamp": "DATETIME2(6)",
+    "binary": "NVARCHAR(MAX)",
 }
 
 
@@ -117,7 +142,9 @@ def test_every_column_type_travels_in_one_json_parameter_read_back_as_its_type(d
     for i, column in enumerate(ALL_TYPES):
         assert f"[c{i}] {OPENJSON_TYPE[column.type]} '$.c{i}'" in sql
     assert "CONVERT(VARBINARY(MAX), r.[c7], 2)" in sql
-    assert json.loads(params[0]) == [{"n": 0, **{f"c{i}": IN_JSON[c.type] for i, c in enumerate(ALL_TYPES)}, "c8": "tag"}]
+    assert json.loads(params[0]) == [
+        {"n": 0, **{f"c{i}": IN_JSON[c.type] for i, c in enumerate(ALL_TYPES)}, "c8": "tag"}
+    ]
 
 
 @pytest.mark.parametrize("driver", REPORTED)
@@ -158,9 +185,13 @@ def test_a_double_that_sql_server_cannot_store_is_refused_by_name():
         bulk_load(MICROSOFT, [(float("nan"),)], (Column("score", "double"),))
 
 
-@pytest.mark.parametrize(("name", "version", "describes"), [
-    ("libtdsodbc.so", "01.03.0017", False), ("libtdsodbc.so", "01.05.0001", True),
-    ("libmsodbcsql-18.3.so.3.1", "18.03.0003", True),
-])
+@pytest.mark.parametrize(
+    ("name", "version", "describes"),
+    [
+        ("libtdsodbc.so", "01.03.0017", False),
+        ("libtdsodbc.so", "01.05.0001", True),
+        ("libmsodbcsql-18.3.so.3.1", "18.03.0003", True),
+    ],
+)
 def test_only_freetds_before_1_5_cannot_describe_parameters(name: str, version: str, describes: bool):
     assert odbc.Driver(name, version).describes_params is describes

@@ -3,6 +3,7 @@
 Regenerate the README section after an intended change with
 ``SQLQUEUE_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_reference.py``.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -25,7 +26,7 @@ def test_readme_reference_equals_the_generated_one() -> None:
     match = SECTION.search(text)
     assert match, f"README.md has no {START} section"
     if updating():
-        README.write_text(text[:match.start(1)] + reference() + text[match.end(1):], encoding="utf-8")
+        README.write_text(text[: match.start(1)] + reference() + text[match.end(1) :], encoding="utf-8")
         return
     assert match.group(1) == reference(), f"README reference is stale; regenerate with: {regenerate_hint(THIS)}"
 
@@ -52,8 +53,12 @@ def test_every_documented_option_is_read_by_the_code() -> None:
 
 def test_every_job_setting_the_code_reads_is_documented() -> None:
     read = set()
-    for module in ("jobs/queue_to_delta.py", "jobs/queue_to_queue.py", "jobs/table_to_queue.py",
-                   "connector/sqlqueue/spark/jobs.py"):
+    for module in (
+        "jobs/queue_to_delta.py",
+        "jobs/queue_to_queue.py",
+        "jobs/table_to_queue.py",
+        "connector/sqlqueue/spark/jobs.py",
+    ):
         read |= set(re.findall(r'config\.(?:setting|required)\("(\w+)"\)', (ROOT / module).read_text()))
     assert read and read <= {s.key for s in config.JOB_SETTINGS}
 

@@ -1,4 +1,5 @@
 """How a producer's columns map onto a queue table, and how Arrow batches become rows."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -15,8 +16,11 @@ from sqlqueue.spark.types import batch_rows, sink_columns
 
 TABLE = TableName("jobs")
 COLUMNS = (
-    LIFECYCLE_TYPES["id"], LIFECYCLE_TYPES["state"], LIFECYCLE_TYPES["priority"],
-    Column("payload", "text"), Column("customer", "int", nullable=False),
+    LIFECYCLE_TYPES["id"],
+    LIFECYCLE_TYPES["state"],
+    LIFECYCLE_TYPES["priority"],
+    Column("payload", "text"),
+    Column("customer", "int", nullable=False),
 )
 
 
@@ -26,7 +30,9 @@ def schema(**types) -> StructType:
 
 def test_domain_and_writable_lifecycle_columns_map_by_name_in_the_given_order():
     assert writable_columns(["priority", "Customer", "payload"], COLUMNS, TABLE) == (
-        LIFECYCLE_TYPES["priority"], COLUMNS[4], COLUMNS[3],
+        LIFECYCLE_TYPES["priority"],
+        COLUMNS[4],
+        COLUMNS[3],
     )
 
 
@@ -60,7 +66,9 @@ def test_a_narrower_integer_type_is_accepted():
 
 
 def test_null_priority_and_due_time_take_the_table_defaults():
-    batch = pa.record_batch({"priority": pa.array([None, 3], pa.int32()), "due_at": pa.array([None, None], pa.timestamp("us", "UTC"))})
+    batch = pa.record_batch(
+        {"priority": pa.array([None, 3], pa.int32()), "due_at": pa.array([None, None], pa.timestamp("us", "UTC"))}
+    )
     before = dt.datetime.now(dt.timezone.utc)
     (p1, due1), (p2, _) = batch_rows([batch], (LIFECYCLE_TYPES["priority"], LIFECYCLE_TYPES["due_at"]))
     assert (p1, p2) == (0, 3)

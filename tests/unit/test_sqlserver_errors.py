@@ -4,6 +4,7 @@ Each message is a pyodbc error as recorded in a public report (the source is nam
 pyodbc formats a diagnostic as ``[SQLSTATE] <driver text> (<native error>) (<ODBC function>)``.
 Failovers, throttling and deadlocks arrive with SQLSTATE HY000 or 42000, so only the number tells.
 """
+
 from __future__ import annotations
 
 import pyodbc
@@ -17,32 +18,51 @@ MS18 = "[Microsoft][ODBC Driver 18 for SQL Server]"
 # (label, SQLSTATE, message)
 RETRIED = [
     # apache/airflow#19856
-    ("deadlock, Microsoft driver", "40001",
-     f"[40001] {MS17}[SQL Server]Transaction (Process ID 55) was deadlocked on lock resources with another process "
-     "and has been chosen as the deadlock victim. Rerun the transaction. (1205) (SQLExecDirectW)"),
+    (
+        "deadlock, Microsoft driver",
+        "40001",
+        f"[40001] {MS17}[SQL Server]Transaction (Process ID 55) was deadlocked on lock resources with another process "
+        "and has been chosen as the deadlock victim. Rerun the transaction. (1205) (SQLExecDirectW)",
+    ),
     # home-assistant/core#34438: FreeTDS reports the deadlock as 42000
-    ("deadlock, FreeTDS", "42000",
-     "[42000] [FreeTDS][SQL Server]Transaction (Process ID 58) was deadlocked on lock | communication buffer "
-     "resources with another process and has been chosen as the deadlock victim. Rerun the transaction. "
-     "(1205) (SQLExecDirectW)"),
+    (
+        "deadlock, FreeTDS",
+        "42000",
+        "[42000] [FreeTDS][SQL Server]Transaction (Process ID 58) was deadlocked on lock | communication buffer "
+        "resources with another process and has been chosen as the deadlock victim. Rerun the transaction. "
+        "(1205) (SQLExecDirectW)",
+    ),
     # Azure SQL failover, ODBC Driver 18 (as reported in Azure/GPT-RAG's troubleshooting notes)
-    ("database not available", "HY000",
-     f"[HY000] {MS18}[SQL Server]Database 'databasename' on server 'servername.database.windows.net' is not "
-     "currently available.  Please retry the connection later.  If the problem persists, contact customer "
-     "support, and provide them the session tracing ID of '{3B6C6E7D-744D-49D5-B152-8418ADA28174}'. "
-     "(40613) (SQLDriverConnect)"),
+    (
+        "database not available",
+        "HY000",
+        f"[HY000] {MS18}[SQL Server]Database 'databasename' on server 'servername.database.windows.net' is not "
+        "currently available.  Please retry the connection later.  If the problem persists, contact customer "
+        "support, and provide them the session tracing ID of '{3B6C6E7D-744D-49D5-B152-8418ADA28174}'. "
+        "(40613) (SQLDriverConnect)",
+    ),
     # jdglaser/fast-to-sql#14
-    ("connection reset", "08S01",
-     f"[08S01] {MS17}TCP Provider: An existing connection was forcibly closed by the remote host.\r\n (10054) "
-     f"(SQLExecute); [08S01] {MS17}Communication link failure (10054)"),
+    (
+        "connection reset",
+        "08S01",
+        f"[08S01] {MS17}TCP Provider: An existing connection was forcibly closed by the remote host.\r\n (10054) "
+        f"(SQLExecute); [08S01] {MS17}Communication link failure (10054)",
+    ),
     # sqlalchemy/sqlalchemy#5629
     ("connection timed out", "08S01", f"[08S01] {MS17}TCP Provider: Error code 0x274C (10060) (SQLExecDirectW)"),
     # the throttling text of error 40501 (Microsoft Learn, "Troubleshoot common connection issues")
-    ("service busy", "HY000",
-     f"[HY000] {MS18}[SQL Server]The service is currently busy. Retry the request after 10 seconds. "
-     "Incident ID: {A1B2}. Code: 4849664. (40501) (SQLExecDirectW)"),
+    (
+        "service busy",
+        "HY000",
+        f"[HY000] {MS18}[SQL Server]The service is currently busy. Retry the request after 10 seconds. "
+        "Incident ID: {A1B2}. Code: 4849664. (40501) (SQLExecDirectW)",
+    ),
     # the text of error 1222 (Microsoft Learn, MSSQLSERVER_1222)
-    ("lock time-out", "HY000", f"[HY000] {MS18}[SQL Server]Lock request time out period exceeded. (1222) (SQLExecDirectW)"),
+    (
+        "lock time-out",
+        "HY000",
+        f"[HY000] {MS18}[SQL Server]Lock request time out period exceeded. (1222) (SQLExecDirectW)",
+    ),
 ]
 # Recorded at a first connection: a failover is retried there too, a wrong address or login is not.
 FIRST_CONNECT_RETRIED = [r for r in RETRIED if r[0] in ("database not available", "service busy", "connection reset")]
@@ -50,15 +70,26 @@ FAILS_AT_ONCE = [
     # davidcomerford/pyodbc-mssql-lambda-layer#4
     ("wrong password", "28000", f"[28000] {MS18}[SQL Server]Login failed for user 'admin'. (18456) (SQLDriverConnect)"),
     # yehoshuadimarsky/bcpandas#28 (the English text of 4060)
-    ("unknown database", "42000",
-     f"[42000] {MS17}[SQL Server]Cannot open database \"qq\" requested by the login. The login failed. (4060) "
-     "(SQLDriverConnect)"),
+    (
+        "unknown database",
+        "42000",
+        f'[42000] {MS17}[SQL Server]Cannot open database "qq" requested by the login. The login failed. (4060) '
+        "(SQLDriverConnect)",
+    ),
     # datalens-tech/datalens#386
-    ("unreachable address, FreeTDS", "08001", "[08001] [FreeTDS][SQL Server]Unable to connect to data source (0) (SQLDriverConnect)"),
+    (
+        "unreachable address, FreeTDS",
+        "08001",
+        "[08001] [FreeTDS][SQL Server]Unable to connect to data source (0) (SQLDriverConnect)",
+    ),
 ]
 NEVER_RETRIED = [
     ("unknown column", "42S22", f"[42S22] {MS18}[SQL Server]Invalid column name 'x'. (207) (SQLExecDirectW)"),
-    ("truncation", "22001", f"[22001] {MS18}[SQL Server]String or binary data would be truncated. (2628) (SQLExecDirectW)"),
+    (
+        "truncation",
+        "22001",
+        f"[22001] {MS18}[SQL Server]String or binary data would be truncated. (2628) (SQLExecDirectW)",
+    ),
 ]
 
 
@@ -71,7 +102,9 @@ def test_an_error_worth_another_try_is_transient_once_connected(label: str, stat
     assert transient(state, message, first_connect=False)
 
 
-@pytest.mark.parametrize(("label", "state", "message"), FIRST_CONNECT_RETRIED, ids=[r[0] for r in FIRST_CONNECT_RETRIED])
+@pytest.mark.parametrize(
+    ("label", "state", "message"), FIRST_CONNECT_RETRIED, ids=[r[0] for r in FIRST_CONNECT_RETRIED]
+)
 def test_a_failover_met_by_the_first_connection_is_retried(label: str, state: str, message: str):
     assert transient(state, message, first_connect=True)
 

@@ -1,6 +1,7 @@
 """`make test-sqlserver`: without a server it says what it needs in one line and installs nothing;
 with one it runs the sqlserver-marked tests (crash tests included) on the server and driver named by
 SQLQUEUE_TEST_SQLSERVER and SQLQUEUE_TEST_SQLSERVER_DRIVER."""
+
 from __future__ import annotations
 
 import os
@@ -19,8 +20,11 @@ MICROSOFT = "ODBC Driver 18 for SQL Server"
 
 
 def make(*args: str, **env: str) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items()
-             if k not in (SQLSERVER_ENV, SQLSERVER_DRIVER_ENV, "PYTEST_ARGS", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in (SQLSERVER_ENV, SQLSERVER_DRIVER_ENV, "PYTEST_ARGS", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")
+    }
     return subprocess.run(["make", *args], cwd=ROOT, env={**clean, **env}, capture_output=True, text=True, timeout=60)
 
 
@@ -44,11 +48,17 @@ def test_with_a_server_it_sets_up_then_runs_the_sqlserver_marked_tests():
 def test_the_crash_tests_run_on_sqlserver_under_the_marker():
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-m", "sqlserver", "--collect-only", "-q", "tests/crash"],
-        cwd=ROOT, env={**os.environ, SQLSERVER_ENV: "sqlserver://u:p@db:1433/q"}, capture_output=True, text=True,
+        cwd=ROOT,
+        env={**os.environ, SQLSERVER_ENV: "sqlserver://u:p@db:1433/q"},
+        capture_output=True,
+        text=True,
         timeout=120,
     )
     collected = {line for line in result.stdout.splitlines() if "::" in line}
-    assert {c.split("::")[0] for c in collected} == {"tests/crash/test_sink_crash.py", "tests/crash/test_source_crash.py"}
+    assert {c.split("::")[0] for c in collected} == {
+        "tests/crash/test_sink_crash.py",
+        "tests/crash/test_source_crash.py",
+    }
     assert all("[sqlserver" in c for c in collected), collected
 
 
@@ -58,8 +68,11 @@ def test_nothing_named_means_no_server():
 
 def test_a_url_gives_up_its_credentials_to_the_user_and_password_options_and_takes_the_driver():
     options = sqlserver_options("sqlserver://sqlqueue:s%40cret-1@127.0.0.1:1433/sqlqueue_test", "FreeTDS")
-    assert options == {"url": "sqlserver://127.0.0.1:1433/sqlqueue_test?driver=FreeTDS",
-                       "user": "sqlqueue", "password": "s@cret-1"}
+    assert options == {
+        "url": "sqlserver://127.0.0.1:1433/sqlqueue_test?driver=FreeTDS",
+        "user": "sqlqueue",
+        "password": "s@cret-1",
+    }
     spec = Engine("sqlserver", options).connection()
     assert odbc.connection_string(spec, [MICROSOFT, odbc.FREETDS]) == (
         "DRIVER={FreeTDS};Server=127.0.0.1;Port=1433;Database=sqlqueue_test;TDS_Version=7.4;"
@@ -68,7 +81,9 @@ def test_a_url_gives_up_its_credentials_to_the_user_and_password_options_and_tak
 
 
 def test_the_workflows_url_for_driver_18_keeps_its_options():
-    options = sqlserver_options("sqlserver://sqlqueue:pw-Q9@127.0.0.1:1433/sqlqueue_test?TrustServerCertificate=yes", MICROSOFT)
+    options = sqlserver_options(
+        "sqlserver://sqlqueue:pw-Q9@127.0.0.1:1433/sqlqueue_test?TrustServerCertificate=yes", MICROSOFT
+    )
     spec = parse_connection(options["url"], user=options["user"], password=options["password"])
     assert odbc.connection_string(spec, [odbc.FREETDS]) == (
         "DRIVER={ODBC Driver 18 for SQL Server};SERVER=127.0.0.1,1433;DATABASE=sqlqueue_test;"
@@ -85,7 +100,9 @@ def test_without_a_driver_the_connection_code_chooses_as_it_does_for_users():
 def test_an_odbc_string_is_used_verbatim_with_the_driver_put_first_when_it_names_none():
     odbc_string = "Server=db;Port=1433;Database=q;UID=sa;PWD=x"
     assert sqlserver_options(odbc_string, "FreeTDS") == {
-        "connectionString": "Driver={FreeTDS};" + odbc_string, "dialect": "sqlserver"}
+        "connectionString": "Driver={FreeTDS};" + odbc_string,
+        "dialect": "sqlserver",
+    }
     named = "DRIVER={ODBC Driver 18 for SQL Server};SERVER=db,1433;DATABASE=q"
     assert sqlserver_options(named, "") == {"connectionString": named, "dialect": "sqlserver"}
     assert sqlserver_options(named, "{odbc driver 18 for sql server}")["connectionString"] == named

@@ -4,6 +4,7 @@ A dialect builds statements in two ways: public methods returning a ``Statement`
 and ``create_statements`` returning DDL text. Both are enumerated from the class itself, so a new
 builder fails here until ``tests/support/statements.py`` lists it.
 """
+
 from __future__ import annotations
 
 import inspect

@@ -8,6 +8,7 @@ with a diff until the files are regenerated on purpose:
 T-SQL is the reason this exists (no SQL Server runs here), but PostgreSQL and SQLite are pinned the
 same way so a shared change in dialects/base.py shows its effect on every engine in review.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

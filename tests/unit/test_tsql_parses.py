@@ -4,6 +4,7 @@ No SQL Server runs here, so sqlfluff's ``tsql`` dialect is the syntax check (sql
 rejects valid ``UPDATE TOP (n)`` and accepts invalid statements). sqlfluff does not know ``?``
 markers, so they become ``@p1, @p2, ...`` first. The negative controls show the check can fail.
 """
+
 from __future__ import annotations
 
 import itertools

@@ -3,6 +3,7 @@
 actionlint is a Go module: `make lint-workflows` runs it with `go run` at a pinned version (and
 shellcheck on every `run:` script when shellcheck is on PATH).
 """
+
 from __future__ import annotations
 
 import os
@@ -22,8 +23,9 @@ MAKE_ENV = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAG
 def test_workflows_pass_actionlint():
     if shutil.which("go") is None:
         pytest.skip("Go is not installed: actionlint runs through `go run` (make lint-workflows)")
-    result = subprocess.run(["make", "-s", "lint-workflows"], cwd=ROOT, env=MAKE_ENV,
-                            capture_output=True, text=True, timeout=900)
+    result = subprocess.run(
+        ["make", "-s", "lint-workflows"], cwd=ROOT, env=MAKE_ENV, capture_output=True, text=True, timeout=900
+    )
     assert result.returncode == 0, f"actionlint found problems:\n{result.stdout}{result.stderr}"
 
 

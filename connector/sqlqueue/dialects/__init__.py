@@ -1,4 +1,5 @@
 """SQL per engine. ``dialect_for`` is the only way the core picks one."""
+
 from __future__ import annotations
 
 from .base import Dialect

@@ -4,6 +4,7 @@ A dialect subclass varies only what its engine spells differently (types, "now",
 locking hints, bulk insert). Statements are written with ``:name`` parameters and compiled to the
 driver's positional markers, so parameter order never differs between engines.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -103,7 +104,13 @@ class Dialect(ABC):
 
     @abstractmethod
     def create_index_guarded(
-        self, table: TableName, index: str, key: str, include: Sequence[str], where: str | None, unique: bool = False,
+        self,
+        table: TableName,
+        index: str,
+        key: str,
+        include: Sequence[str],
+        where: str | None,
+        unique: bool = False,
         clustered: bool = False,
     ) -> str:
         """CREATE INDEX unless it exists; a filtered (partial) index when ``where`` is given.
@@ -159,7 +166,11 @@ class Dialect(ABC):
         return conn.cursor()
 
     def insert_many(
-        self, cur: Any, table: TableName, columns: Sequence[Column], rows: Iterable[Sequence[Any]],
+        self,
+        cur: Any,
+        table: TableName,
+        columns: Sequence[Column],
+        rows: Iterable[Sequence[Any]],
         skip_duplicates: bool = False,
     ) -> None:
         """Bulk insert through the engine's fast path (``load``).
@@ -264,7 +275,9 @@ class Dialect(ABC):
         return [
             self.create_table_guarded(staging, body, unlogged=True),
             *self.table_options(staging),
-            self.create_index_guarded(staging, f"ix_{staging.name}_tag", self.quote(STAGE_TAG.name), [], None, clustered=True),
+            self.create_index_guarded(
+                staging, f"ix_{staging.name}_tag", self.quote(STAGE_TAG.name), [], None, clustered=True
+            ),
         ]
 
     def unpublished(self, table: TableName) -> TableName:
@@ -293,8 +306,13 @@ class Dialect(ABC):
         include = [c for c in ("due_at", "priority") if c not in dict(READY_INDEX_KEY[order])] + [STAGE_TAG.name]
         indexes = (
             (self.ready_index(t), key, include, f"{q('state')} = '{READY}'", False),
-            (f"ix_{t.name}_claimed", f"{q('consumer')}, {q('claim_seq')}", ["lease_until"],
-             f"{q('state')} = '{CLAIMED}'", False),
+            (
+                f"ix_{t.name}_claimed",
+                f"{q('consumer')}, {q('claim_seq')}",
+                ["lease_until"],
+                f"{q('state')} = '{CLAIMED}'",
+                False,
+            ),
             (f"ix_{t.name}_done", q("completed_at"), [], f"{q('state')} = '{DONE}'", False),
             (f"ux_{t.name}_dedup", q("dedup_key"), [], f"{q('dedup_key')} IS NOT NULL", True),
         )
@@ -302,8 +320,10 @@ class Dialect(ABC):
             # Rows still carrying a sink tag (unpublished, or published and not yet claimed): dropping
             # a tag's rows outside its recorded id range seeks here instead of scanning the table.
             indexes += ((f"ix_{t.name}_tag", q(STAGE_TAG.name), [], f"{q(STAGE_TAG.name)} IS NOT NULL", False),)
-        return {name: self.create_index_guarded(t, name, key, inc, where, unique)
-                for name, key, inc, where, unique in indexes}
+        return {
+            name: self.create_index_guarded(t, name, key, inc, where, unique)
+            for name, key, inc, where, unique in indexes
+        }
 
     def script(self, statements: Sequence[str]) -> str:
         """Statements as one script a DBA can run (psql, sqlite3; sqlcmd on SQL Server)."""
@@ -407,8 +427,7 @@ class Dialect(ABC):
     def read_claimed(self, table: TableName, columns: Sequence[str]) -> Statement:
         cols = ", ".join(self.quote(c) for c in columns)
         return self.compile(
-            f"SELECT {cols} FROM {self.table(table)} WHERE {self.tagged()} "
-            f"AND {self.quote('id')} BETWEEN :lo AND :hi"
+            f"SELECT {cols} FROM {self.table(table)} WHERE {self.tagged()} AND {self.quote('id')} BETWEEN :lo AND :hi"
         )
 
     @cached
@@ -454,8 +473,10 @@ class Dialect(ABC):
     @cached
     def ack_failed(self, table: TableName) -> Statement:
         q = self.quote
-        set_sql = (f"{q('state')} = '{FAILED}', {q('last_error')} = :error, {q('completed_at')} = {self.now()}, "
-                   f"{q('lease_until')} = NULL")
+        set_sql = (
+            f"{q('state')} = '{FAILED}', {q('last_error')} = :error, {q('completed_at')} = {self.now()}, "
+            f"{q('lease_until')} = NULL"
+        )
         return self.compile(self.limited_update(table, set_sql, self._one_claimed_row(table), False))
 
     @cached
@@ -540,9 +561,10 @@ class Dialect(ABC):
         """The next ready rows in claim order, without claiming or locking them."""
         cols = ", ".join(self.quote(c) for c in columns)
         order_by = self.order_by(order if order != "heap" else "fifo")
-        return self.compile(self.select_first(
-            cols, f"{self.table(table)}{self.skip_locked_hints()} WHERE {self.ready_predicate(table, False)} ORDER BY {order_by}"
-        ))
+        ready = self.ready_predicate(table, False)
+        return self.compile(
+            self.select_first(cols, f"{self.table(table)}{self.skip_locked_hints()} WHERE {ready} ORDER BY {order_by}")
+        )
 
     @cached
     def count_done_since(self, table: TableName) -> Statement:
@@ -623,7 +645,9 @@ class Dialect(ABC):
 
         Rows other writers hold locked are skipped rather than waited for; they are older anyway.
         """
-        return self.compile(f"SELECT COALESCE(MAX({self.quote('id')}), 0) FROM {self.table(table)}{self.skip_locked_hints()}")
+        return self.compile(
+            f"SELECT COALESCE(MAX({self.quote('id')}), 0) FROM {self.table(table)}{self.skip_locked_hints()}"
+        )
 
     @cached
     def register_unpublished(self, table: TableName) -> Statement:
@@ -710,4 +734,3 @@ def rows_in_chunks(rows: Iterable[Sequence[Any]], size: int) -> Iterator[list[Se
             chunk = []
     if chunk:
         yield chunk
-

@@ -5,6 +5,7 @@ Two drivers matter: Microsoft's "ODBC Driver 18 for SQL Server" (17 works the sa
 (Debian's ``tdsodbc``). They differ in what a connection string may say and in how they bind
 parameters, so every choice here is made per driver.
 """
+
 from __future__ import annotations
 
 import re
@@ -125,21 +126,32 @@ def driver_of(conn: Any, pyodbc: Any) -> Driver:
 # "might also deserve inclusion" (10053, 10054; SqlConnectionInternal.cs). Azure SQL and SQL Server
 # send most of them with SQLSTATE HY000 or 42000 (FreeTDS even reports a deadlock as 42000): the
 # number is only in the message text.
-TRANSIENT_ERRORS = frozenset({
-    233, 997,  # transport errors before or during login
-    1204,  # cannot obtain a LOCK resource
-    1205,  # deadlock victim
-    1222,  # lock request time-out
-    4060,  # cannot open database (a failover moves it; see FIRST_CONNECT_FATAL)
-    4221,  # login to a read-secondary waiting for row versioning
-    10053, 10054, 10060,  # transport errors: connection aborted, reset, timed out
-    10928, 10929,  # resource limit reached / server too busy
-    40143, 40197, 40540,  # the service encountered an error processing the request (reconfiguration)
-    40501,  # service busy (throttling)
-    40613,  # database not currently available
-    42108, 42109,  # serverless database waking up
-    49918, 49919, 49920,  # not enough resources / too many operations
-})
+TRANSIENT_ERRORS = frozenset(
+    {
+        233,
+        997,  # transport errors before or during login
+        1204,  # cannot obtain a LOCK resource
+        1205,  # deadlock victim
+        1222,  # lock request time-out
+        4060,  # cannot open database (a failover moves it; see FIRST_CONNECT_FATAL)
+        4221,  # login to a read-secondary waiting for row versioning
+        10053,
+        10054,
+        10060,  # transport errors: connection aborted, reset, timed out
+        10928,
+        10929,  # resource limit reached / server too busy
+        40143,
+        40197,
+        40540,  # the service encountered an error processing the request (reconfiguration)
+        40501,  # service busy (throttling)
+        40613,  # database not currently available
+        42108,
+        42109,  # serverless database waking up
+        49918,
+        49919,
+        49920,  # not enough resources / too many operations
+    }
+)
 # On a first connection these are a wrong database name, not a failover: fail at once.
 FIRST_CONNECT_FATAL = frozenset({4060})
 # pyodbc ends each diagnostic record with its native error number in parentheses: "... (1205) (SQLExecDirectW)".

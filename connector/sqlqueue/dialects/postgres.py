@@ -1,4 +1,5 @@
 """PostgreSQL through psycopg 3: FOR UPDATE SKIP LOCKED claims and COPY for bulk inserts."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
@@ -12,14 +13,32 @@ from ..schema import Column
 from .base import Dialect, Statement, cached
 
 _TYPES = {
-    "string": "varchar(400)", "text": "text", "int": "integer", "bigint": "bigint",
-    "double": "double precision", "boolean": "boolean", "timestamp": "timestamptz", "binary": "bytea",
+    "string": "varchar(400)",
+    "text": "text",
+    "int": "integer",
+    "bigint": "bigint",
+    "double": "double precision",
+    "boolean": "boolean",
+    "timestamp": "timestamptz",
+    "binary": "bytea",
 }
 _PORTABLE = {
-    "character varying": "string", "character": "string", "uuid": "string", "text": "text", "json": "text",
-    "jsonb": "text", "integer": "int", "smallint": "int", "bigint": "bigint", "double precision": "double",
-    "real": "double", "numeric": "double", "boolean": "boolean", "timestamp with time zone": "timestamp",
-    "timestamp without time zone": "timestamp", "bytea": "binary",
+    "character varying": "string",
+    "character": "string",
+    "uuid": "string",
+    "text": "text",
+    "json": "text",
+    "jsonb": "text",
+    "integer": "int",
+    "smallint": "int",
+    "bigint": "bigint",
+    "double precision": "double",
+    "real": "double",
+    "numeric": "double",
+    "boolean": "boolean",
+    "timestamp with time zone": "timestamp",
+    "timestamp without time zone": "timestamp",
+    "bytea": "binary",
 }
 
 
@@ -56,12 +75,19 @@ class PostgresDialect(Dialect):
         return f"CREATE {kind} IF NOT EXISTS {self.table(table)} (\n  {body}\n)"
 
     def create_index_guarded(
-        self, table: TableName, index: str, key: str, include: Sequence[str], where: str | None, unique: bool = False,
+        self,
+        table: TableName,
+        index: str,
+        key: str,
+        include: Sequence[str],
+        where: str | None,
+        unique: bool = False,
         clustered: bool = False,
     ) -> str:
         kind = "UNIQUE INDEX" if unique else "INDEX"
         included = f" INCLUDE ({', '.join(self.quote(c) for c in include)})" if include else ""
-        return f"CREATE {kind} IF NOT EXISTS {self.quote(index)} ON {self.table(table)} ({key}){included}{self.index_filter(where)}"
+        on = f"{self.table(table)} ({key}){included}{self.index_filter(where)}"
+        return f"CREATE {kind} IF NOT EXISTS {self.quote(index)} ON {on}"
 
     def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool) -> str:
         # SKIP LOCKED is PostgreSQL's READPAST; strict order waits for earlier claimers instead.
@@ -125,9 +151,8 @@ class PostgresDialect(Dialect):
 
     @contextmanager
     def transaction(self, conn: Any) -> Iterator[Any]:
-        with conn.transaction():
-            with conn.cursor() as cur:
-                yield cur
+        with conn.transaction(), conn.cursor() as cur:
+            yield cur
 
     def load(self, cur: Any, target: str, columns: Sequence[Column], rows: Iterable[Sequence[Any]]) -> None:
         names = ", ".join(self.quote(c.name) for c in columns)

@@ -1,4 +1,5 @@
 """SQLite: the embedded default. One writer at a time, so a claim is an immediate transaction."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -14,8 +15,14 @@ from .base import Dialect, Statement, cached, utc_naive
 
 # Declared names are kept by SQLite, so introspection can map them back to portable types.
 _TYPES = {
-    "string": "VARCHAR(200)", "text": "TEXT", "int": "INT", "bigint": "BIGINT", "double": "DOUBLE",
-    "boolean": "BOOLEAN", "timestamp": "TIMESTAMP", "binary": "BLOB",
+    "string": "VARCHAR(200)",
+    "text": "TEXT",
+    "int": "INT",
+    "bigint": "BIGINT",
+    "double": "DOUBLE",
+    "boolean": "BOOLEAN",
+    "timestamp": "TIMESTAMP",
+    "binary": "BLOB",
 }
 _PORTABLE = {v.split("(")[0]: k for k, v in _TYPES.items()} | {"INTEGER": "bigint", "REAL": "double"}
 # Timestamps are ISO text in UTC, which sorts and compares like the instants.
@@ -52,12 +59,19 @@ class SqliteDialect(Dialect):
         return f"CREATE TABLE IF NOT EXISTS {self.table(table)} (\n  {body}\n)"
 
     def create_index_guarded(
-        self, table: TableName, index: str, key: str, include: Sequence[str], where: str | None, unique: bool = False,
+        self,
+        table: TableName,
+        index: str,
+        key: str,
+        include: Sequence[str],
+        where: str | None,
+        unique: bool = False,
         clustered: bool = False,
     ) -> str:
         key = ", ".join([key, *(self.quote(c) for c in include)])
         kind = "UNIQUE INDEX" if unique else "INDEX"
-        return f"CREATE {kind} IF NOT EXISTS {self.quote(index)} ON {self.quote(table.name)} ({key}){self.index_filter(where)}"
+        on = f"{self.quote(table.name)} ({key}){self.index_filter(where)}"
+        return f"CREATE {kind} IF NOT EXISTS {self.quote(index)} ON {on}"
 
     def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool) -> str:
         # The claim runs in BEGIN IMMEDIATE: SQLite's single writer makes it atomic, strict or not.

@@ -7,6 +7,7 @@ READPAST skips row locks, not page locks: every statement that writes queue rows
 Statements that touch many rows run in chunks below the 5,000-lock escalation threshold.
 What depends on the driver (connection strings, binding, transient errors) is in ``odbc.py``.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -24,16 +25,43 @@ from . import odbc
 from .base import Dialect, Statement, cached, rows_in_chunks, utc_naive
 
 _TYPES = {
-    "string": "NVARCHAR(400)", "text": "NVARCHAR(MAX)", "int": "INT", "bigint": "BIGINT", "double": "FLOAT",
-    "boolean": "BIT", "timestamp": "DATETIME2(6)", "binary": "VARBINARY(MAX)",
+    "string": "NVARCHAR(400)",
+    "text": "NVARCHAR(MAX)",
+    "int": "INT",
+    "bigint": "BIGINT",
+    "double": "FLOAT",
+    "boolean": "BIT",
+    "timestamp": "DATETIME2(6)",
+    "binary": "VARBINARY(MAX)",
 }
 _PORTABLE = {
-    "nvarchar(max)": "text", "varchar(max)": "text", "ntext": "text", "text": "text", "xml": "text",
-    "nvarchar": "string", "varchar": "string", "nchar": "string", "char": "string", "uniqueidentifier": "string",
-    "int": "int", "smallint": "int", "tinyint": "int", "bigint": "bigint", "float": "double", "real": "double",
-    "decimal": "double", "numeric": "double", "money": "double", "bit": "boolean", "datetime2": "timestamp",
-    "datetime": "timestamp", "smalldatetime": "timestamp", "datetimeoffset": "timestamp",
-    "varbinary": "binary", "varbinary(max)": "binary", "binary": "binary",
+    "nvarchar(max)": "text",
+    "varchar(max)": "text",
+    "ntext": "text",
+    "text": "text",
+    "xml": "text",
+    "nvarchar": "string",
+    "varchar": "string",
+    "nchar": "string",
+    "char": "string",
+    "uniqueidentifier": "string",
+    "int": "int",
+    "smallint": "int",
+    "tinyint": "int",
+    "bigint": "bigint",
+    "float": "double",
+    "real": "double",
+    "decimal": "double",
+    "numeric": "double",
+    "money": "double",
+    "bit": "boolean",
+    "datetime2": "timestamp",
+    "datetime": "timestamp",
+    "smalldatetime": "timestamp",
+    "datetimeoffset": "timestamp",
+    "varbinary": "binary",
+    "varbinary(max)": "binary",
+    "binary": "binary",
 }
 # The hints NServiceBus's SQL Server transport receives with; the INDEX hint is added per queue.
 CLAIM_HINTS = "UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK"
@@ -102,8 +130,7 @@ class SqlServerDialect(Dialect):
 
     def create_table_guarded(self, table: TableName, body: str, unlogged: bool = False) -> str:
         return (
-            f"IF OBJECT_ID({self._object_name(table)}, N'U') IS NULL\n"
-            f"CREATE TABLE {self.table(table)} (\n  {body}\n)"
+            f"IF OBJECT_ID({self._object_name(table)}, N'U') IS NULL\nCREATE TABLE {self.table(table)} (\n  {body}\n)"
         )
 
     def table_options(self, table: TableName) -> list[str]:
@@ -111,7 +138,13 @@ class SqlServerDialect(Dialect):
         return [f"ALTER TABLE {self.table(table)} SET (LOCK_ESCALATION = DISABLE)"]
 
     def create_index_guarded(
-        self, table: TableName, index: str, key: str, include: Sequence[str], where: str | None, unique: bool = False,
+        self,
+        table: TableName,
+        index: str,
+        key: str,
+        include: Sequence[str],
+        where: str | None,
+        unique: bool = False,
         clustered: bool = False,
     ) -> str:
         # Queue tables are clustered on their primary key (id). The staging table has no key of
@@ -207,9 +240,7 @@ class SqlServerDialect(Dialect):
     @cached
     def session_isolation(self, table: TableName) -> Statement:
         """This session's isolation level (2 is READ COMMITTED); a session always sees its own row."""
-        return self.compile(
-            "SELECT transaction_isolation_level FROM sys.dm_exec_sessions WHERE session_id = @@SPID"
-        )
+        return self.compile("SELECT transaction_isolation_level FROM sys.dm_exec_sessions WHERE session_id = @@SPID")
 
     @cached
     def compatibility_level_fix(self, table: TableName) -> Statement:
@@ -222,8 +253,10 @@ class SqlServerDialect(Dialect):
             str(int(v)) if isinstance(v, int) else "N'" + str(v).replace("'", "''") + "'"
             for v in statement.bind(values)
         )
-        return "".join(part + (next(literals) if i < len(statement.names) else "")
-                       for i, part in enumerate(statement.sql.split(self.marker)))
+        return "".join(
+            part + (next(literals) if i < len(statement.names) else "")
+            for i, part in enumerate(statement.sql.split(self.marker))
+        )
 
     def estimated_plan(self, conn: Any, sql: str) -> str:
         """The estimated plan of ``sql`` as showplan XML; the statement is compiled, not run."""
@@ -295,7 +328,9 @@ class SqlServerDialect(Dialect):
         """Insert the rows of one JSON chunk in their order (identities follow the ORDER BY)."""
         values, source = self._from_json(columns)
         names = ", ".join(self.quote(c.name) for c in columns)
-        return self.compile(f"INSERT INTO {target} ({names})\nSELECT {', '.join(values)}\nFROM {source}\nORDER BY r.[n]")
+        return self.compile(
+            f"INSERT INTO {target} ({names})\nSELECT {', '.join(values)}\nFROM {source}\nORDER BY r.[n]"
+        )
 
     def _json_insert_new_keys(self, table: TableName, columns: Sequence[Column]) -> Statement:
         """Insert the rows of one JSON chunk whose dedup keys are new: no #temp table to load."""
@@ -309,8 +344,13 @@ class SqlServerDialect(Dialect):
         convert = [(f"c{i}", c, _JSON_VALUE.get(c.type)) for i, c in enumerate(columns)]
         for chunk in rows_in_chunks(rows, self.default_chunk or 1000):
             doc = [
-                {"n": n, **{key: value if value is None or to is None else to(column, value)
-                            for (key, column, to), value in zip(convert, row)}}
+                {
+                    "n": n,
+                    **{
+                        key: value if value is None or to is None else to(column, value)
+                        for (key, column, to), value in zip(convert, row)
+                    },
+                }
                 for n, row in enumerate(chunk)
             ]
             yield json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
@@ -336,7 +376,11 @@ class SqlServerDialect(Dialect):
         self._send_json(cur, self._json_insert(target, columns), columns, rows)
 
     def insert_many(
-        self, cur: Any, table: TableName, columns: Sequence[Column], rows: Iterable[Sequence[Any]],
+        self,
+        cur: Any,
+        table: TableName,
+        columns: Sequence[Column],
+        rows: Iterable[Sequence[Any]],
         skip_duplicates: bool = False,
     ) -> None:
         if not skip_duplicates:
@@ -355,10 +399,11 @@ class SqlServerDialect(Dialect):
         q = self.quote
         names = ", ".join(q(c) for c in columns)
         key = q("dedup_key")
+        numbered = f"ROW_NUMBER() OVER (PARTITION BY {key} ORDER BY (SELECT NULL)) AS {q('copy_no')}"
         return (
             f"INSERT INTO {self.table(table)} ({names})\n"
             f"SELECT {', '.join(f's.{q(c)}' for c in columns)}\n"
-            f"FROM (\n  SELECT {names}, ROW_NUMBER() OVER (PARTITION BY {key} ORDER BY (SELECT NULL)) AS {q('copy_no')}\n"
+            f"FROM (\n  SELECT {names}, {numbered}\n"
             f"  FROM {source}\n  WHERE {where}\n) AS s\n"
             f"WHERE (s.{key} IS NULL OR s.{q('copy_no')} = 1)\n"
             f"  AND NOT EXISTS (\n    SELECT 1 FROM {self.table(table)} AS q WITH (UPDLOCK, HOLDLOCK)\n"

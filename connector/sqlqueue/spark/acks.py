@@ -1,4 +1,5 @@
 """Acknowledgement rows for the sink's ack operation: checked on the driver, turned into ``Ack``s."""
+
 from __future__ import annotations
 
 import random
@@ -53,6 +54,10 @@ def acks_from(batches: Iterable[pa.RecordBatch], options: SinkOptions) -> Iterat
             if outcome == RETRY_OUTCOME:
                 delay = row.get("retryAfterSeconds")
                 if delay is None:
-                    delay = retry_delay(row.get("attempts") or 1, options.backoff_seconds,
-                                        options.max_backoff_seconds, rng.uniform(0.9, 1.1))
+                    delay = retry_delay(
+                        row.get("attempts") or 1,
+                        options.backoff_seconds,
+                        options.max_backoff_seconds,
+                        rng.uniform(0.9, 1.1),
+                    )
             yield Ack(int(row["id"]), outcome, row.get("error"), int(delay))

@@ -16,6 +16,7 @@ whose option wins). The marker replaces any userMetadata of the session on this 
 ``merge_on`` goes further: it inserts only keys the table does not hold, which also absorbs rows
 that reach the sink twice through a second consumer (an expired lease).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -56,10 +57,14 @@ def last_appended_batch(spark: SparkSession, target: str, app_id: str) -> int | 
             if table.history(1).first().version < HISTORY_DEPTH:  # the recent commits were all of them
                 return None
             history = table.history()
-        found = (history.where(F.col("userMetadata").startswith(prefix))
-                 .orderBy(F.col("version").desc()).select("userMetadata").first())
+        found = (
+            history.where(F.col("userMetadata").startswith(prefix))
+            .orderBy(F.col("version").desc())
+            .select("userMetadata")
+            .first()
+        )
         if found:
-            return int(found.userMetadata[len(prefix):])
+            return int(found.userMetadata[len(prefix) :])
     return None
 
 
@@ -94,7 +99,11 @@ def merge_on(target: str, keys: Sequence[str]) -> BatchWriter:
         (builder.location(target) if is_path(target) else builder.tableName(target)).execute()
         table = DeltaTable.forPath(spark, target) if is_path(target) else DeltaTable.forName(spark, target)
         # Within one batch a key may repeat (a row delivered twice); MERGE would insert both.
-        (table.alias("t").merge(batch.dropDuplicates(list(keys)).alias("s"), condition)
-         .whenNotMatchedInsertAll().execute())
+        (
+            table.alias("t")
+            .merge(batch.dropDuplicates(list(keys)).alias("s"), condition)
+            .whenNotMatchedInsertAll()
+            .execute()
+        )
 
     return write

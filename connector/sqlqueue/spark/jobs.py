@@ -4,6 +4,7 @@ A job script defines its pipeline (a function from the checked ``Config`` and a 
 started streaming query) and a ``Job`` describing what it reads; ``run`` does the rest. Bad
 configuration ends before Spark starts, as one line on stderr and exit status 2.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,14 +46,29 @@ class Job:
 
 def arguments(job: Job) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=job.name, description=job.description, formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog=job.name,
+        description=job.description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Configuration files merge in order; --set overrides come last. Keys and sections: see the "
-               "README's configuration reference. Exit status: 0 done, 2 bad configuration, 1 the query failed.",
+        "README's configuration reference. Exit status: 0 done, 2 bad configuration, 1 the query failed.",
     )
-    parser.add_argument("-c", "--config", action="append", default=[], metavar="FILE", required=True,
-                        help="a TOML configuration file (repeat to layer, e.g. conf/postgres.toml conf/spark-local.toml)")
-    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", dest="overrides",
-                        help="override one key, e.g. --set source.maxRowsPerTrigger=50000 (repeatable)")
+    parser.add_argument(
+        "-c",
+        "--config",
+        action="append",
+        default=[],
+        metavar="FILE",
+        required=True,
+        help="a TOML configuration file (repeat to layer, e.g. conf/postgres.toml conf/spark-local.toml)",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        dest="overrides",
+        help="override one key, e.g. --set source.maxRowsPerTrigger=50000 (repeatable)",
+    )
     for flag, key in job.flags.items():
         parser.add_argument(flag, metavar=key.upper(), dest=key, help=f"shortcut for --set job.{key}=...")
     return parser
@@ -68,8 +84,10 @@ def parse_trigger(text: str) -> dict[str, object]:
     match = _INTERVAL.match(text.strip())
     if match:
         return {"processingTime": match.group(1).strip()}
-    raise ConfigError(f"[job] trigger = {text!r} is not allowed: availableNow, once or processingTime:<interval> "
-                      "(e.g. processingTime:10 seconds)")
+    raise ConfigError(
+        f"[job] trigger = {text!r} is not allowed: availableNow, once or processingTime:<interval> "
+        "(e.g. processingTime:10 seconds)"
+    )
 
 
 def load_transform(path: str | None) -> Callable[[DataFrame], DataFrame]:
@@ -136,8 +154,9 @@ def run(job: Job, pipeline: Pipeline, argv: Sequence[str] | None = None) -> int:
         config = prepare(job, sys.argv[1:] if argv is None else argv)
         config.apply_logging()
         check_queues(config, [r for r in job.roles if r in (SOURCE, SINK)])
-        spark = build_session(job.name, master=None, conf=config.spark,
-                              log_level=config.logging.get("sparkLevel", "WARN"))
+        spark = build_session(
+            job.name, master=None, conf=config.spark, log_level=config.logging.get("sparkLevel", "WARN")
+        )
     except SqlQueueError as exc:
         print(f"{job.name}: error: {exc}", file=sys.stderr)
         return BAD_CONFIG

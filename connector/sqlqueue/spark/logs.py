@@ -4,6 +4,7 @@ Those processes never run the job's logging set-up, so without a handler sqlqueu
 (one per micro-batch) would vanish. The 'sqlqueue' logger gets a stderr handler there unless the
 application configured one; SQLQUEUE_LOG_LEVEL sets its level (default INFO).
 """
+
 from __future__ import annotations
 
 import logging

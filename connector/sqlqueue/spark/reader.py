@@ -4,6 +4,7 @@ Driver-side calls (initialOffset, latestOffset, partitions, commit) run in one l
 on one reader instance, which keeps its connection. ``read`` runs in executors on a copy that has
 only what was set in the constructor and what the partition carries.
 """
+
 from __future__ import annotations
 
 import time
@@ -61,8 +62,14 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 self._consumer.close()
             o = self.options
             policy = ClaimPolicy(
-                o.order, o.strict_order, o.lease_seconds, o.claim_chunk_size, keep_completed=o.completion == "keep",
-                prefetch=o.prefetch, complete_on_commit=o.completion != "ack", max_attempts=o.max_attempts,
+                o.order,
+                o.strict_order,
+                o.lease_seconds,
+                o.claim_chunk_size,
+                keep_completed=o.completion == "keep",
+                prefetch=o.prefetch,
+                complete_on_commit=o.completion != "ack",
+                max_attempts=o.max_attempts,
                 rescue_interval_s=min(max(o.lease_seconds / 4, 1.0), 60.0),
             )
             self._consumer = Consumer(Queue(o.address.connection, o.address.table), consumer_id, policy)
@@ -95,14 +102,23 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if end != offset.seq or self._last_batch_at is None:
             self._last_batch_at = time.monotonic()
         backlog = self.options.retry.run(consumer.queue.count_ready, "counting the backlog")
-        self._latest = {**ClaimOffset(offset.consumer, end).to_dict(), "claimedRows": consumer.last_claimed,
-                        "readyRows": backlog}
+        self._latest = {
+            **ClaimOffset(offset.consumer, end).to_dict(),
+            "claimedRows": consumer.last_claimed,
+            "readyRows": backlog,
+        }
         if end == offset.seq:
             if self._max_id is None:
                 time.sleep(self.options.empty_poll_interval_ms / 1000)
         else:
-            log.info("%s: claim %d took %d rows from %s, %d ready rows remain", consumer.id, end,
-                     consumer.last_claimed, self.options.address.table, backlog)
+            log.info(
+                "%s: claim %d took %d rows from %s, %d ready rows remain",
+                consumer.id,
+                end,
+                consumer.last_claimed,
+                self.options.address.table,
+                backlog,
+            )
         return ClaimOffset(offset.consumer, end).to_dict()
 
     def _min_rows(self, limit: ReadLimit) -> int | None:
@@ -132,8 +148,13 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
         def first_rows() -> tuple[list[tuple] | None, Iterator[list[tuple]]]:
             rows = queue.read_claimed(
-                partition.consumer, partition.after_seq, partition.upto_seq, partition.lo, partition.hi,
-                target.names, self.options.fetch_size,
+                partition.consumer,
+                partition.after_seq,
+                partition.upto_seq,
+                partition.lo,
+                partition.hi,
+                target.names,
+                self.options.fetch_size,
             )
             return next(rows, None), rows
 

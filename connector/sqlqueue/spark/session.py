@@ -5,6 +5,7 @@ the Makefile exports SQLQUEUE_JARS_DIR; without it Spark resolves them from Mave
 Under spark-submit the JVM starts before this code runs, so the jars must come from spark-submit
 (--packages or --jars); a session without them stops at once with an error that says so.
 """
+
 from __future__ import annotations
 
 import glob
@@ -33,7 +34,9 @@ def delta_jars() -> list[str]:
 
 
 def build_session(
-    app_name: str = "sqlqueue", master: str | None = "local[2]", conf: dict[str, str] | None = None,
+    app_name: str = "sqlqueue",
+    master: str | None = "local[2]",
+    conf: dict[str, str] | None = None,
     log_level: str = "WARN",
 ) -> SparkSession:
     """``master`` None leaves the choice to spark-submit (--master) or spark.master in ``conf``."""
@@ -42,7 +45,9 @@ def build_session(
     builder = SparkSession.builder.appName(app_name)
     builder = builder.master(master) if master else builder
     jars = delta_jars()
-    builder = builder.config("spark.jars", ",".join(jars)) if jars else builder.config("spark.jars.packages", DELTA_PACKAGE)
+    builder = (
+        builder.config("spark.jars", ",".join(jars)) if jars else builder.config("spark.jars.packages", DELTA_PACKAGE)
+    )
     settings = {
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
@@ -50,8 +55,11 @@ def build_session(
         "spark.ui.showConsoleProgress": "false",
         # A JVM this process starts logs warnings without Spark's start-up noise (under spark-submit,
         # which sets PYSPARK_GATEWAY_PORT, the JVM already runs with spark-submit's own logging).
-        **({} if "PYSPARK_GATEWAY_PORT" in os.environ
-           else {"spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG4J2}"}),
+        **(
+            {}
+            if "PYSPARK_GATEWAY_PORT" in os.environ
+            else {"spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG4J2}"}
+        ),
         **TUNING,  # measured per-batch costs: see .tuning
         **(conf or {}),
     }

@@ -17,6 +17,7 @@ and max_attempts.
 
 Options are listed with their defaults and meaning in ``sqlqueue.options.OPTIONS`` and the README.
 """
+
 from __future__ import annotations
 
 from pyspark.sql import SparkSession
@@ -49,7 +50,8 @@ class SqlQueueDataSource(DataSource):
             queue.close()
         by_name = {c.name: c for c in columns}
         wanted = options.columns or [
-            *DEFAULT_SOURCE_LIFECYCLE, *(c.name for c in columns if c.name not in LIFECYCLE_NAMES)
+            *DEFAULT_SOURCE_LIFECYCLE,
+            *(c.name for c in columns if c.name not in LIFECYCLE_NAMES),
         ]
         missing = [n for n in wanted if n not in by_name]
         if missing:

@@ -7,6 +7,7 @@ Figures are medians of benchmarks/delta_settings.py (local[2] on a shared 2-core
 a warning from the source naming each setting in ``COSTLY`` that is left at a value that costs
 seconds per micro-batch.
 """
+
 from __future__ import annotations
 
 import logging
@@ -43,12 +44,18 @@ class Costly:
 
 
 COSTLY: tuple[Costly, ...] = (
-    Costly(SNAPSHOT_PARTITIONS, "set it to 1 (or 2): Delta's default of 50 tasks per state rebuild cost "
-           "7-10 s per micro-batch with txnAppId/txnVersion or writeStream.format('delta') on 2 cores",
-           lambda value: value is None or int(value) > 8),
-    Costly(SESSION_TIME_ZONE, "set it to UTC: Delta re-checks the table's full state on every commit of a "
-           "session that is not in UTC (a plain append took 2.5x as long)",
-           lambda value: value is not None and value.upper() not in ("UTC", "ETC/UTC", "Z")),
+    Costly(
+        SNAPSHOT_PARTITIONS,
+        "set it to 1 (or 2): Delta's default of 50 tasks per state rebuild cost "
+        "7-10 s per micro-batch with txnAppId/txnVersion or writeStream.format('delta') on 2 cores",
+        lambda value: value is None or int(value) > 8,
+    ),
+    Costly(
+        SESSION_TIME_ZONE,
+        "set it to UTC: Delta re-checks the table's full state on every commit of a "
+        "session that is not in UTC (a plain append took 2.5x as long)",
+        lambda value: value is not None and value.upper() not in ("UTC", "ETC/UTC", "Z"),
+    ),
 )
 
 _warned = False
@@ -74,6 +81,8 @@ def warn_once_if_untuned() -> None:
     lines = costly_settings(lambda key: spark.conf.get(key, None)) if spark is not None else []
     if lines:
         _warned = True
-        log.warning("this SparkSession leaves settings that cost seconds per micro-batch (sqlqueue's "
-                    "build_session sets them; README: Tuning Spark and Delta for micro-batches):\n  %s",
-                    "\n  ".join(lines))
+        log.warning(
+            "this SparkSession leaves settings that cost seconds per micro-batch (sqlqueue's "
+            "build_session sets them; README: Tuning Spark and Delta for micro-batches):\n  %s",
+            "\n  ".join(lines),
+        )

@@ -1,4 +1,5 @@
 """Portable column types as Spark SQL types and Arrow types; rows to and from Arrow record batches."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -14,13 +15,27 @@ from ..identifiers import TableName
 from ..schema import Column, writable_columns
 
 SPARK_TYPES = {
-    "string": "STRING", "text": "STRING", "int": "INT", "bigint": "BIGINT", "double": "DOUBLE",
-    "boolean": "BOOLEAN", "timestamp": "TIMESTAMP", "binary": "BINARY",
+    "string": "STRING",
+    "text": "STRING",
+    "int": "INT",
+    "bigint": "BIGINT",
+    "double": "DOUBLE",
+    "boolean": "BOOLEAN",
+    "timestamp": "TIMESTAMP",
+    "binary": "BINARY",
 }
 _ARROW_BY_SPARK = {
-    "string": pa.string(), "integer": pa.int32(), "long": pa.int64(), "double": pa.float64(),
-    "boolean": pa.bool_(), "timestamp": pa.timestamp("us", tz="UTC"), "binary": pa.binary(),
-    "short": pa.int16(), "byte": pa.int8(), "float": pa.float32(), "timestamp_ntz": pa.timestamp("us"),
+    "string": pa.string(),
+    "integer": pa.int32(),
+    "long": pa.int64(),
+    "double": pa.float64(),
+    "boolean": pa.bool_(),
+    "timestamp": pa.timestamp("us", tz="UTC"),
+    "binary": pa.binary(),
+    "short": pa.int16(),
+    "byte": pa.int8(),
+    "float": pa.float32(),
+    "timestamp_ntz": pa.timestamp("us"),
 }
 
 

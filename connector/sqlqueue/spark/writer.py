@@ -16,6 +16,7 @@ writer, and learns the batch and query from the task's local properties. For str
 and ``abort`` run on a writer that ``streamWriter`` builds afresh for each call, so everything
 they need comes in the commit messages.
 """
+
 from __future__ import annotations
 
 import time
@@ -97,7 +98,9 @@ class _Staging:
     def _stage(self, batches: Iterator[pa.RecordBatch], writer_id: str, batch_id: int, run_id: str) -> StagedTask:
         ctx = TaskContext.get()
         rows = batch_rows(batches, self.columns)
-        staged = self._producer(writer_id, run_id).stage(batch_id, ctx.partitionId(), self.columns, rows, ctx.taskAttemptId())
+        staged = self._producer(writer_id, run_id).stage(
+            batch_id, ctx.partitionId(), self.columns, rows, ctx.taskAttemptId()
+        )
         return StagedTask(writer_id, batch_id, staged.tag, staged.rows)
 
     def _publish(self, messages: Sequence[StagedTask | None], batch_id: int) -> None:
@@ -123,7 +126,7 @@ class _Staging:
                 time.sleep(LATE_TASK_GRACE_S)
             for writer_id in writer_ids:
                 producer = self._producer(writer_id)
-                discarded = self.options.retry.run(lambda: producer.discard(batch_id), "discard")
+                discarded = self.options.retry.run(lambda producer=producer: producer.discard(batch_id), "discard")
                 if discarded or not attempt:
                     log.warning("%r: batch %d aborted; discarded %d unpublished rows", producer, batch_id, discarded)
 
