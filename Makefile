@@ -14,7 +14,7 @@ export JAVA_HOME
 export SQLQUEUE_JARS_DIR := $(abspath $(CACHE)/jars)
 PYTEST_ARGS ?=
 
-.PHONY: setup system venv jars demo test test-fast test-sqlserver lint-workflows system-packages bench clean
+.PHONY: setup system venv jars demo lint test test-fast test-sqlserver lint-workflows system-packages bench clean
 setup: system venv jars
 
 system: $(CACHE)/system.stamp
@@ -42,6 +42,13 @@ $(CACHE)/jars/%.jar: | $(CACHE)/system.stamp
 
 demo: setup
 	$(PY) jobs/demo.py
+
+# The tooling gate: lint and format (ruff), types (mypy), the layering contract (import-linter).
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+	PYTHONPATH=connector $(VENV)/bin/lint-imports --no-cache
 
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)

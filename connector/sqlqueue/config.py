@@ -31,11 +31,10 @@ from __future__ import annotations
 
 import logging
 import os
+import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-import tomllib
 
 from .errors import ConfigError
 from .options import OPTIONS, SINK, SOURCE, SinkOptions, SourceOptions
