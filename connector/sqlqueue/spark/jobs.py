@@ -13,6 +13,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import DataStreamReader, DataStreamWriter, StreamingQuery
@@ -74,7 +75,7 @@ def arguments(job: Job) -> argparse.ArgumentParser:
     return parser
 
 
-def parse_trigger(text: str) -> dict[str, object]:
+def parse_trigger(text: str) -> dict[str, Any]:
     """The [job] trigger setting as DataStreamWriter.trigger keyword arguments."""
     lowered = text.strip().lower()
     if lowered == "availablenow":
@@ -127,7 +128,7 @@ def queue_stream(spark: SparkSession, config: Config) -> DataFrame:
 def start(writer: DataStreamWriter, config: Config) -> StreamingQuery:
     """Start a query with the [job] checkpoint, trigger and name."""
     writer = writer.option("checkpointLocation", config.required("checkpointLocation"))
-    writer = writer.trigger(**parse_trigger(config.setting("trigger")))
+    writer = writer.trigger(**parse_trigger(config.required("trigger")))
     name = config.setting("queryName")
     return (writer.queryName(name) if name else writer).start()
 
@@ -141,7 +142,7 @@ def prepare(job: Job, argv: Sequence[str]) -> Config:
     args = arguments(job).parse_args(argv)
     flags = [f"{JOB}.{key}={getattr(args, key)}" for key in job.flags.values() if getattr(args, key) is not None]
     config = load_config(args.config, [*args.overrides, *flags], roles=job.roles, job_keys=job.settings)
-    parse_trigger(config.setting("trigger"))
+    parse_trigger(config.required("trigger"))
     for key in job.required:
         config.required(key)
     load_transform(config.setting("transform"))

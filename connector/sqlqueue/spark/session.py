@@ -25,7 +25,8 @@ DELTA_PACKAGE = "io.delta:delta-spark_4.2_2.13:4.4.0"
 def _has_delta(spark: SparkSession) -> bool:
     from py4j.java_gateway import JavaClass
 
-    return isinstance(spark.sparkContext._jvm.io.delta.tables.DeltaTable, JavaClass)
+    jvm = spark.sparkContext._jvm
+    return jvm is not None and isinstance(jvm.io.delta.tables.DeltaTable, JavaClass)
 
 
 def delta_jars() -> list[str]:
