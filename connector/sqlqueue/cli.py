@@ -5,6 +5,7 @@
     sqlqueue enqueue -c conf/postgres.toml --queue orders orders.jsonl          # or - for stdin
     sqlqueue stats   -c conf/postgres.toml --queue orders
     sqlqueue doctor  -c conf/postgres.toml --queue orders
+    sqlqueue migrate -c conf/postgres.toml --queue orders                       # or --print for a DBA
 
 The queue comes from the configuration's [source] section (--sink: from [sink]); --queue and
 --url override it. Errors are one line on stderr; exit status 2 for bad configuration or input,
@@ -22,6 +23,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from . import layouts
 from .config import load_config
 from .doctor import PROBLEM, examine, report
 from .errors import ConfigError, SchemaError, SqlQueueError
@@ -40,6 +42,7 @@ NUMBERS = {
     "batch_size": ("--batch-size", 1),
     "window": ("--window", 1),
     "interval": ("--interval", 0),
+    "chunk_size": ("--chunk-size", 1),
 }
 PURGE_STATE, PURGE_AGE = DONE, "7d"  # purge with no filter: done rows older than a week, never dead letters
 
@@ -223,6 +226,15 @@ def doctor(queue: Queue, args: argparse.Namespace, order: str) -> int:
     return FAILED_STEP if any(f.severity == PROBLEM for f in findings) else 0
 
 
+def migrate(queue: Queue, args: argparse.Namespace, order: str) -> int:
+    if args.print:
+        spec = QueueSpec(queue.table, parse_columns(args.columns), args.order or order)
+        print(layouts.script(queue.dialect, spec, args.chunk_size), end="")
+        return 0
+    layouts.migrate(queue, order=args.order, fallback_order=order, chunk=args.chunk_size)
+    return 0
+
+
 # ---- arguments ---------------------------------------------------------------------------------
 def parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
@@ -316,6 +328,28 @@ def parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "--order", choices=list(ORDERS), help="claim order to check the index for (default: the source's order option)"
     )
+    sub = command(
+        "migrate",
+        migrate,
+        "upgrade a queue table made by an earlier sqlqueue to this one's layout, in place and in chunks; "
+        "safe to run again (or print the script)",
+    )
+    sub.add_argument(
+        "--order",
+        choices=list(ORDERS),
+        help="claim order the ready index serves (default: the order of the table's ready index, else the "
+        "source's order option)",
+    )
+    sub.add_argument(
+        "--chunk-size", type=int, help="rows moved per transaction (default 4000 on SQL Server, else 10000)"
+    )
+    sub.add_argument("--print", action="store_true", help="print the migration script instead of running it")
+    sub.add_argument(
+        "--columns",
+        default="payload text",
+        help="with --print: the queue's domain columns, as for create (default 'payload text'); "
+        "without it they are read from the table",
+    )
     return top
 
 
@@ -341,8 +375,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         where, order = address(args)
         queue = Queue(where.connection, where.table, inspecting=args.run is doctor)
         try:
-            if args.run is not create:
-                queue.columns()  # a missing table is named here, before any command's statements
+            # A missing table, or one of another layout, is named here, before any command's statements;
+            # the doctor reports the layout among its findings, and migrate is what changes it.
+            if args.run is doctor:
+                queue.columns()
+            elif args.run not in (create, migrate):
+                queue.require_layout()
             return args.run(queue, args, order)
         finally:
             queue.close()

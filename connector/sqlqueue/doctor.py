@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .dialects.odbc import FREETDS_DESCRIBES_PARAMS
 from .queue import Queue
-from .schema import CLAIMED, READY, READY_INDEX_KEY
+from .schema import CLAIMED, LAYOUT, READY, READY_INDEX_KEY
 
 PROBLEM, NOTE, OK = "problem", "note", "ok"
 # PostgreSQL: dead row versions worth a finding once they pass this and outnumber the live rows.
@@ -56,9 +56,26 @@ class Index:
 
 def examine(queue: Queue, order: str) -> list[Finding]:
     """Every finding for the queue table, whose claims use ``order``."""
-    findings = list(_indexes(queue, order))
+    findings = [_layout(queue)]
+    findings += list(_indexes(queue, order))
     findings += list(_ENGINE_CHECKS[queue.dialect.name](queue, order))
     return findings
+
+
+def _layout(queue: Queue) -> Finding:
+    found = queue.layout()
+    if found == LAYOUT:
+        return Finding(OK, "layout", f"layout {LAYOUT}, the one this sqlqueue runs on")
+    if found > LAYOUT:
+        return Finding(
+            PROBLEM, "layout", f"layout {found} is newer than this sqlqueue's layout {LAYOUT}: upgrade sqlqueue"
+        )
+    return Finding(
+        PROBLEM,
+        "layout",
+        f"layout {found} is older than this sqlqueue's layout {LAYOUT}, so sources and sinks refuse to start: "
+        "run `sqlqueue migrate` (`sqlqueue migrate --print` prints the script)",
+    )
 
 
 def _indexes(queue: Queue, order: str) -> Iterator[Finding]:
@@ -198,7 +215,8 @@ def _sqlserver(queue: Queue, order: str) -> Iterator[Finding]:
             "SQL Server refuses on a table with enabled triggers (error 334); move its work elsewhere or disable it",
             (d.disable_trigger(t, trigger).sql,),
         )
-    yield from _claim_plan(queue, order)
+    if queue.layout() == LAYOUT:  # the claim of this sqlqueue reads tables an older layout lacks
+        yield from _claim_plan(queue, order)
 
 
 def _postgres(queue: Queue, order: str) -> Iterator[Finding]:

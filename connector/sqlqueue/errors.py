@@ -49,5 +49,18 @@ def missing_driver(module: str, extra: str) -> MissingDriverError:
     return MissingDriverError(f"the Python module '{module}' is not installed: pip install 'sqlqueue[{extra}]'")
 
 
+def layout_mismatch(table: object, where: str, found: int, needed: int) -> SchemaError:
+    """A queue table whose layout this sqlqueue does not run on, and the command that fixes it."""
+    if found > needed:
+        return SchemaError(
+            f"queue table {table} at {where} has layout {found}, newer than this sqlqueue's layout {needed}: "
+            "upgrade sqlqueue"
+        )
+    return SchemaError(
+        f"queue table {table} at {where} has layout {found}, older than this sqlqueue's layout {needed}: "
+        f"run `sqlqueue migrate --queue {table}` (or `sqlqueue migrate --print` for the script) first"
+    )
+
+
 def append_only(refused: str, use: str) -> ConfigError:
     return ConfigError(f"{refused} is not supported by the sqlqueue sink: a queue can only be appended to; use {use}")

@@ -17,10 +17,21 @@ from typing import Any
 from .connection import ConnectionSpec
 from .dialects import Dialect, dialect_for
 from .dialects.base import Statement
+from .dialects.layout import Step
 from .dialects.odbc import Driver
-from .errors import SchemaError
+from .errors import SchemaError, layout_mismatch
 from .identifiers import TableName
-from .schema import LIFECYCLE_NAMES, LIFECYCLE_TYPES, STAGE_TAG, Column, QueueSpec, keyed
+from .schema import (
+    LAYOUT,
+    LAYOUT_1_COLUMNS,
+    LIFECYCLE_NAMES,
+    LIFECYCLE_TYPES,
+    STAGE_TAG,
+    UNRECORDED_LAYOUT,
+    Column,
+    QueueSpec,
+    keyed,
+)
 
 UNLIMITED = 2**62
 DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME = "done", "retry", "failed"
@@ -97,14 +108,18 @@ class Queue:
 
     # ---- schema -------------------------------------------------------------------------------
     def create(self, domain: Sequence[Column] = (Column("payload", "text"),), order: str = "fifo") -> None:
+        """Create what is missing of the queue; refused over a table of another layout (migrate it)."""
         spec = QueueSpec(self.table, tuple(domain), order)
+        if self._fetch(self.dialect.table_columns(self.table), self._names()):
+            self.require_layout()
         with self.transaction() as cur:
             for sql in self.dialect.create_statements(spec):
                 cur.execute(sql)
 
-    def _names(self) -> dict[str, str | None]:
-        """The ways catalog queries name this table."""
-        return {"table": self.table.name, "schema": self.table.schema, "object_name": str(self.table)}
+    def _names(self, table: TableName | None = None) -> dict[str, str | None]:
+        """The ways catalog queries name this table (or ``table``)."""
+        table = table or self.table
+        return {"table": table.name, "schema": table.schema, "object_name": str(table)}
 
     def columns(self) -> tuple[Column, ...]:
         """The table's columns as the database reports them, lifecycle columns included."""
@@ -118,6 +133,61 @@ class Queue:
 
     def domain_columns(self) -> tuple[Column, ...]:
         return tuple(c for c in self.columns() if c.name not in LIFECYCLE_NAMES)
+
+    # ---- layout ---------------------------------------------------------------------------------
+    def layout(self) -> int:
+        """The table's layout: the highest one recorded, else 1 for a queue table made before layouts
+        were recorded (it has every layout-1 lifecycle column). Reads only the catalog and the layout
+        table, so it is safe on any table."""
+        names = {c.name for c in self.columns()}
+        layouts = self.dialect.layout_table(self.table)
+        if self._fetch(self.dialect.table_columns(layouts), self._names(layouts)):
+            recorded = self._fetch(self.dialect.recorded_layout(self.table), {})[0][0]
+            if recorded is not None:
+                return int(recorded)
+        missing = [n for n in LAYOUT_1_COLUMNS if n not in names]
+        if missing:
+            raise SchemaError(
+                f"table {self.table} at {self.spec.display} is not a sqlqueue queue table: it has no layout "
+                f"recorded and no {', '.join(missing)} column(s)"
+            )
+        return UNRECORDED_LAYOUT
+
+    def require_layout(self) -> None:
+        """Refuse, in one line naming the command that fixes it, a table of another layout than this code's."""
+        found = self.layout()
+        if found != LAYOUT:
+            raise layout_mismatch(self.table, self.spec.display, found, LAYOUT)
+
+    def run_step(self, step: Step, chunk: int) -> int | None:
+        """Run one migration step: None when its ``todo`` query found nothing to do, else the rows it
+        moved (0 for a step that moves none). A chunked step commits each chunk on its own."""
+        if step.todo is not None and not self._fetch(self.dialect.compile(step.todo), {})[0][0]:
+            return None
+        if step.chunked:
+            statements = [self.dialect.compile(sql) for sql in step.statements]
+            moved = 0
+            while True:
+                with self.transaction() as cur:
+                    for statement in statements:
+                        cur.execute(statement.sql, statement.bind({"limit": chunk}))
+                    count = max(cur.rowcount, 0)
+                moved += count
+                if count < chunk:
+                    return moved
+        if step.atomic:
+            with self.transaction() as cur:
+                if self.dialect.migration_lock_timeout:
+                    cur.execute(self.dialect.migration_lock_timeout)
+                for sql in step.statements:
+                    cur.execute(sql)
+            return 0
+        conn = self.conn
+        with self._errors():
+            cur = self.dialect.autocommit_cursor(conn)
+            for sql in step.statements:
+                cur.execute(sql)
+        return 0
 
     # ---- producing ----------------------------------------------------------------------------
     def _encoded(self, columns: Sequence[Column], rows: Iterable[Sequence[Any]], tail: tuple = ()) -> Iterator[tuple]:

@@ -81,6 +81,21 @@ WRITABLE_LIFECYCLE = ("priority", "due_at", "dedup_key", "max_attempts")
 # queue table until the row is claimed.
 STAGE_TAG = Column("stage_tag", "string", False)
 
+# Queue table layouts. ``create`` records the layout it builds in the queue's layout table; code
+# runs only on the layout it was written for, and ``sqlqueue migrate`` brings an older table there.
+#   1  every table made before layouts were recorded (no record). The sink marked its rows with a
+#      'staged' state (indexed by ix_<q>_staged) or, later, staged them in <q>_staging; the ready
+#      index did not cover stage_tag. Some of these tables have no stage_tag column.
+#   2  the sink writes ready rows under tags listed in <q>_unpublished (keyed batches stage in
+#      <q>_staging); no 'staged' state; the ready index covers stage_tag; SQL Server indexes
+#      tagged rows (ix_<q>_tag).
+LAYOUT = 2
+UNRECORDED_LAYOUT = 1
+# The lifecycle columns every layout-1 table has (stage_tag came and went while the sink changed).
+LAYOUT_1_COLUMNS = tuple(n for n in LIFECYCLE_NAMES if n != STAGE_TAG.name)
+# The state layout 1's sink gave rows of batches Spark had not committed yet.
+STAGED = "staged"
+
 
 def keyed(columns: Sequence[Column]) -> bool:
     """Whether rows of ``columns`` carry dedup keys (they are then inserted only when new)."""

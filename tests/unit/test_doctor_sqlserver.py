@@ -13,6 +13,7 @@ from sqlqueue.dialects.odbc import Driver
 from sqlqueue.dialects.sqlserver import SqlServerDialect
 from sqlqueue.doctor import NOTE, PROBLEM, examine
 from sqlqueue.identifiers import TableName
+from sqlqueue.schema import LAYOUT
 
 TABLE = TableName("jobs", "dbo")
 HEALTHY_INDEXES = [
@@ -53,6 +54,10 @@ class FactsQueue:
     reported_driver: Driver = MICROSOFT
     dialect: SqlServerDialect = field(default_factory=SqlServerDialect)
     table: TableName = TABLE
+    recorded_layout: int = LAYOUT
+
+    def layout(self) -> int:
+        return self.recorded_layout
 
     def facts(self, builder) -> list[tuple]:
         return self.answers[builder.__name__]
@@ -65,7 +70,7 @@ class FactsQueue:
 
 
 def findings(
-    plan: str = SEEKS_READY, driver: Driver = MICROSOFT, **answers: list[tuple]
+    plan: str = SEEKS_READY, driver: Driver = MICROSOFT, layout: int = LAYOUT, **answers: list[tuple]
 ) -> dict[str, tuple[str, tuple[str, ...]]]:
     facts = {
         "table_indexes": HEALTHY_INDEXES,
@@ -74,7 +79,7 @@ def findings(
         "session_isolation": [(2,)],
     }
     facts.update(answers)
-    queue = FactsQueue(facts, plan, driver)
+    queue = FactsQueue(facts, plan, driver, recorded_layout=layout)
     return {f.check: (f.severity, f.fix) for f in examine(queue, "fifo") if f.severity != "ok"}  # type: ignore[arg-type]
 
 
@@ -115,6 +120,11 @@ def test_a_clustered_key_that_starts_with_the_state_serves_the_claim():
 def test_a_claim_plan_that_scans_the_clustered_index_is_a_problem_fixed_by_the_ready_index():
     severity, fix = findings(plan=showplan(("Clustered Index Scan", "pk_jobs")))["claim plan"]
     assert severity == PROBLEM and fix == (SqlServerDialect().index_statements(TABLE, "fifo")["ix_jobs_ready"],)
+
+
+def test_an_older_layout_is_the_one_problem_and_its_claim_plan_is_not_judged():
+    # The claim of this sqlqueue reads <q>_unpublished, which a layout-1 table may lack: its plan says nothing.
+    assert findings(plan=showplan(("Clustered Index Scan", "pk_jobs")), layout=LAYOUT - 1) == {"layout": (PROBLEM, ())}
 
 
 def test_a_session_not_at_read_committed_is_a_problem_fixed_by_setting_it():

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..connection import ConnectionSpec
 from ..identifiers import TableName
-from ..schema import Column
+from ..schema import STAGE_TAG, Column
 from .base import Dialect, Statement, cached, utc_naive
 
 # Declared names are kept by SQLite, so introspection can map them back to portable types.
@@ -140,3 +140,32 @@ class SqliteDialect(Dialect):
 
     def is_transient(self, exc: BaseException, first_connect: bool) -> bool:
         return not first_connect and isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+
+    # ---- layout versions and migrate ----
+    # SQLite has no conditional DDL: sqlqueue checks these queries before the steps they guard.
+    conditional_ddl = False
+
+    def table_absent(self, table: TableName) -> str:
+        return f"NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = {self.literal(table.name)})"
+
+    def column_todo(self, table: TableName, column: str) -> str | None:
+        found = f"pragma_table_info({self.literal(table.name)}) WHERE name = {self.literal(column)}"
+        return f"SELECT COUNT(*) = 0 FROM {found}"
+
+    def staged_index_todo(self, table: TableName) -> str | None:
+        index = self.literal(self.staged_index(table))
+        return (
+            f"SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = {index} "
+            f"AND NOT EXISTS ({self._staged(table)})"
+        )
+
+    def migrated(self, table: TableName) -> str:
+        # A script's reader may have skipped the commented ADD COLUMN: no record without the column.
+        has_tag = (
+            f"SELECT 1 FROM pragma_table_info({self.literal(table.name)}) WHERE name = {self.literal(STAGE_TAG.name)}"
+        )
+        return f"{super().migrated(table)} AND EXISTS ({has_tag})"
+
+    def ready_index_todo(self, table: TableName) -> str | None:
+        name = self.literal(self.ready_index(table))
+        return f"SELECT COUNT(*) = 0 FROM pragma_index_info({name}) WHERE name = {self.literal(STAGE_TAG.name)}"

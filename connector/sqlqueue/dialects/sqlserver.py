@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import textwrap
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -20,9 +21,10 @@ from typing import Any
 from ..connection import ConnectionSpec
 from ..errors import SchemaError, missing_driver
 from ..identifiers import TableName
-from ..schema import Column
+from ..schema import STAGE_TAG, STAGED, Column, QueueSpec
 from . import odbc
-from .base import Dialect, Statement, cached, rows_in_chunks, utc_naive
+from .base import MIGRATION_LOCK_TIMEOUT_S, Dialect, Statement, cached, rows_in_chunks, utc_naive
+from .layout import Step
 
 _TYPES = {
     "string": "NVARCHAR(400)",
@@ -415,3 +417,147 @@ class SqlServerDialect(Dialect):
 
     def is_transient(self, exc: BaseException, first_connect: bool) -> bool:
         return odbc.is_transient(exc, first_connect)
+
+    # ---- layout versions and migrate ----
+    # Every statement checks the catalog first (sys.columns, sys.indexes, sys.check_constraints), so
+    # a script run again changes nothing twice. ALTER TABLE and offline index operations hold a
+    # schema-modification (Sch-M) lock, which waits behind running claims and holds new ones behind
+    # it; SET LOCK_TIMEOUT makes the step fail instead, for the session, so for index builds too
+    # (ALTER TABLE, "Locks and ALTER TABLE": https://learn.microsoft.com/sql/t-sql/statements/alter-table-transact-sql;
+    # SET LOCK_TIMEOUT: https://learn.microsoft.com/sql/t-sql/statements/set-lock-timeout-transact-sql).
+    migration_lock_timeout = f"SET LOCK_TIMEOUT {MIGRATION_LOCK_TIMEOUT_S * 1000}"
+    # SERVERPROPERTY('EngineEdition'): 3 is Enterprise (Developer and Evaluation too), 5 Azure SQL
+    # Database, 8 Azure SQL Managed Instance: the editions with online index operations
+    # (https://learn.microsoft.com/sql/t-sql/functions/serverproperty-transact-sql;
+    # https://learn.microsoft.com/sql/relational-databases/indexes/guidelines-for-online-index-operations).
+    ONLINE_EDITIONS = "3, 5, 8"
+
+    def table_absent(self, table: TableName) -> str:
+        return f"OBJECT_ID({self._object_name(table)}, N'U') IS NULL"
+
+    def literal(self, text: str) -> str:
+        return f"N'{text}'"
+
+    def index_name(self, table: TableName, index: str) -> str:
+        return f"{self.quote(index)} ON {self.table(table)}"
+
+    def _index(self, table: TableName, index: str) -> str:
+        return (
+            f"SELECT 1 FROM sys.indexes WHERE name = N'{index}' AND object_id = OBJECT_ID({self._object_name(table)})"
+        )
+
+    def _online(self, create: str, options: tuple[str, ...] = ()) -> str:
+        """``create`` (a CREATE INDEX) online where the edition can: readers and writers go on while
+        it builds, but for short locks at its start and end. Elsewhere it is built offline and holds
+        a shared lock on the table while it reads it, which blocks claims: run migrate when quiet.
+        The ready and tag indexes include no LOB column, so they can be built online."""
+        online = ", ".join([*options, "ONLINE = ON"])
+        offline = f" WITH ({', '.join(options)})" if options else ""
+        return (
+            f"BEGIN\n  IF CAST(SERVERPROPERTY('EngineEdition') AS INT) IN ({self.ONLINE_EDITIONS})\n"
+            f"    {create} WITH ({online})\n  ELSE\n    {create}{offline}\nEND"
+        )
+
+    @staticmethod
+    def _create_of(guarded: str) -> str:
+        """The CREATE INDEX of a guarded statement from index_statements (its line after the IF)."""
+        return guarded.split("\n", 1)[1]
+
+    def add_column_sql(self, table: TableName, column: str, name: str) -> str:
+        # A nullable column without a default changes metadata only: no row is rewritten.
+        return (
+            f"IF NOT EXISTS (SELECT 1 FROM sys.columns WHERE object_id = OBJECT_ID({self._object_name(table)}) "
+            f"AND name = N'{name}')\nALTER TABLE {self.table(table)} ADD {column}"
+        )
+
+    def staged_rows_todo(self, table: TableName) -> str | None:
+        return f"SELECT CASE WHEN EXISTS ({self._index(table, self.staged_index(table))}) THEN 1 ELSE 0 END"
+
+    def move_staged_sql(self, spec: QueueSpec, chunk: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        # One statement a chunk: DELETE ... OUTPUT ... INTO writes the deleted rows to the staging
+        # table, which may have no enabled trigger, foreign key or CHECK constraint, and has none
+        # (https://learn.microsoft.com/sql/t-sql/queries/output-clause-transact-sql).
+        q, t, staging = self.quote, self.table(spec.table), self.table(self.staging(spec.table))
+        names = self._moved(spec)
+        cols, deleted = ", ".join(q(n) for n in names), ", ".join(f"deleted.{q(n)}" for n in names)
+
+        def move(limit: str) -> str:
+            return (
+                f"DELETE TOP ({limit}) FROM {t}{self.row_lock_hints()}\nOUTPUT {deleted}\nINTO {staging} ({cols})\n"
+                f"WHERE {q('state')} = '{STAGED}'"
+            )
+
+        # sqlcmd commits each DELETE of the loop on its own.
+        loop = (
+            f"IF EXISTS ({self._index(spec.table, self.staged_index(spec.table))})\nWHILE 1 = 1\nBEGIN\n"
+            f"{textwrap.indent(move(str(chunk)), '  ')}\n  IF @@ROWCOUNT < {chunk} BREAK\nEND"
+        )
+        return (move(":limit"),), (loop,)
+
+    def drop_staged_index(self, table: TableName) -> str:
+        # Nested IFs: T-SQL does not promise to test an AND's left side first, and the staged-row
+        # test seeks the index only while it exists.
+        return (
+            f"IF EXISTS ({self._index(table, self.staged_index(table))})\n"
+            f"IF NOT EXISTS ({self._staged(table, self.committed_read_hints())})\n"
+            f"DROP INDEX {self.index_name(table, self.staged_index(table))}"
+        )
+
+    def _check_exists(self, table: TableName, narrow: bool) -> str:
+        found = (
+            "SELECT 1 FROM sys.check_constraints WHERE parent_object_id = "
+            f"OBJECT_ID({self._object_name(table)}) AND name = N'{self.state_check_name(table)}'"
+        )
+        return found + (f" AND CHARINDEX(N'{STAGED}', {self.quote('definition')}) = 0" if narrow else "")
+
+    def narrow_state_check(self, table: TableName) -> list[Step]:
+        # WITH NOCHECK: checking the existing rows would scan the table under the Sch-M lock, blocking
+        # every claim meanwhile. No row is 'staged' once its index is gone (the step before), the old
+        # check allowed only this check's states besides it, and new rows are checked either way; the
+        # optimizer just does not trust it (is_not_trusted = 1), which no queue statement needs
+        # (ALTER TABLE, WITH CHECK | WITH NOCHECK: https://learn.microsoft.com/sql/t-sql/statements/alter-table-transact-sql).
+        t, check = self.table(table), self.quote(self.state_check_name(table))
+        replace = (
+            f"IF NOT EXISTS ({self._index(table, self.staged_index(table))})\n"
+            f"IF NOT EXISTS ({self._check_exists(table, narrow=True)})\nBEGIN\n"
+            f"  IF EXISTS ({self._check_exists(table, narrow=False)})\n    ALTER TABLE {t} DROP CONSTRAINT {check}\n"
+            f"  ALTER TABLE {t} WITH NOCHECK ADD CONSTRAINT {check} {self._state_check(table)}\nEND"
+        )
+        return [
+            Step("replace_state_check", f"replace {self.state_check_name(table)} by one without '{STAGED}'", (replace,))
+        ]
+
+    def migrated(self, table: TableName) -> str:
+        return f"EXISTS ({self._check_exists(table, narrow=True)})"
+
+    def ready_index_steps(self, table: TableName, order: str) -> list[Step]:
+        # DROP_EXISTING builds the new index while claims keep reading the old one (their INDEX hint
+        # names it), and swaps them when done; it fails when the index is missing, hence the plain
+        # create after it (CREATE INDEX, DROP_EXISTING: https://learn.microsoft.com/sql/t-sql/statements/create-index-transact-sql).
+        name = self.ready_index(table)
+        guarded = self.index_statements(table, order)[name]
+        covered = (
+            "SELECT 1 FROM sys.indexes AS i "
+            "JOIN sys.index_columns AS ic ON ic.object_id = i.object_id AND ic.index_id = i.index_id "
+            "JOIN sys.columns AS c ON c.object_id = ic.object_id AND c.column_id = ic.column_id "
+            f"WHERE i.object_id = OBJECT_ID({self._object_name(table)}) AND i.name = N'{name}' "
+            f"AND c.name = N'{STAGE_TAG.name}'"
+        )
+        rebuild = f"IF EXISTS ({self._index(table, name)})\nIF NOT EXISTS ({covered})\n" + self._online(
+            self._create_of(guarded), ("DROP_EXISTING = ON",)
+        )
+        return [
+            Step(
+                "ready_index",
+                f"rebuild {name} to cover stage_tag (online where the edition allows)",
+                (rebuild, guarded),
+                atomic=False,
+            )
+        ]
+
+    def tag_index_step(self, table: TableName) -> Step:
+        index = self.tag_index(table)
+        create = f"IF NOT EXISTS ({self._index(table, index)})\n" + self._online(
+            self._create_of(self.index_statements(table, "fifo")[index])
+        )
+        return Step("tag_index", f"create {index} (online where the edition allows)", (create,), atomic=False)

@@ -36,6 +36,19 @@ def shared_queue(address: QueueAddress) -> Queue:
     return _QUEUES[key]
 
 
+# Queues whose layout this process found current: a table never goes back to an older layout.
+_CURRENT_LAYOUT: set[tuple] = set()
+
+
+def check_layout(address: QueueAddress) -> None:
+    """Refuse, on the driver before any task runs, a queue table of another layout than this code's
+    (one line naming `sqlqueue migrate`), rather than fail or misbehave halfway through a batch."""
+    key = (address.connection.cache_key, address.table)
+    if key not in _CURRENT_LAYOUT:
+        shared_queue(address).require_layout()
+        _CURRENT_LAYOUT.add(key)
+
+
 @dataclass(frozen=True)
 class ClaimRange(InputPartition):
     """Rows this consumer claimed under claims (after_seq, upto_seq] with ids in [lo, hi]."""

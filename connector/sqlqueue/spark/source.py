@@ -45,6 +45,7 @@ class SqlQueueDataSource(DataSource):
         options = SourceOptions.parse(self.options)
         queue = Queue(options.address.connection, options.address.table)
         try:
+            queue.require_layout()
             columns = queue.columns()
         finally:
             queue.close()
@@ -62,9 +63,11 @@ class SqlQueueDataSource(DataSource):
         return spark_ddl([by_name[n] for n in wanted])
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        from .reader import QueueStreamReader
+        from .reader import QueueStreamReader, check_layout
 
-        return QueueStreamReader(SourceOptions.parse(self.options), schema)
+        options = SourceOptions.parse(self.options)
+        check_layout(options.address)
+        return QueueStreamReader(options, schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         from .writer import batch_writer
