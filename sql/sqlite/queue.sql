@@ -1,7 +1,16 @@
 -- Generated from sqlqueue's sqlite dialect (Dialect.create_statements); do not edit by hand.
 -- Example queue jobs: lifecycle columns, domain column 'payload text', fifo claim order; plus the sink ledger.
--- Re-runnable (idempotent): each statement creates only what is missing.
+-- Re-runnable (idempotent): each statement creates only what is missing. The layout is recorded
+-- only when this creates the queue table: one an earlier sqlqueue made needs `sqlqueue migrate`.
 -- Regenerate: SQLQUEUE_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_ddl_scripts.py
+
+CREATE TABLE IF NOT EXISTS "jobs_layout" (
+  "layout" INT NOT NULL,
+  "recorded_at" TIMESTAMP NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now')),
+  CONSTRAINT "pk_jobs_layout" PRIMARY KEY ("layout")
+);
+
+INSERT INTO "jobs_layout" ("layout") SELECT 2 WHERE NOT EXISTS (SELECT 1 FROM "jobs_layout" WHERE "layout" = 2) AND NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'jobs');
 
 CREATE TABLE IF NOT EXISTS "jobs" (
   "id" INTEGER PRIMARY KEY AUTOINCREMENT NOT NULL,

@@ -1,8 +1,20 @@
 -- Generated from sqlqueue's sqlserver dialect (Dialect.create_statements); do not edit by hand.
 -- Example queue dbo.jobs: lifecycle columns, domain column 'payload text', fifo claim order; plus the sink ledger.
--- Re-runnable (idempotent): each statement creates only what is missing.
+-- Re-runnable (idempotent): each statement creates only what is missing. The layout is recorded
+-- only when this creates the queue table: one an earlier sqlqueue made needs `sqlqueue migrate`.
 -- Regenerate: SQLQUEUE_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_ddl_scripts.py
 -- Run with sqlcmd -I: the filtered indexes need SET QUOTED_IDENTIFIER ON.
+
+IF OBJECT_ID(N'dbo.jobs_layout', N'U') IS NULL
+CREATE TABLE [dbo].[jobs_layout] (
+  [layout] INT NOT NULL,
+  [recorded_at] DATETIME2(6) NOT NULL DEFAULT SYSUTCDATETIME(),
+  CONSTRAINT [pk_jobs_layout] PRIMARY KEY ([layout])
+)
+GO
+
+INSERT INTO [dbo].[jobs_layout] ([layout]) SELECT 2 WHERE NOT EXISTS (SELECT 1 FROM [dbo].[jobs_layout] WHERE [layout] = 2) AND OBJECT_ID(N'dbo.jobs', N'U') IS NULL
+GO
 
 IF OBJECT_ID(N'dbo.jobs', N'U') IS NULL
 CREATE TABLE [dbo].[jobs] (

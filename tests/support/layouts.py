@@ -172,8 +172,9 @@ def shape(queue: Queue) -> dict[str, object]:
             described["indexes"] = sorted(name.sub("<q>", r[0]) for r in cur.fetchall())
         elif d.name == "postgres":
             cur.execute(
-                "SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = ANY (%s)",
-                ([tb.name for tb in tables],),
+                "SELECT indexdef FROM pg_indexes WHERE schemaname = COALESCE(%s, current_schema()) "
+                "AND tablename = ANY (%s)",
+                (t.schema, [tb.name for tb in tables]),
             )
             described["indexes"] = sorted(name.sub("<q>", r[0]) for r in cur.fetchall())
             cur.execute(

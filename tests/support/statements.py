@@ -14,7 +14,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from sqlqueue import layouts
 from sqlqueue.dialects import Dialect, dialect_for
+from sqlqueue.dialects.layout import Step
 from sqlqueue.identifiers import TableName
 from sqlqueue.schema import ORDERS, STAGE_TAG, Column, QueueSpec
 
@@ -44,6 +46,9 @@ DOCTOR = {
     "sqlite": (("journal_mode", ()), ("wal_on", ())),
 }
 DDL_BUILDER = "create_statements"
+MIGRATION_BUILDER = "migration_steps"
+# The chunk printed scripts loop over (sqlqueue migrate's default on SQL Server).
+EXAMPLE_CHUNK = 4000
 INSERT_BUILDER = "insert_many"
 STAGE_BUILDER = "load"
 _DDL_OBJECT = re.compile(
@@ -149,6 +154,30 @@ def _ddl(dialect: Dialect) -> Iterator[Entry]:
             yield from (Entry(f"{label}_{order}", DDL_BUILDER, sql) for order, sql in variants.items())
 
 
+def migration_parts(step: Step) -> dict[str, str]:
+    """A migration step's SQL by part: its statements, how a script says them, its todo query."""
+    parts = {f"{i}": sql for i, sql in enumerate(step.statements, 1)}
+    parts |= {f"script_{i}": sql for i, sql in enumerate(step.script or (), 1)}
+    return parts | ({"todo": step.todo} if step.todo else {})
+
+
+def _migration(dialect: Dialect) -> Iterator[Entry]:
+    # Only the ready index depends on the order, as in _ddl.
+    per_order = {order: dialect.migration_steps(example_spec(dialect, order), EXAMPLE_CHUNK) for order in ORDERS}
+    names = {tuple(step.name for step in steps) for steps in per_order.values()}
+    assert len(names) == 1, f"{dialect.name}: migration_steps returns different steps per order"
+    for i, step in enumerate(per_order[EXAMPLE_ORDER]):
+        for part in migration_parts(step):
+            variants = {
+                order: dialect.compile(migration_parts(steps[i])[part]).sql for order, steps in per_order.items()
+            }
+            label = f"migrate_{i + 1:02d}_{step.name}_{part}"
+            if len(set(variants.values())) == 1:
+                yield Entry(label, MIGRATION_BUILDER, variants[EXAMPLE_ORDER])
+            else:
+                yield from (Entry(f"{label}_{order}", MIGRATION_BUILDER, sql) for order, sql in variants.items())
+
+
 def catalog(dialect: Dialect) -> list[Entry]:
     """Every statement ``dialect`` emits, each variant once, in a stable order."""
     t = example_table(dialect)
@@ -220,6 +249,8 @@ def catalog(dialect: Dialect) -> list[Entry]:
         for i, (step, sql) in enumerate(zip(steps, cursor.statements), 1)
     ]
     entries += _ddl(dialect)
+    add("recorded_layout", "recorded_layout")
+    entries += _migration(dialect)
     names = [e.name for e in entries]
     assert len(names) == len(set(names)), f"{dialect.name}: duplicate statement names"
     return entries
@@ -243,7 +274,8 @@ def ddl_script(dialect: Dialect | str) -> str:
         f"-- Generated from sqlqueue's {d.name} dialect (Dialect.create_statements); do not edit by hand.",
         f"-- Example queue {spec.table}: lifecycle columns, domain column 'payload text', {spec.order} claim"
         " order; plus the sink ledger.",
-        "-- Re-runnable (idempotent): each statement creates only what is missing.",
+        "-- Re-runnable (idempotent): each statement creates only what is missing. The layout is recorded",
+        "-- only when this creates the queue table: one an earlier sqlqueue made needs `sqlqueue migrate`.",
         "-- Regenerate: SQLQUEUE_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_ddl_scripts.py",
     ]
     if d.name == "sqlserver":
@@ -251,3 +283,13 @@ def ddl_script(dialect: Dialect | str) -> str:
         header.append("-- Run with sqlcmd -I: the filtered indexes need SET QUOTED_IDENTIFIER ON.")
     body = d.script(d.create_statements(spec))
     return "\n".join(header) + "\n\n" + body.rstrip("\n") + "\n"
+
+
+def migration_script(dialect: Dialect | str) -> str:
+    """The example queue's migration from layout 1 as `sqlqueue migrate --print` prints it."""
+    d = dialect_for(dialect) if isinstance(dialect, str) else dialect
+    header = (
+        f"-- Generated from sqlqueue's {d.name} dialect (sqlqueue migrate --print); do not edit by hand.\n"
+        "-- Regenerate: SQLQUEUE_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_ddl_scripts.py\n"
+    )
+    return header + layouts.script(d, example_spec(d), EXAMPLE_CHUNK)

@@ -17,7 +17,14 @@ from sqlqueue.dialects.base import Dialect, Statement
 from sqlqueue.dialects.sqlserver import SqlServerDialect
 from sqlqueue.identifiers import TableName
 from sqlqueue.schema import ORDERS
-from tests.support.statements import DDL_BUILDER, DIALECTS, catalog, example_spec
+from tests.support.statements import (
+    DDL_BUILDER,
+    DIALECTS,
+    EXAMPLE_CHUNK,
+    catalog,
+    example_spec,
+    migration_parts,
+)
 
 # compile() turns any text into a Statement; it is the builders' helper, not a statement.
 NOT_BUILDERS = {"compile"}
@@ -57,6 +64,16 @@ def test_catalog_holds_every_ddl_statement_of_a_queue_with_each_order(name: str,
     listed = {entry.sql for entry in catalog(dialect)}
     missing = [sql for sql in dialect.create_statements(example_spec(dialect, order)) if sql not in listed]
     assert not missing
+
+
+@pytest.mark.parametrize("name", DIALECTS)
+@pytest.mark.parametrize("order", ORDERS)
+def test_catalog_holds_every_migration_statement_todo_and_script_part(name: str, order: str) -> None:
+    dialect = dialect_for(name)
+    listed = {entry.sql for entry in catalog(dialect)}
+    steps = dialect.migration_steps(example_spec(dialect, order), EXAMPLE_CHUNK)
+    parts = [dialect.compile(sql).sql for step in steps for sql in migration_parts(step).values()]
+    assert parts and [sql for sql in parts if sql not in listed] == []
 
 
 def test_completeness_check_notices_a_new_statement_builder() -> None:

@@ -1,0 +1,1 @@
+ALTER TABLE "jobs" VALIDATE CONSTRAINT "ck_jobs_state"

@@ -1,0 +1,1 @@
+DROP INDEX CONCURRENTLY IF EXISTS "ix_jobs_ready_next"

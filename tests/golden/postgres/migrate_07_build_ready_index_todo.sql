@@ -1,0 +1,1 @@
+SELECT NOT EXISTS (SELECT 1 FROM pg_index AS i JOIN pg_attribute AS a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey) WHERE i.indexrelid = to_regclass('"ix_jobs_ready"') AND a.attname = 'stage_tag') AND NOT EXISTS (SELECT 1 FROM pg_index WHERE indexrelid = to_regclass('"ix_jobs_ready_next"') AND indisvalid)

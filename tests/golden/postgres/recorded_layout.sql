@@ -1,0 +1,1 @@
+SELECT MAX("layout") FROM "jobs_layout"

@@ -1,0 +1,1 @@
+ALTER TABLE "jobs" ADD COLUMN "stage_tag" VARCHAR(200)

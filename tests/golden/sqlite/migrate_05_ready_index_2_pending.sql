@@ -1,0 +1,1 @@
+CREATE INDEX IF NOT EXISTS "ix_jobs_ready" ON "jobs" ("due_at" ASC, "id" ASC, "priority", "stage_tag") WHERE "state" = 'ready'

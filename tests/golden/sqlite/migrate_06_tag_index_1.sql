@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS "ix_jobs_tag"

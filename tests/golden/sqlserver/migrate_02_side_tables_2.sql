@@ -1,0 +1,1 @@
+ALTER TABLE [dbo].[jobs_staging] SET (LOCK_ESCALATION = DISABLE)

@@ -1,0 +1,2 @@
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'ix_jobs_ready' AND object_id = OBJECT_ID(N'dbo.jobs'))
+CREATE INDEX [ix_jobs_ready] ON [dbo].[jobs] ([due_at] ASC, [id] ASC) INCLUDE ([priority], [stage_tag]) WHERE [state] = 'ready'
