@@ -58,7 +58,8 @@ def layout_mismatch(table: object, where: str, found: int, needed: int) -> Schem
         )
     return SchemaError(
         f"queue table {table} at {where} has layout {found}, older than this sqlqueue's layout {needed}: "
-        f"run `sqlqueue migrate --queue {table}` (or `sqlqueue migrate --print` for the script) first"
+        f"run `sqlqueue migrate --queue {table}` (or `sqlqueue migrate --print` for the script) first; if it "
+        f"finds nothing to migrate, grant this login SELECT on {table}_layout (sql/<engine>/grants.sql)"
     )
 
 

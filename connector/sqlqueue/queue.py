@@ -140,8 +140,7 @@ class Queue:
         were recorded (it has every layout-1 lifecycle column). Reads only the catalog and the layout
         table, so it is safe on any table."""
         names = {c.name for c in self.columns()}
-        layouts = self.dialect.layout_table(self.table)
-        if self._fetch(self.dialect.table_columns(layouts), self._names(layouts)):
+        if self._fetch(self.dialect.has_layout_table(self.table), {})[0][0]:
             recorded = self._fetch(self.dialect.recorded_layout(self.table), {})[0][0]
             if recorded is not None:
                 return int(recorded)

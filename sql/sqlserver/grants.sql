@@ -1,7 +1,7 @@
 -- Least privilege for sqlqueue's connector login on SQL Server. Run as a DBA (sqlcmd -I), after
 -- the queue exists (create it with `sqlqueue create --print` and review the DDL).
--- Replace: database [ops], queue [dbo].[orders] (and its [dbo].[orders_unpublished] and
--- [dbo].[orders_staging]), login [sqlqueue_connector].
+-- Replace: database [ops], queue [dbo].[orders] (and its [dbo].[orders_unpublished],
+-- [dbo].[orders_staging] and [dbo].[orders_layout]), login [sqlqueue_connector].
 -- The login itself comes from your secret store or Microsoft Entra ID, e.g.
 --   CREATE LOGIN [sqlqueue_connector] FROM EXTERNAL PROVIDER;
 -- It needs no server role, no db_owner, no DDL rights: tables, indexes and LOCK_ESCALATION are
@@ -30,6 +30,9 @@ GRANT SELECT, INSERT, DELETE ON OBJECT::[dbo].[orders_staging] TO [sqlqueue_queu
 GO
 -- The sink's ledger: has a batch been published (SELECT), record it (INSERT), prune old entries (DELETE).
 GRANT SELECT, INSERT, DELETE ON OBJECT::[dbo].[sqlqueue_sink_ledger] TO [sqlqueue_queue_user];
+GO
+-- The queue's layout: sources and sinks check it before they start (sqlqueue migrate, run by the DBA, writes it).
+GRANT SELECT ON OBJECT::[dbo].[orders_layout] TO [sqlqueue_queue_user];
 GO
 -- sqlqueue doctor reads index filters and trigger state: metadata that needs VIEW DEFINITION.
 GRANT VIEW DEFINITION ON OBJECT::[dbo].[orders] TO [sqlqueue_queue_user];

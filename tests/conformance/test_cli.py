@@ -13,6 +13,7 @@ from sqlqueue.queue import Ack
 from sqlqueue.schema import Column
 from tests.support.clock import move_back
 from tests.support.engines import config_file
+from tests.support.layouts import fill_layout1, layout1_queue
 
 
 @pytest.fixture
@@ -165,3 +166,25 @@ def test_a_sqlite_url_whose_folder_is_missing_names_the_folder(tmp_path, capsys)
 def test_a_missing_table_is_one_line(run):
     status, _, err = run("stats", table="no_such_queue")
     assert status == 2 and err.count("\n") == 1 and "no_such_queue does not exist" in err
+
+
+def test_commands_refuse_a_layout_1_queue_in_one_line_until_migrate_upgrades_it(run, engine):
+    old = layout1_queue(engine)
+    fill_layout1(old)
+    table = str(old.table)
+    status, _, err = run("stats", table=table)
+    assert status == 2 and err.count("\n") == 1 and f"run `sqlqueue migrate --queue {table}`" in err
+    status, out, _ = run("migrate", "--chunk-size", "2", table=table)
+    lines = out.splitlines()
+    assert status == 0 and lines[-1].endswith(f"{table} at {old.spec.display} is at layout 2")
+    assert any("move rows of uncommitted sink batches" in line and line.endswith(": 5 rows") for line in lines)
+    assert run("stats", table=table)[0] == 0
+    assert run("migrate", table=table)[1].endswith("is at layout 2: nothing to migrate\n")
+
+
+def test_migrate_print_shows_the_script_and_touches_nothing(run, engine):
+    old = layout1_queue(engine)
+    status, out, _ = run("migrate", "--print", "--columns", "payload text", table=str(old.table))
+    assert status == 0 and out.startswith(f"-- sqlqueue migrate: queue {old.table} from layout 1 to layout 2")
+    assert "-- Step 1/" in out and f"{old.table.name}_layout" in out
+    assert old.layout() == 1

@@ -11,6 +11,7 @@ from sqlqueue import cli
 from sqlqueue.doctor import OK, PROBLEM, examine
 from sqlqueue.queue import Queue
 from tests.support.engines import config_file
+from tests.support.layouts import layout1_queue
 from tests.support.pgserver import wait_until
 
 
@@ -105,3 +106,18 @@ def test_doctor_reports_what_is_healthy_too(engine):
         assert {f.check for f in examine(looker, "fifo") if f.severity == OK} >= {"ready index", "claimed index"}
     finally:
         looker.close()
+
+
+def test_a_layout_1_table_is_a_problem_that_names_migrate(engine, tmp_path, monkeypatch, capsys):
+    old = layout1_queue(engine)
+    assert problems(old) == {"layout": ()}
+    status = cli.main(["doctor", "-c", config_file(engine, tmp_path, monkeypatch), "--queue", str(old.table)])
+    out = capsys.readouterr().out
+    assert (
+        status == 1
+        and (
+            "PROBLEM  layout: layout 1 is older than this sqlqueue's layout 2, so sources and sinks refuse to start: "
+            "run `sqlqueue migrate` (`sqlqueue migrate --print` prints the script)\n"
+        )
+        in out
+    )

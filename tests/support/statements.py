@@ -249,6 +249,7 @@ def catalog(dialect: Dialect) -> list[Entry]:
         for i, (step, sql) in enumerate(zip(steps, cursor.statements), 1)
     ]
     entries += _ddl(dialect)
+    add("has_layout_table", "has_layout_table")
     add("recorded_layout", "recorded_layout")
     entries += _migration(dialect)
     names = [e.name for e in entries]

@@ -764,6 +764,12 @@ class Dialect(ABC):
         """An SQL condition that holds while ``table`` does not exist (create records its layout then)."""
 
     @cached
+    def has_layout_table(self, table: TableName) -> Statement:
+        """1 when the queue's layout table exists. From the catalog every login reads (on PostgreSQL
+        information_schema lists only the tables a login may use)."""
+        return self.compile(f"SELECT CASE WHEN {self.table_absent(self.layout_table(table))} THEN 0 ELSE 1 END")
+
+    @cached
     def recorded_layout(self, table: TableName) -> Statement:
         """The highest layout recorded for the queue; NULL when none is."""
         return self.compile(f"SELECT MAX({self.quote('layout')}) FROM {self.table(self.layout_table(table))}")

@@ -1,0 +1,1 @@
+SELECT CASE WHEN OBJECT_ID(N'dbo.jobs_layout', N'U') IS NULL THEN 0 ELSE 1 END

@@ -1,0 +1,38 @@
+"""The source and the sink refuse, on the driver and before any task, a queue table of an older layout:
+one line that names `sqlqueue migrate`. No SparkSession is needed to see it."""
+
+from __future__ import annotations
+
+import pytest
+from pyspark.sql.types import StringType, StructField, StructType
+
+from sqlqueue import layouts
+from sqlqueue.errors import SchemaError
+from sqlqueue.spark.source import SqlQueueDataSource
+from sqlqueue.spark.writer import batch_writer, stream_writer
+from tests.support.layouts import layout1_queue
+
+SCHEMA = StructType([StructField("payload", StringType())])
+STARTS = {
+    "source schema": lambda options: SqlQueueDataSource(options).schema(),
+    "stream reader": lambda options: SqlQueueDataSource(options).streamReader(SCHEMA),
+    "stream writer": lambda options: stream_writer(options, SCHEMA, False),
+    "batch writer": lambda options: batch_writer(options, SCHEMA, False),
+    "ack writer": lambda options: batch_writer({**options, "operation": "ack"}, SCHEMA, False),
+}
+
+
+@pytest.mark.parametrize("start", STARTS.values(), ids=STARTS.keys())
+def test_a_layout_1_queue_is_refused_in_one_line_naming_migrate(engine, start):
+    queue = layout1_queue(engine)
+    with pytest.raises(SchemaError) as refused:
+        start(engine.source_options(queue))
+    message = str(refused.value)
+    assert "\n" not in message and f"queue table {queue.table} at " in message
+    assert f"has layout 1, older than this sqlqueue's layout 2: run `sqlqueue migrate --queue {queue.table}`" in message
+
+
+def test_a_migrated_queue_is_accepted(engine):
+    queue = layout1_queue(engine)
+    layouts.migrate(queue, say=lambda line: None)
+    assert SqlQueueDataSource(engine.source_options(queue)).schema().endswith("`payload` STRING")
