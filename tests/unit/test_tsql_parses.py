@@ -109,3 +109,9 @@ def test_checker_rejects_the_dedup_insert_with_a_misspelled_hint() -> None:
     insert = next(e.sql for e in ENTRIES if e.name.endswith("insert_new_keys"))
     assert "HOLDLOCK" in insert
     assert tsql_problems(insert.replace("HOLDLOCK", "HOLDLOK"))
+
+
+def test_checker_rejects_the_ready_index_rebuild_with_a_misspelled_option() -> None:
+    rebuild = next(e.sql for e in ENTRIES if e.name == "migrate_06_ready_index_1_fifo")
+    assert "DROP_EXISTING = ON, ONLINE = ON" in rebuild
+    assert tsql_problems(rebuild.replace("DROP_EXISTING", "DROP_EXISTNG"))

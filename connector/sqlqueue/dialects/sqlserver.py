@@ -419,12 +419,19 @@ class SqlServerDialect(Dialect):
         return odbc.is_transient(exc, first_connect)
 
     # ---- layout versions and migrate ----
-    # Every statement checks the catalog first (sys.columns, sys.indexes, sys.check_constraints), so
-    # a script run again changes nothing twice. ALTER TABLE and offline index operations hold a
-    # schema-modification (Sch-M) lock, which waits behind running claims and holds new ones behind
-    # it; SET LOCK_TIMEOUT makes the step fail instead, for the session, so for index builds too
-    # (ALTER TABLE, "Locks and ALTER TABLE": https://learn.microsoft.com/sql/t-sql/statements/alter-table-transact-sql;
-    # SET LOCK_TIMEOUT: https://learn.microsoft.com/sql/t-sql/statements/set-lock-timeout-transact-sql).
+    # Every statement checks the catalog first, so a script run again changes nothing twice:
+    # sys.columns, sys.indexes with sys.index_columns (key and included columns), and
+    # sys.check_constraints, whose definition column holds the check's text:
+    # https://learn.microsoft.com/sql/relational-databases/system-catalog-views/sys-index-columns-transact-sql
+    # https://learn.microsoft.com/sql/relational-databases/system-catalog-views/sys-check-constraints-transact-sql
+    # The catalog shows a login only objects it holds a permission on, so the connector sees
+    # <q>_layout through its SELECT grant:
+    # https://learn.microsoft.com/sql/relational-databases/security/metadata-visibility-configuration
+    # ALTER TABLE and offline index operations hold a schema-modification (Sch-M) lock, which waits
+    # behind running claims and holds new ones behind it; SET LOCK_TIMEOUT makes the step fail
+    # instead, for the whole session, so for the index builds too ("Locks and ALTER TABLE"):
+    # https://learn.microsoft.com/sql/t-sql/statements/alter-table-transact-sql
+    # https://learn.microsoft.com/sql/t-sql/statements/set-lock-timeout-transact-sql
     migration_lock_timeout = f"SET LOCK_TIMEOUT {MIGRATION_LOCK_TIMEOUT_S * 1000}"
     # SERVERPROPERTY('EngineEdition'): 3 is Enterprise (Developer and Evaluation too), 5 Azure SQL
     # Database, 8 Azure SQL Managed Instance: the editions with online index operations
@@ -464,7 +471,8 @@ class SqlServerDialect(Dialect):
         return guarded.split("\n", 1)[1]
 
     def add_column_sql(self, table: TableName, column: str, name: str) -> str:
-        # A nullable column without a default changes metadata only: no row is rewritten.
+        # ALTER TABLE updates the rows only when the change needs it; a nullable column without a
+        # default does not, so this changes metadata only, under a brief Sch-M lock (ALTER TABLE, above).
         return (
             f"IF NOT EXISTS (SELECT 1 FROM sys.columns WHERE object_id = OBJECT_ID({self._object_name(table)}) "
             f"AND name = N'{name}')\nALTER TABLE {self.table(table)} ADD {column}"
