@@ -83,9 +83,10 @@ STAGE_TAG = Column("stage_tag", "string", False)
 
 # Queue table layouts. ``create`` records the layout it builds in the queue's layout table; code
 # runs only on the layout it was written for, and ``sqlqueue migrate`` brings an older table there.
-#   1  every table made before layouts were recorded (no record). The sink marked its rows with a
-#      'staged' state (indexed by ix_<q>_staged) or, later, staged them in <q>_staging; the ready
-#      index did not cover stage_tag. Some of these tables have no stage_tag column.
+#   1  every table made before layouts were recorded (no record), in four shapes over time: the
+#      sink's rows in a 'staged' state (ix_<q>_staged); every batch in <q>_staging (no stage_tag
+#      column); unpublished tags (0.1.0); the ready index covering stage_tag with ix_<q>_tag on
+#      every engine. Only the last one's ready index covered stage_tag.
 #   2  the sink writes ready rows under tags listed in <q>_unpublished (keyed batches stage in
 #      <q>_staging); no 'staged' state; the ready index covers stage_tag; SQL Server indexes
 #      tagged rows (ix_<q>_tag).
