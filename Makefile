@@ -14,7 +14,7 @@ export JAVA_HOME
 export SQLQUEUE_JARS_DIR := $(abspath $(CACHE)/jars)
 PYTEST_ARGS ?=
 
-.PHONY: setup system venv jars demo lint test test-fast test-sqlserver lint-workflows system-packages bench clean
+.PHONY: setup system venv jars demo lint test test-fast test-sqlserver test-pyspark-upper lint-workflows system-packages bench clean
 setup: system venv jars
 
 system: $(CACHE)/system.stamp
@@ -68,6 +68,15 @@ else
 test-sqlserver: setup
 	$(SQLSERVER_PYTEST)
 endif
+
+# The upper end of pyproject's pyspark range: the conformance suite and the Spark source and sink
+# tests (none needs Delta, which pins pyspark 4.2.0) in a venv of their own with that pyspark.
+PYSPARK_UPPER := 4.2.1
+UPPER_VENV := $(CACHE)/venv-pyspark-$(PYSPARK_UPPER)
+test-pyspark-upper: setup
+	test -x $(UPPER_VENV)/bin/python || $(PYTHON) -m venv $(UPPER_VENV)
+	$(UPPER_VENV)/bin/pip install -q -e '.[sqlserver,postgres]' pyspark==$(PYSPARK_UPPER) pytest==9.2.0 chispa==0.12.0 sqlfluff==4.5.0
+	$(UPPER_VENV)/bin/python -m pytest tests/conformance tests/spark/test_source.py tests/spark/test_source_operations.py tests/spark/test_sink.py $(PYTEST_ARGS)
 
 # The CI workflows, checked by actionlint (a Go module, built once into .cache/go).
 ACTIONLINT_VERSION := v1.7.12
