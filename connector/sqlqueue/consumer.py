@@ -60,6 +60,10 @@ class Consumer:
     With ``policy.prefetch`` the claim after the one just served is made in a background thread
     (on its own connection) while Spark works on the current batch; the next ``advance`` finds
     those rows already tagged and returns at once. Up to two claims are then held at a time.
+    Only a full claim (``limit`` rows: a backlog) is followed by one ahead. After a short one the
+    queue is drained, and a claim made ahead would take only the few rows that arrived since,
+    leaving the ones that arrive while Spark works to the batch after next: at 500 rows/s into
+    Delta that doubled the median latency, 0.74 s to 1.5 s (benchmarks/bench_latency.py).
     """
 
     def __init__(self, queue: Queue, consumer_id: str, policy: ClaimPolicy) -> None:
@@ -87,7 +91,7 @@ class Consumer:
         self.last_claimed = self.queue.count_claimed(self.id, nxt)
         if not self.last_claimed and self._enough_ready(self.queue, min_rows):
             self.last_claimed = self._claim(self.queue, nxt, limit, max_id)
-        if self.last_claimed and self.policy.prefetch:
+        if self.policy.prefetch and self.last_claimed >= limit:
             self._start_prefetch(nxt + 1, limit, max_id, min_rows)
         return nxt if self.last_claimed else committed
 

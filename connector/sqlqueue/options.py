@@ -181,8 +181,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "prefetch",
         True,
-        "Claim the next batch in the background while Spark processes the current one "
-        "(faster; up to two batches are claimed at a time).",
+        "Claim the next batch in the background while Spark processes the current one, when the current "
+        "one is full (a backlog; up to two batches are claimed at a time). After a smaller batch the next "
+        "one claims when it starts, so rows that arrive meanwhile are not held back a batch.",
         roles=(SOURCE,),
         parse=boolean,
     ),

@@ -210,3 +210,15 @@ def test_prefetch_claims_the_next_batch_while_the_current_one_is_processed(engin
     consumer.close()
     assert claimed_ids(queue, "c1", 1, 2) == [5, 6, 7, 8]
     assert claimed_ids(queue, "c1", 2, 3) == [9, 10]
+
+
+def test_only_a_full_claim_is_followed_by_a_claim_ahead(engine, monkeypatch):
+    queue = engine.new_queue()
+    fill(queue, 7)
+    consumer = Consumer(queue, "c1", ClaimPolicy(prefetch=True))
+    ahead = []
+    monkeypatch.setattr(consumer, "_start_prefetch", lambda seq, *rest: ahead.append(seq))
+    assert consumer.advance(0, 4) == 1  # 4 of 7: full
+    assert consumer.advance(1, 4) == 2  # the 3 left: short, so batch 3 claims when it starts
+    assert ahead == [2]
+    consumer.close()

@@ -166,6 +166,19 @@ class SqlServerDialect(Dialect):
         # heap claim has no seek predicate (error 8622); the filter state = 'ready' is in the WHERE
         # as a literal, so the hinted index always matches it. UPDATE's own target takes no INDEX
         # hint (Table_Hint_Limited), so the hints go on a FROM that names the same table.
+        # Neither form joins the table back to the rows it picked, the shape PostgreSQL planned
+        # as a hash join over the whole table (see PostgresDialect.claim_sql): a FROM naming the
+        # target once, without an alias, is the target itself (Microsoft's UPDATE reference,
+        # learn.microsoft.com/sql/t-sql/queries/update-transact-sql, on FROM), and an UPDATE of
+        # a CTE over one table writes the rows its TOP ... ORDER BY yields ("Updatable views" in
+        # CREATE VIEW; NServiceBus's SQL Server transport receives the same way, WITH message AS
+        # (SELECT TOP(1) * ... WITH (UPDLOCK, READPAST, ROWLOCK) ORDER BY RowVersion) DELETE FROM
+        # message). So the plan expected is Top over a seek or ordered scan of the hinted index,
+        # one key lookup per claimed row, then the clustered index update: work per claimed row,
+        # not per ready row. Not the join that same UPDATE reference shows for an ordered TOP
+        # (UPDATE t ... FROM (SELECT TOP n id ... ORDER BY ...) AS th WHERE t.id = th.id), which
+        # leaves the join strategy to the optimizer. `sqlqueue doctor` flags a claim plan that
+        # scans the clustered index; this was reasoned from the documentation, not measured.
         hints = f"{STRICT_HINTS if strict else CLAIM_HINTS}, INDEX({self.quote(self.ready_index(table))})"
         out = f"OUTPUT inserted.{self.quote('id')}"
         t = self.table(table)
