@@ -181,6 +181,7 @@ def stats(queue: Queue, args: argparse.Namespace, order: str) -> int:
         f"{'unpublished':11}{queue.unpublished_rows():>12,}  (sink batches not committed yet: tagged rows listed in "
         f"{d.unpublished(queue.table)}, or staged in {d.staging(queue.table)})"
     )
+    print(f"queue wait of rows claimed now (enqueue to claim): {queue.claimed_waits()}")
     window = args.window
     done = queue.count_done_since(now - dt.timedelta(seconds=window))
     print(

@@ -32,6 +32,7 @@ from .schema import (
     QueueSpec,
     keyed,
 )
+from .waits import Waits
 
 UNLIMITED = 2**62
 DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME = "done", "retry", "failed"
@@ -384,6 +385,20 @@ class Queue:
     def count_ready(self) -> int:
         """Rows a claim could take now: the backlog."""
         return self._fetch(self.dialect.count_ready(self.table), {})[0][0]
+
+    def claim_waits(self, consumer: str, seq: int) -> Waits:
+        """How long the rows of claim ``seq`` waited between enqueue and claim."""
+        rows = self._fetch(self.dialect.claim_waits(self.table), {"consumer": consumer, "seq": seq})
+        return Waits.of(r[0] for r in rows)
+
+    def claimed_waits(self) -> Waits:
+        """How long the rows every consumer holds now waited between enqueue and claim."""
+        return Waits.of(r[0] for r in self._fetch(self.dialect.claimed_waits(self.table), {}))
+
+    def oldest_ready_age_ms(self) -> int | None:
+        """Milliseconds since the oldest ready row (the lowest id) was enqueued; None when none is ready."""
+        rows = self._fetch(self.dialect.oldest_ready_age(self.table), {"limit": 1})
+        return rows[0][0] if rows else None
 
     def max_ready_id(self) -> int | None:
         return self._fetch(self.dialect.max_ready_id(self.table), {})[0][0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 
@@ -82,6 +83,16 @@ def test_stats_shows_rows_per_state_and_the_oldest_age(run):
     lines = {line.split()[0]: line.split()[1] for line in out.splitlines()[2:7]}
     assert status == 0 and lines == {"ready": "2", "claimed": "1", "failed": "0", "done": "0", "unpublished": "1"}
     assert "throughput: 0 rows done in the last 60 s" in out
+
+
+def test_stats_shows_how_long_the_claimed_rows_waited(run):
+    run.queue.enqueue([{"payload": p} for p in "ab"])
+    move_back(run.queue, "enqueued_at", 90)
+    run.queue.claim("c", 1, 2)
+    status, out, _ = run("stats")
+    assert status == 0
+    waited = r"p50 9\d\.\d s, p95 9\d\.\d s, max 9\d\.\d s"
+    assert re.search(r"queue wait of rows claimed now \(enqueue to claim\): " + waited, out)
 
 
 def fail_all(queue) -> None:

@@ -104,6 +104,10 @@ class Dialect(ABC):
         """The current UTC time plus ``:seconds_param`` seconds."""
 
     @abstractmethod
+    def millis_between(self, start: str, end: str) -> str:
+        """Whole milliseconds from timestamp expression ``start`` to ``end``, as a BIGINT expression."""
+
+    @abstractmethod
     def create_table_guarded(self, table: TableName, body: str, unlogged: bool = False) -> str:
         """CREATE TABLE unless it exists; ``unlogged`` where the engine can skip the log for scratch data."""
 
@@ -926,6 +930,33 @@ class Dialect(ABC):
         # Only SQL Server keeps a tag index (indexes_row_tags); a short-lived earlier layout made it everywhere.
         index = self.tag_index(table)
         return Step("tag_index", f"drop {index}", (f"DROP INDEX IF EXISTS {self.index_name(table, index)}",))
+
+    # ---- queue wait ----
+    def _waited(self) -> str:
+        q = self.quote
+        return self.millis_between(q("enqueued_at"), q("claimed_at"))
+
+    @cached
+    def claim_waits(self, table: TableName) -> Statement:
+        """How long each row of one claim waited, in ms; one narrow column read through the index of claimed rows."""
+        return self.compile(f"SELECT {self._waited()} FROM {self.table(table)} WHERE {self.tagged(exact=True)}")
+
+    @cached
+    def claimed_waits(self, table: TableName) -> Statement:
+        """How long each row every consumer holds now waited, in ms (``sqlqueue stats``)."""
+        q = self.quote
+        return self.compile(f"SELECT {self._waited()} FROM {self.table(table)} WHERE {q('state')} = '{CLAIMED}'")
+
+    @cached
+    def oldest_ready_age(self, table: TableName) -> Statement:
+        """Age in ms of the ready row with the lowest id: one step along an index, not a scan of the
+        backlog. Ids rise with enqueue times, because the database sets both at insert."""
+        q = self.quote
+        ready = self.ready_predicate(table, False)
+        age = self.millis_between(q("enqueued_at"), self.now())
+        return self.compile(
+            self.select_first(age, f"{self.table(table)}{self.skip_locked_hints()} WHERE {ready} ORDER BY {q('id')}")
+        )
 
 
 def utc_naive(value: dt.datetime) -> dt.datetime:

@@ -71,6 +71,9 @@ class PostgresDialect(Dialect):
     def now_plus(self, seconds_param: str) -> str:
         return f"now() + :{seconds_param} * INTERVAL '1 second'"
 
+    def millis_between(self, start: str, end: str) -> str:
+        return f"CAST(EXTRACT(EPOCH FROM ({end} - {start})) * 1000 AS BIGINT)"
+
     def create_table_guarded(self, table: TableName, body: str, unlogged: bool = False) -> str:
         # An unlogged table skips the write-ahead log; crash recovery empties it, which publish detects.
         kind = "UNLOGGED TABLE" if unlogged else "TABLE"

@@ -52,6 +52,10 @@ class SqliteDialect(Dialect):
     def now_plus(self, seconds_param: str) -> str:
         return f"strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || :{seconds_param} || ' seconds')"
 
+    def millis_between(self, start: str, end: str) -> str:
+        # Times are ISO-8601 text; a Julian day as a double resolves about 0.05 ms today.
+        return f"CAST(ROUND((julianday({end}) - julianday({start})) * 86400000) AS INTEGER)"
+
     def default_sql(self, default: str) -> str:
         return f"({_NOW})" if default == "now" else default
 

@@ -126,6 +126,11 @@ class SqlServerDialect(Dialect):
     def now_plus(self, seconds_param: str) -> str:
         return f"DATEADD(SECOND, :{seconds_param}, SYSUTCDATETIME())"
 
+    def millis_between(self, start: str, end: str) -> str:
+        # DATEDIFF_BIG, not DATEDIFF: an INT of milliseconds overflows after 24.8 days
+        # (https://learn.microsoft.com/sql/t-sql/functions/datediff-big-transact-sql).
+        return f"DATEDIFF_BIG(MILLISECOND, {start}, {end})"
+
     def _object_name(self, table: TableName) -> str:
         # A one-part name resolves in the login's default schema, as CREATE TABLE does.
         return f"N'{table}'"

@@ -20,6 +20,7 @@ from pyspark.sql.types import StructType
 from ..consumer import ClaimOffset, ClaimPolicy, Consumer
 from ..options import QueueAddress, SourceOptions
 from ..queue import UNLIMITED, Queue
+from ..waits import seconds
 from .logs import worker_logger
 from .types import arrow_schema, record_batch
 
@@ -115,22 +116,28 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if end != offset.seq or self._last_batch_at is None:
             self._last_batch_at = time.monotonic()
         backlog = self.options.retry.run(consumer.queue.count_ready, "counting the backlog")
+        oldest = self.options.retry.run(consumer.queue.oldest_ready_age_ms, "reading the oldest ready row")
+        waits = consumer.last_waits
         self._latest = {
             **ClaimOffset(offset.consumer, end).to_dict(),
             "claimedRows": consumer.last_claimed,
             "readyRows": backlog,
+            **waits.progress(),
+            "oldestReadyAgeMs": oldest,
         }
         if end == offset.seq:
             if self._max_id is None:
                 time.sleep(self.options.empty_poll_interval_ms / 1000)
         else:
             log.info(
-                "%s: claim %d took %d rows from %s, %d ready rows remain",
+                "%s: claim %d took %d rows from %s (queue wait %s), %d ready rows remain (oldest %s)",
                 consumer.id,
                 end,
                 consumer.last_claimed,
                 self.options.address.table,
+                waits,
                 backlog,
+                seconds(oldest),
             )
         return ClaimOffset(offset.consumer, end).to_dict()
 

@@ -1,0 +1,1 @@
+SELECT CAST(EXTRACT(EPOCH FROM ("claimed_at" - "enqueued_at")) * 1000 AS BIGINT) FROM "jobs" WHERE "state" = 'claimed'

@@ -1,0 +1,1 @@
+SELECT DATEDIFF_BIG(MILLISECOND, [enqueued_at], [claimed_at]) FROM [dbo].[jobs] WHERE [state] = 'claimed' AND [consumer] = ? AND [claim_seq] = ?
