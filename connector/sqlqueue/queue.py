@@ -12,7 +12,7 @@ import datetime as dt
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .connection import ConnectionSpec
 from .dialects import Dialect, dialect_for
@@ -33,6 +33,9 @@ from .schema import (
     keyed,
 )
 from .waits import Waits
+
+if TYPE_CHECKING:  # the SQL Server-only facts doctor reads
+    from .dialects.sqlserver import SqlServerDialect
 
 UNLIMITED = 2**62
 DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME = "done", "retry", "failed"
@@ -437,12 +440,12 @@ class Queue:
         """The estimated plan of this queue's claim in ``order``, with example values (SQL Server)."""
         statement = self.dialect.claim(self.table, order, False, False)
         example = {"limit": 1000, "consumer": "sqlqueue-doctor", "seq": 1, "lease_seconds": 300}
-        conn = self.conn
+        conn, d = self.conn, cast("SqlServerDialect", self.dialect)
         with self._errors():
-            return self.dialect.estimated_plan(conn, self.dialect.inline(statement, example))
+            return d.estimated_plan(conn, d.inline(statement, example))
 
     def driver(self) -> Driver:
         """The ODBC driver and its version, as the driver reports them (SQL Server)."""
-        conn = self.conn
+        conn, d = self.conn, cast("SqlServerDialect", self.dialect)
         with self._errors():
-            return self.dialect.driver(conn)
+            return d.driver(conn)

@@ -317,7 +317,7 @@ class Dialect(ABC):
         # The ready index covers every column the claim's WHERE reads (stage_tag too), so rows a claim
         # passes over are judged from the index alone, without a lookup that locks the base row.
         include = [c for c in ("due_at", "priority") if c not in dict(READY_INDEX_KEY[order])] + [STAGE_TAG.name]
-        indexes = (
+        indexes: tuple[tuple[str, str, list[str], str, bool], ...] = (
             (self.ready_index(t), key, include, f"{q('state')} = '{READY}'", False),
             (
                 f"ix_{t.name}_claimed",

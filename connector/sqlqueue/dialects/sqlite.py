@@ -115,7 +115,9 @@ class SqliteDialect(Dialect):
 
     def inspection_connect(self, spec: ConnectionSpec) -> Any:
         # connect() turns WAL on, which would hide the very setting the doctor looks at.
-        return sqlite3.connect(spec.param("path"), timeout=60, isolation_level=None, check_same_thread=False)
+        path = spec.param("path")
+        assert path is not None, "a sqlite:// URL always names a file"
+        return sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
 
     def connect(self, spec: ConnectionSpec) -> Any:
         conn = self.inspection_connect(spec)

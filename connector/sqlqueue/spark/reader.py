@@ -162,7 +162,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         )
         return [ClaimRange(last.consumer, first.seq, last.seq, lo, hi) for lo, hi in bounds]
 
-    def read(self, partition: ClaimRange) -> Iterator[pa.RecordBatch]:
+    def read(self, partition: ClaimRange) -> Iterator[pa.RecordBatch]:  # type: ignore[override]  # Spark passes back the partitions planned here
         queue = shared_queue(self.options.address)
         target = arrow_schema(self.schema)
 
