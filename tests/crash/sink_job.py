@@ -27,6 +27,7 @@ from pathlib import Path
 
 from pyspark import TaskContext
 
+from sqlqueue.spark.checkpoint import clear_interrupted_start
 from sqlqueue.spark.session import build_session
 from sqlqueue.spark.source import SqlQueueDataSource
 from sqlqueue.spark.writer import BATCH_ID, QueueStreamWriter, stream_writer
@@ -99,6 +100,7 @@ def main() -> None:
         .parquet(CONFIG["input"])
         .repartition(2)
     )
+    clear_interrupted_start(CONFIG["checkpoint"])  # as the jobs do: a kill may interrupt the first offset write
     writer = rows.writeStream.format(CrashTestSink.name()).option("checkpointLocation", CONFIG["checkpoint"])
     for key, value in CONFIG["options"].items():
         writer = writer.option(key, value)

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from sqlqueue.options import SourceOptions
+from sqlqueue.spark.checkpoint import clear_interrupted_start
 from sqlqueue.spark.delta import append_once
 from sqlqueue.spark.reader import QueueStreamReader
 from sqlqueue.spark.session import build_session
@@ -90,6 +91,7 @@ def main() -> None:
     if os.environ.get("SQLQUEUE_PASSWORD"):
         options["password"] = os.environ["SQLQUEUE_PASSWORD"]
     stream = spark.readStream.format("sqlqueue").options(**options).load()
+    clear_interrupted_start(args.checkpoint)  # as the jobs do: a kill may interrupt the first offset write
     writer = stream.writeStream.option("checkpointLocation", args.checkpoint).trigger(availableNow=True)
     if args.sink == "delta":
         query = writer.format("delta").start(args.delta)

@@ -22,6 +22,7 @@ from ..config import JOB, Config, load_config
 from ..errors import ConfigError, SqlQueueError
 from ..options import SINK, SOURCE
 from ..queue import Queue
+from .checkpoint import clear_interrupted_start
 from .session import build_session
 
 BAD_CONFIG = 2
@@ -127,7 +128,9 @@ def queue_stream(spark: SparkSession, config: Config) -> DataFrame:
 
 def start(writer: DataStreamWriter, config: Config) -> StreamingQuery:
     """Start a query with the [job] checkpoint, trigger and name."""
-    writer = writer.option("checkpointLocation", config.required("checkpointLocation"))
+    checkpoint = config.required("checkpointLocation")
+    clear_interrupted_start(checkpoint)
+    writer = writer.option("checkpointLocation", checkpoint)
     writer = writer.trigger(**parse_trigger(config.required("trigger")))
     name = config.setting("queryName")
     return (writer.queryName(name) if name else writer).start()
