@@ -32,6 +32,7 @@ from .schema import (
     QueueSpec,
     keyed,
 )
+from .waits import Backlog, Waits
 
 UNLIMITED = 2**62
 DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME = "done", "retry", "failed"
@@ -384,6 +385,19 @@ class Queue:
     def count_ready(self) -> int:
         """Rows a claim could take now: the backlog."""
         return self._fetch(self.dialect.count_ready(self.table), {})[0][0]
+
+    def backlog(self) -> Backlog:
+        """The ready rows and the age of the oldest, in one pass: what shows whether a stream keeps up."""
+        return Backlog.from_row(self._fetch(self.dialect.backlog(self.table), {})[0])
+
+    def claim_waits(self, consumer: str, seq: int) -> Waits:
+        """How long the rows of one claim waited before it took them (claimed_at - enqueued_at)."""
+        return Waits.from_row(self._fetch(self.dialect.claim_waits(self.table), {"consumer": consumer, "seq": seq})[0])
+
+    def recent_waits(self, since: dt.datetime) -> Waits:
+        """How long the rows claimed since a time waited, of those still in the table: with
+        completion=keep every one, with delete those not completed yet (in flight, failed, retrying)."""
+        return Waits.from_row(self._fetch(self.dialect.recent_waits(self.table), {"since": self._time(since)})[0])
 
     def max_ready_id(self) -> int | None:
         return self._fetch(self.dialect.max_ready_id(self.table), {})[0][0]

@@ -318,3 +318,7 @@ class PostgresDialect(Dialect):
             (f"DROP INDEX CONCURRENTLY IF EXISTS {self.index_name(table, index)}",),
             atomic=False,
         )
+
+    # ---- queue wait ----
+    def millis_between(self, start: str, end: str) -> str:
+        return f"CAST(EXTRACT(EPOCH FROM {end} - {start}) * 1000 AS bigint)"

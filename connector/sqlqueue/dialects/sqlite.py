@@ -169,3 +169,9 @@ class SqliteDialect(Dialect):
     def ready_index_todo(self, table: TableName) -> str | None:
         name = self.literal(self.ready_index(table))
         return f"SELECT COUNT(*) = 0 FROM pragma_index_info({name}) WHERE name = {self.literal(STAGE_TAG.name)}"
+
+    # ---- queue wait ----
+    def millis_between(self, start: str, end: str) -> str:
+        # Times are ISO text; julianday's double resolves them to about 50 microseconds today.
+        # (unixepoch(…, 'subsec') would be exact but needs SQLite 3.42.)
+        return f"CAST(ROUND((julianday({end}) - julianday({start})) * 86400000) AS INTEGER)"

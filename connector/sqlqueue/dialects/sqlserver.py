@@ -582,3 +582,10 @@ class SqlServerDialect(Dialect):
             self._create_of(self.index_statements(table, "fifo")[index])
         )
         return Step("tag_index", f"create {index} (online where the edition allows)", (create,), atomic=False)
+
+    # ---- queue wait ----
+    def millis_between(self, start: str, end: str) -> str:
+        # DATEDIFF_BIG (SQL Server 2016 and later, as OPENJSON): DATEDIFF's int overflows at 24.8
+        # days in milliseconds, which a forgotten row reaches
+        # (https://learn.microsoft.com/sql/t-sql/functions/datediff-big-transact-sql).
+        return f"DATEDIFF_BIG(MILLISECOND, {start}, {end})"

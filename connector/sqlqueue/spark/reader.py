@@ -20,6 +20,7 @@ from pyspark.sql.types import StructType
 from ..consumer import ClaimOffset, ClaimPolicy, Consumer
 from ..options import QueueAddress, SourceOptions
 from ..queue import UNLIMITED, Queue
+from ..waits import NO_WAITS, Waits
 from .logs import worker_logger
 from .types import arrow_schema, record_batch
 
@@ -47,6 +48,12 @@ def check_layout(address: QueueAddress) -> None:
     if key not in _CURRENT_LAYOUT:
         shared_queue(address).require_layout()
         _CURRENT_LAYOUT.add(key)
+
+
+def progress_waits(waits: Waits) -> dict[str, int | None]:
+    """A batch's waits as its progress shows them, an object like Spark's own eventTime: empty
+    when the batch has no rows."""
+    return {"p50": waits.p50_ms, "p95": waits.p95_ms, "max": waits.max_ms} if waits.rows else {}
 
 
 @dataclass(frozen=True)
@@ -114,23 +121,30 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         )
         if end != offset.seq or self._last_batch_at is None:
             self._last_batch_at = time.monotonic()
-        backlog = self.options.retry.run(consumer.queue.count_ready, "counting the backlog")
+        queue = consumer.queue
+        backlog = self.options.retry.run(queue.backlog, "counting the backlog")
+        waits = NO_WAITS
+        if end != offset.seq:
+            waits = self.options.retry.run(lambda: queue.claim_waits(consumer.id, end), f"measuring claim {end}")
         self._latest = {
             **ClaimOffset(offset.consumer, end).to_dict(),
             "claimedRows": consumer.last_claimed,
-            "readyRows": backlog,
+            "readyRows": backlog.ready_rows,
+            "waitMs": progress_waits(waits),
+            "oldestReadyAgeMs": backlog.oldest_age_ms,
         }
         if end == offset.seq:
             if self._max_id is None:
                 time.sleep(self.options.empty_poll_interval_ms / 1000)
         else:
             log.info(
-                "%s: claim %d took %d rows from %s, %d ready rows remain",
+                "%s: claim %d took %d rows from %s, which waited %s; %s",
                 consumer.id,
                 end,
                 consumer.last_claimed,
                 self.options.address.table,
-                backlog,
+                waits.describe(),
+                backlog.describe(),
             )
         return ClaimOffset(offset.consumer, end).to_dict()
 
@@ -143,7 +157,8 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self.options.min_rows_per_trigger if waited_ms < self.options.max_trigger_delay_ms else None
 
     def reportLatestOffset(self) -> dict | None:
-        """Shown as the source's latestOffset in query progress: the claim, its rows and the backlog."""
+        """Shown as the source's latestOffset in query progress: the claim, its rows and how long they
+        waited, and the backlog and the age of its oldest row (see the README's progress fields)."""
         return self._latest
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
