@@ -184,20 +184,17 @@ def stats(queue: Queue, args: argparse.Namespace, order: str) -> int:
     )
     backlog = queue.backlog()
     oldest = "" if backlog.oldest_age_ms is None else f", the oldest enqueued {duration(backlog.oldest_age_ms)} ago"
-    print(f"claimable: {backlog.ready_rows:,} ready rows due now and published{oldest}")
+    print(f"claimable: {backlog.ready_rows:,} rows now (ready, due, not in an unpublished sink batch){oldest}")
     window = args.window
     since = now - dt.timedelta(seconds=window)
     waits = queue.recent_waits(since)
     if waits.rows:
         print(
-            f"wait: {waits.rows:,} rows claimed in the last {window} s waited {waits.describe()} (claim time minus "
-            "enqueue time; with completion=delete only rows not completed yet are left to count)"
+            f"wait: {waits.rows:,} rows claimed in the last {window} s waited {waits.describe()} (claimed_at - "
+            "enqueued_at; with completion=delete only rows not completed yet are left to count)"
         )
     else:
-        print(
-            f"wait: no row claimed in the last {window} s is in the table (completed rows are deleted unless "
-            "completion=keep)"
-        )
+        print(f"wait: no row claimed in the last {window} s is left in the table (completion=keep keeps them)")
     done = queue.count_done_since(since)
     print(
         f"throughput: {done:,} rows done in the last {window} s ({done / window:,.1f} rows/s; counts rows "

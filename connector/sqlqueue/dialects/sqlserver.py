@@ -180,7 +180,7 @@ class SqlServerDialect(Dialect):
         # leaves the join strategy to the optimizer. `sqlqueue doctor` flags a claim plan that
         # scans the clustered index; this was reasoned from the documentation, not measured.
         hints = f"{STRICT_HINTS if strict else CLAIM_HINTS}, INDEX({self.quote(self.ready_index(table))})"
-        out = f"OUTPUT inserted.{self.quote('id')}"
+        out = f"OUTPUT {self.claim_returns('inserted.')}"
         t = self.table(table)
         if order == "heap":
             return f"UPDATE TOP (:limit) {t}\nSET {set_sql}\n{out}\nFROM {t} WITH ({hints})\nWHERE {where}"

@@ -20,7 +20,7 @@ from pyspark.sql.types import StructType
 from ..consumer import ClaimOffset, ClaimPolicy, Consumer
 from ..options import QueueAddress, SourceOptions
 from ..queue import UNLIMITED, Queue
-from ..waits import NO_WAITS, Waits
+from ..waits import Waits
 from .logs import worker_logger
 from .types import arrow_schema, record_batch
 
@@ -121,11 +121,8 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         )
         if end != offset.seq or self._last_batch_at is None:
             self._last_batch_at = time.monotonic()
-        queue = consumer.queue
-        backlog = self.options.retry.run(queue.backlog, "counting the backlog")
-        waits = NO_WAITS
-        if end != offset.seq:
-            waits = self.options.retry.run(lambda: queue.claim_waits(consumer.id, end), f"measuring claim {end}")
+        backlog = self.options.retry.run(consumer.queue.backlog, "counting the backlog")
+        waits = consumer.last_waits
         self._latest = {
             **ClaimOffset(offset.consumer, end).to_dict(),
             "claimedRows": consumer.last_claimed,
