@@ -1,0 +1,219 @@
+"""Queue wait on every engine: how long a claim's rows waited (claimed_at - enqueued_at) as p50, p95
+and max, the oldest claimable row's age, and the waits of recent claims, checked against rows whose
+times the test sets in SQL."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import math
+import re
+
+import pytest
+
+from sqlqueue.consumer import ClaimPolicy, Consumer
+from sqlqueue.options import SourceOptions
+from sqlqueue.producer import Producer
+from sqlqueue.schema import Column
+from sqlqueue.waits import Backlog, Waits
+from tests.support.clock import move_back, set_times
+
+T0 = dt.datetime(2026, 3, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
+
+
+def recorded(queue, consumer: str, seq: int) -> list[tuple[dt.datetime, dt.datetime]]:
+    """(enqueued_at, claimed_at) of a claim's rows, as the database recorded them."""
+    d, q = queue.dialect, queue.dialect.quote
+    statement = d.compile(
+        f"SELECT {q('enqueued_at')}, {q('claimed_at')} FROM {d.table(queue.table)} WHERE {d.tagged(exact=True)}"
+    )
+    rows = queue._fetch(statement, {"consumer": consumer, "seq": seq})
+    return [(d.decode_timestamp(e), d.decode_timestamp(c)) for e, c in rows]
+
+
+def nearest_rank(values: list[int], p: float) -> int:
+    """The reference: the value at rank ceil(p * n) of the sorted values."""
+    return sorted(values)[math.ceil(p * len(values)) - 1]
+
+
+def expected(waits_ms: list[int]) -> Waits:
+    return Waits(len(waits_ms), nearest_rank(waits_ms, 0.5), nearest_rank(waits_ms, 0.95), max(waits_ms))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 20, 101])
+def test_a_claims_waits_are_the_nearest_rank_percentiles_of_claim_time_minus_enqueue_time(engine, n):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": f"p{i}"} for i in range(n)])
+    # Waits of 1.25 s, 2.25 s, ... in an order unrelated to the ids, some of them repeated.
+    waits_ms = [((7 * i) % n) // 2 * 1000 + 1250 for i in range(n)]
+    set_times(queue, "enqueued_at", {i + 1: T0 - dt.timedelta(milliseconds=w) for i, w in enumerate(waits_ms)})
+    assert queue.claim("c", 1, n) == n
+    set_times(queue, "claimed_at", dict.fromkeys(range(1, n + 1), T0))
+    queue.enqueue([{"payload": "later"}])  # another claim's row, claimed as it arrives
+    queue.claim("c", 2, 1)
+    assert queue.claim_waits("c", 1) == expected(waits_ms)
+
+
+def test_the_waits_of_twenty_rows_of_one_to_twenty_seconds(engine):
+    """The figures by hand: p50 is the 10th of 20 waits, p95 the 19th."""
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": f"p{i}"} for i in range(20)])
+    set_times(queue, "enqueued_at", {i: T0 - dt.timedelta(seconds=21 - i) for i in range(1, 21)})
+    queue.claim("c", 1, 20)
+    set_times(queue, "claimed_at", dict.fromkeys(range(1, 21), T0))
+    assert queue.claim_waits("c", 1) == Waits(20, 10_000, 19_000, 20_000)
+
+
+def test_claim_waits_use_the_claim_time_the_database_recorded(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": f"p{i}"} for i in range(10)])
+    for i in range(1, 11):
+        move_back(queue, "enqueued_at", 30 * i, ids=[i])
+    queue.claim("c", 1, 10)
+    waits = queue.claim_waits("c", 1)
+    # The reference from the recorded times; engines round to the millisecond differently.
+    want = expected([round((c - e).total_seconds() * 1000) for e, c in recorded(queue, "c", 1)])
+    assert waits.rows == want.rows == 10
+    for got, ref in ((waits.p50_ms, want.p50_ms), (waits.p95_ms, want.p95_ms), (waits.max_ms, want.max_ms)):
+        assert got is not None and ref is not None and abs(got - ref) <= 1
+    assert 150_000 <= waits.p50_ms < 160_000 and 300_000 <= waits.max_ms < 310_000
+
+
+def test_a_claim_with_no_rows_has_no_waits(engine):
+    queue = engine.new_queue()
+    assert queue.claim_waits("c", 1) == Waits(0, None, None, None)
+
+
+def spread_enqueue_times(queue, n: int) -> None:
+    """Rows 1..n enqueued 1 s, 2 s, ... n s before T0, in an order unrelated to their ids."""
+    set_times(queue, "enqueued_at", {i: T0 - dt.timedelta(seconds=(7 * i) % n + 1) for i in range(1, n + 1)})
+
+
+@pytest.mark.parametrize("chunk", [None, 4])
+def test_a_claim_returns_the_waits_the_statement_ranks_from_the_claimed_rows(engine, chunk):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": f"p{i}"} for i in range(10)])
+    spread_enqueue_times(queue, 10)
+    consumer = Consumer(queue, "c", ClaimPolicy(prefetch=False, chunk=chunk))
+    assert consumer.advance(0, 9) == 1
+    assert consumer.last_waits == queue.claim_waits("c", 1) and consumer.last_waits.rows == 9
+
+
+def test_a_claim_made_ahead_hands_its_waits_to_the_batch_it_serves(engine, monkeypatch):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": f"p{i}"} for i in range(10)])
+    spread_enqueue_times(queue, 10)
+    consumer = Consumer(queue, "c", ClaimPolicy(prefetch=True))
+    consumer.advance(0, 4)  # claims 1, and 2 ahead
+    read_again: list[int] = []
+    measure = queue.claim_waits
+    monkeypatch.setattr(queue, "claim_waits", lambda c, seq: read_again.append(seq) or measure(c, seq))
+    assert consumer.advance(1, 4) == 2
+    assert read_again == [] and consumer.last_waits == measure("c", 2) and consumer.last_waits.rows == 4
+    consumer.close()
+
+
+def test_rows_claimed_before_a_crash_are_measured_from_the_table(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": f"p{i}"} for i in range(6)])
+    spread_enqueue_times(queue, 6)
+    queue.claim("c", 1, 6)  # the offset of claim 1 was never logged
+    consumer = Consumer(queue, "c", ClaimPolicy(prefetch=False))
+    assert consumer.advance(0, 100) == 1
+    assert consumer.last_waits == queue.claim_waits("c", 1) and consumer.last_waits.rows == 6
+
+
+def test_the_backlog_ages_the_oldest_row_a_claim_could_take_by_the_database_clock(engine):
+    queue = engine.new_queue()
+    assert queue.backlog() == Backlog(0, None)
+    queue.enqueue([{"payload": "claimable"}, {"payload": "fresh"}, {"payload": "claimed"}])
+    queue.enqueue([{"payload": "not due", "due_at": dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)}])
+    Producer(queue, "w").stage(0, 0, (Column("payload", "text"),), [("unpublished",)])
+    queue.claim("c", 1, 1)  # row 1, the oldest id: claimed, not ready any more
+    move_back(queue, "enqueued_at", 3000, ids=[1])
+    move_back(queue, "enqueued_at", 300, ids=[2])
+    move_back(queue, "enqueued_at", 600, ids=[4])  # not due yet
+    move_back(queue, "enqueued_at", 900, ids=[5])  # in a sink batch Spark has not committed
+    backlog = queue.backlog()
+    assert backlog.ready_rows == 2 == queue.count_ready()
+    assert backlog.oldest_age_ms is not None and 300_000 <= backlog.oldest_age_ms < 330_000
+
+
+def test_recent_waits_count_every_row_claimed_since_a_time_that_is_still_in_the_table(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": f"p{i}"} for i in range(6)])
+    set_times(queue, "enqueued_at", {i: T0 - dt.timedelta(seconds=i) for i in range(1, 7)})
+    queue.claim("c", 1, 6)
+    set_times(queue, "claimed_at", {i: T0 for i in range(1, 5)} | {5: T0 - dt.timedelta(hours=2), 6: T0})
+    queue.complete("c", 1, keep=True)  # rows 1-6 done and kept, claimed_at kept with them
+    queue.enqueue([{"payload": "ready, never claimed"}])
+    assert queue.recent_waits(T0 - dt.timedelta(minutes=1)) == Waits(5, 3_000, 6_000, 6_000)
+    assert queue.recent_waits(T0 + dt.timedelta(minutes=1)) == Waits(0, None, None, None)
+
+
+def reader(engine, queue, **options):
+    """The source's reader as Spark's driver calls it, without Spark."""
+    from sqlqueue.spark.reader import QueueStreamReader
+
+    raw = engine.source_options(queue, consumer="waits", emptyPollIntervalMs=1, prefetch=False, **options)
+    return QueueStreamReader(SourceOptions.parse(raw), None)
+
+
+class Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+@pytest.fixture
+def source_log():
+    """The source's log lines. Its logger does not propagate to pytest's capture (see spark/logs.py)."""
+    logger, lines = logging.getLogger("sqlqueue.source"), Lines()
+    logger.addHandler(lines)
+    yield lines.lines
+    logger.removeHandler(lines)
+
+
+def test_a_batch_reports_its_waits_and_the_oldest_ready_row_in_progress_and_its_log_line(engine, source_log):
+    from pyspark.sql.streaming.datasource import ReadMaxRows
+
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": f"p{i}"} for i in range(5)])  # rows 1-5 enqueued 2:01:00 to 2:05:00 ago
+    for i in range(1, 6):
+        move_back(queue, "enqueued_at", 7200 + 60 * i, ids=[i])
+    source = reader(engine, queue, maxRowsPerTrigger=3)
+    end = source.latestOffset({"consumer": "waits", "seq": 0}, ReadMaxRows(3))
+    progress = source.reportLatestOffset()
+    waits = queue.claim_waits("waits", end["seq"])
+    assert progress is not None and progress["claimedRows"] == 3 and progress["readyRows"] == 2
+    assert progress["waitMs"] == {"p50": waits.p50_ms, "p95": waits.p95_ms, "max": waits.max_ms}
+    assert 7_500_000 <= progress["oldestReadyAgeMs"] < 7_560_000  # row 5, enqueued 2:05:00 ago
+    table = queue.table
+    pattern = (
+        rf"waits: claim 1 took 3 rows from {re.escape(str(table))}, which waited {re.escape(waits.describe())}; "
+        r"2 ready rows remain, the oldest enqueued 2:05:\d\d ago"
+    )
+    assert len(source_log) == 1 and re.fullmatch(pattern, source_log[0]), source_log
+    assert waits.p50_ms is not None and 7_320_000 <= waits.p50_ms < 7_380_000  # row 2: 2:02:00 and a little
+    source.stop()
+
+
+def test_an_empty_poll_reports_the_backlog_and_no_waits(engine, source_log):
+    from pyspark.sql.streaming.datasource import ReadMaxRows
+
+    queue = engine.new_queue()
+    source = reader(engine, queue)
+    source.latestOffset({"consumer": "waits", "seq": 0}, ReadMaxRows(10))
+    assert source.reportLatestOffset() == {
+        "consumer": "waits",
+        "seq": 0,
+        "claimedRows": 0,
+        "readyRows": 0,
+        "waitMs": {},
+        "oldestReadyAgeMs": None,
+    }
+    assert source_log == []
+    source.stop()
