@@ -50,10 +50,10 @@ lint: setup
 	$(VENV)/bin/mypy
 	PYTHONPATH=connector $(VENV)/bin/lint-imports --no-cache
 
-test: setup
+test: setup lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-test-fast: setup
+test-fast: setup lint
 	$(PY) -m pytest -m "not crash" $(PYTEST_ARGS)
 
 # Every sqlserver-marked test (the crash tests included: their engine parameter carries the marker)

@@ -190,11 +190,11 @@ def stats(queue: Queue, args: argparse.Namespace, order: str) -> int:
     waits = queue.recent_waits(since)
     if waits.rows:
         print(
-            f"wait: {waits.rows:,} rows claimed in the last {window} s waited {waits.describe()} (claimed_at - "
-            "enqueued_at; with completion=delete only rows not completed yet are left to count)"
+            f"queue wait: {waits.rows:,} rows claimed in the last {window} s waited {waits} (enqueue to claim; "
+            "with completion=delete only rows not completed yet are left to count)"
         )
     else:
-        print(f"wait: no row claimed in the last {window} s is left in the table (completion=keep keeps them)")
+        print(f"queue wait: no row claimed in the last {window} s is left in the table (completion=keep keeps them)")
     done = queue.count_done_since(since)
     print(
         f"throughput: {done:,} rows done in the last {window} s ({done / window:,.1f} rows/s; counts rows "

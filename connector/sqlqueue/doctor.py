@@ -11,10 +11,16 @@ import datetime as dt
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from .dialects.odbc import FREETDS_DESCRIBES_PARAMS
 from .queue import Queue
 from .schema import CLAIMED, LAYOUT, READY, READY_INDEX_KEY
+
+if TYPE_CHECKING:  # each engine's checks read facts only its own dialect states
+    from .dialects.postgres import PostgresDialect
+    from .dialects.sqlite import SqliteDialect
+    from .dialects.sqlserver import SqlServerDialect
 
 PROBLEM, NOTE, OK = "problem", "note", "ok"
 # PostgreSQL: dead row versions worth a finding once they pass this and outnumber the live rows.
@@ -157,9 +163,9 @@ def _driver(queue: Queue) -> Iterator[Finding]:
 
 
 def _sqlserver(queue: Queue, order: str) -> Iterator[Finding]:
-    d, t = queue.dialect, queue.table
+    d, t = cast("SqlServerDialect", queue.dialect), queue.table
     yield from _driver(queue)
-    (level,) = queue.facts(queue.dialect.session_isolation)[0]
+    (level,) = queue.facts(d.session_isolation)[0]
     if level == 2:
         yield Finding(OK, "isolation level", "the session runs at READ COMMITTED")
     else:
@@ -171,7 +177,7 @@ def _sqlserver(queue: Queue, order: str) -> Iterator[Finding]:
             "READ COMMITTED and REPEATABLE READ (error 650)",
             (d.session_setup(t).sql,),
         )
-    snapshot, escalation, compatibility = queue.facts(queue.dialect.database_settings)[0]
+    snapshot, escalation, compatibility = queue.facts(d.database_settings)[0]
     if compatibility < OPENJSON_LEVEL:
         yield Finding(
             PROBLEM,
@@ -207,7 +213,7 @@ def _sqlserver(queue: Queue, order: str) -> Iterator[Finding]:
         )
     else:
         yield Finding(OK, "lock escalation", "lock escalation is DISABLE")
-    for (trigger,) in queue.facts(queue.dialect.enabled_triggers):
+    for (trigger,) in queue.facts(d.enabled_triggers):
         yield Finding(
             PROBLEM,
             "trigger",
@@ -220,8 +226,8 @@ def _sqlserver(queue: Queue, order: str) -> Iterator[Finding]:
 
 
 def _postgres(queue: Queue, order: str) -> Iterator[Finding]:
-    d, t = queue.dialect, queue.table
-    rows = queue.facts(queue.dialect.vacuum_stats)
+    d, t = cast("PostgresDialect", queue.dialect), queue.table
+    rows = queue.facts(d.vacuum_stats)
     if not rows:
         return
     live, dead, last_autovacuum, last_vacuum = rows[0]
@@ -241,14 +247,15 @@ def _postgres(queue: Queue, order: str) -> Iterator[Finding]:
 
 
 def _sqlite(queue: Queue, order: str) -> Iterator[Finding]:
-    (mode,) = queue.facts(queue.dialect.journal_mode)[0]
+    d = cast("SqliteDialect", queue.dialect)
+    (mode,) = queue.facts(d.journal_mode)[0]
     if str(mode).lower() != "wal":
         yield Finding(
             PROBLEM,
             "journal mode",
             f"journal_mode is {mode}, not WAL: readers block the one writer and every claim waits for them "
             "(sqlqueue turns WAL on when it connects; something switched it back or never connected through it)",
-            (queue.dialect.wal_on(queue.table).sql,),
+            (d.wal_on(queue.table).sql,),
         )
     else:
         yield Finding(OK, "journal mode", "journal_mode is WAL")

@@ -12,7 +12,7 @@ import datetime as dt
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .connection import ConnectionSpec
 from .dialects import Dialect, dialect_for
@@ -33,6 +33,9 @@ from .schema import (
     keyed,
 )
 from .waits import Backlog, Waits
+
+if TYPE_CHECKING:  # the SQL Server-only facts doctor reads
+    from .dialects.sqlserver import SqlServerDialect
 
 UNLIMITED = 2**62
 DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME = "done", "retry", "failed"
@@ -254,13 +257,11 @@ class Queue:
         lease_seconds: int = 300,
         chunk: int | None = None,
         max_id: int | None = None,
-        waits: list[int] | None = None,
     ) -> int:
         """Claim up to ``limit`` ready rows under (consumer, seq); returns how many were claimed.
 
         Each chunk commits on its own: a crash between chunks leaves rows tagged with ``seq``,
-        which the claim protocol finds and serves before claiming more. ``waits`` receives each
-        claimed row's wait in milliseconds (claimed_at - enqueued_at), which the claim returns.
+        which the claim protocol finds and serves before claiming more.
         """
         statement = self.dialect.claim(self.table, order, strict, max_id is not None)
         chunk = chunk or self.dialect.default_chunk or limit
@@ -270,10 +271,7 @@ class Queue:
             want = min(chunk, limit - claimed)
             with self.transaction() as cur:
                 cur.execute(statement.sql, statement.bind({**values, "limit": want}))
-                rows = cur.fetchall()
-            got = len(rows)
-            if waits is not None:
-                waits.extend(row[1] for row in rows)
+                got = len(cur.fetchall())
             claimed += got
             if got < want:
                 break
@@ -396,7 +394,7 @@ class Queue:
         return Backlog.from_row(self._fetch(self.dialect.backlog(self.table), {})[0])
 
     def claim_waits(self, consumer: str, seq: int) -> Waits:
-        """How long the rows of one claim waited before it took them (claimed_at - enqueued_at)."""
+        """How long the rows of claim ``seq`` waited between enqueue and claim."""
         return Waits.from_row(self._fetch(self.dialect.claim_waits(self.table), {"consumer": consumer, "seq": seq})[0])
 
     def recent_waits(self, since: dt.datetime) -> Waits:
@@ -441,12 +439,12 @@ class Queue:
         """The estimated plan of this queue's claim in ``order``, with example values (SQL Server)."""
         statement = self.dialect.claim(self.table, order, False, False)
         example = {"limit": 1000, "consumer": "sqlqueue-doctor", "seq": 1, "lease_seconds": 300}
-        conn = self.conn
+        conn, d = self.conn, cast("SqlServerDialect", self.dialect)
         with self._errors():
-            return self.dialect.estimated_plan(conn, self.dialect.inline(statement, example))
+            return d.estimated_plan(conn, d.inline(statement, example))
 
     def driver(self) -> Driver:
         """The ODBC driver and its version, as the driver reports them (SQL Server)."""
-        conn = self.conn
+        conn, d = self.conn, cast("SqlServerDialect", self.dialect)
         with self._errors():
-            return self.dialect.driver(conn)
+            return d.driver(conn)

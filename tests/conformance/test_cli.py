@@ -96,9 +96,9 @@ def test_stats_shows_the_oldest_claimable_row_and_the_waits_of_recent_claims(run
     status, out, _ = run("stats")
     assert status == 0
     assert re.search(r"^claimable: 1 rows now \(.*\), the oldest enqueued 2:00:0\d ago$", out, re.MULTILINE), out
-    assert "wait: 2 rows claimed in the last 60 s waited p50 10.0 s, p95 20.0 s, max 20.0 s (" in out
+    assert "queue wait: 2 rows claimed in the last 60 s waited p50 10.0 s, p95 20.0 s, max 20.0 s (" in out
     run.queue.complete("c", 1)  # deleted: nothing recent is left to measure
-    assert "wait: no row claimed in the last 60 s is left in the table" in run("stats")[1]
+    assert "queue wait: no row claimed in the last 60 s is left in the table" in run("stats")[1]
 
 
 def fail_all(queue) -> None:

@@ -104,6 +104,10 @@ class Dialect(ABC):
         """The current UTC time plus ``:seconds_param`` seconds."""
 
     @abstractmethod
+    def millis_between(self, start: str, end: str) -> str:
+        """Whole milliseconds from timestamp expression ``start`` to ``end``, as a BIGINT expression."""
+
+    @abstractmethod
     def create_table_guarded(self, table: TableName, body: str, unlogged: bool = False) -> str:
         """CREATE TABLE unless it exists; ``unlogged`` where the engine can skip the log for scratch data."""
 
@@ -129,7 +133,7 @@ class Dialect(ABC):
 
     @abstractmethod
     def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool) -> str:
-        """One statement that marks up to ``:limit`` ready rows and returns ``claim_returns()`` of each."""
+        """One statement that marks up to ``:limit`` ready rows and returns their ids."""
 
     def limited_update(self, table: TableName, set_sql: str, where: str, limited: bool) -> str:
         """UPDATE of the matching rows, at most ``:limit`` of them when ``limited``."""
@@ -313,7 +317,7 @@ class Dialect(ABC):
         # The ready index covers every column the claim's WHERE reads (stage_tag too), so rows a claim
         # passes over are judged from the index alone, without a lookup that locks the base row.
         include = [c for c in ("due_at", "priority") if c not in dict(READY_INDEX_KEY[order])] + [STAGE_TAG.name]
-        indexes = (
+        indexes: tuple[tuple[str, str, list[str], str, bool], ...] = (
             (self.ready_index(t), key, include, f"{q('state')} = '{READY}'", False),
             (
                 f"ix_{t.name}_claimed",
@@ -928,37 +932,31 @@ class Dialect(ABC):
         return Step("tag_index", f"drop {index}", (f"DROP INDEX IF EXISTS {self.index_name(table, index)}",))
 
     # ---- queue wait ----
-    # A row's wait is claimed_at - enqueued_at, both from the database's clock. A claim returns each
-    # row's wait with its id (claim_returns) and the consumer ranks them, so a batch's figures need
-    # no query of their own. Rows claimed earlier (before a crash) are ranked here, as are recent
-    # claims for `sqlqueue stats`. Percentiles are the nearest rank, the value at rank ceil(p * n)
-    # in wait order (what PostgreSQL's percentile_disc returns), found with ROW_NUMBER and
-    # COUNT(*) OVER (), which every engine has: SQLite has no percentile function, and SQL Server
-    # documents PERCENTILE_DISC as an analytic function, PERCENTILE_DISC (p) WITHIN GROUP (ORDER BY …)
-    # OVER (…), one value per input row (learn.microsoft.com/sql/t-sql/functions/percentile-disc-transact-sql).
-    @abstractmethod
-    def millis_between(self, start: str, end: str) -> str:
-        """Whole milliseconds from the timestamp expression ``start`` to ``end``, as an SQL expression."""
-
-    def claim_returns(self, row: str = "") -> str:
-        """What a claim returns of each row it takes: its id and its wait (``row``: how the statement
-        names the updated row, as SQL Server's ``inserted.``). On 50,000 PostgreSQL rows this cost
-        the claim 30-45 ms, and ranking the waits in Python 5-10 ms, where reading them again cost
-        45 ms with claim_waits, 23 ms with percentile_disc and 50 ms fetched into Python, each a
-        round trip more (benchmarks/bench_wait.py, on a loaded host). A claim made ahead (prefetch)
-        pays it in the background."""
-        q = self.quote
-        return f"{row}{q('id')}, {self.millis_between(row + q('enqueued_at'), row + q('claimed_at'))}"
-
+    # A row's wait is claimed_at - enqueued_at, both from the database's clock. The percentiles are
+    # ranked in the database and come back as one row: the nearest rank, the value at rank
+    # ceil(p * n) in wait order (what PostgreSQL's percentile_disc returns). On a 50,000-row
+    # PostgreSQL claim, ranking took 30 ms with percentile_disc and 53-56 ms with ROW_NUMBER, and
+    # fetching the waits to rank them in Python 66 ms; a claim returning each wait beside its id took
+    # 29-40 ms longer than the claim (benchmarks/bench_wait.py). So the claim statement stays as it
+    # was, and a claim made ahead ranks its waits in the prefetch thread, off the batch's path.
     def _wait_figures(self, table: TableName, where: str, hints: str = "") -> str:
         """One row for the rows ``where`` selects: how many, the p50 and p95 of their waits and the
-        longest (ms; NULL when no row matches). Ranks ceil(n / 2) and ceil(19 n / 20) are integer
-        arithmetic, the same in every engine."""
+        longest (ms; NULL when no row matches)."""
+        wait = self.millis_between(self.quote("enqueued_at"), self.quote("claimed_at"))
+        return self.rank_waits(
+            f"SELECT {wait} AS {self.quote('wait_ms')} FROM {self.table(table)}{hints} WHERE {where}"
+        )
+
+    def rank_waits(self, waits: str) -> str:
+        """(count, p50, p95, max) of the column wait_ms of the query ``waits``, with ROW_NUMBER and
+        COUNT(*) OVER (), which every engine has: SQLite has no percentile function, and SQL Server
+        documents PERCENTILE_DISC as an analytic function, PERCENTILE_DISC (p) WITHIN GROUP (ORDER BY
+        ...) OVER (...), one value per input row (learn.microsoft.com/sql/t-sql/functions/percentile-disc-transact-sql).
+        Ranks ceil(n / 2) and ceil(19 n / 20) are integer arithmetic, the same in every engine."""
         q = self.quote
-        wait = self.millis_between(q("enqueued_at"), q("claimed_at"))
         ranked = (
-            f"SELECT {wait} AS {q('wait_ms')}, ROW_NUMBER() OVER (ORDER BY {wait}) AS {q('wait_rank')}, "
-            f"COUNT(*) OVER () AS {q('n')} FROM {self.table(table)}{hints} WHERE {where}"
+            f"SELECT v.{q('wait_ms')}, ROW_NUMBER() OVER (ORDER BY v.{q('wait_ms')}) AS {q('wait_rank')}, "
+            f"COUNT(*) OVER () AS {q('n')} FROM ({waits}) AS v"
         )
         w, r, n = f"w.{q('wait_ms')}", f"w.{q('wait_rank')}", f"w.{q('n')}"
         return (
@@ -968,21 +966,25 @@ class Dialect(ABC):
 
     @cached
     def claim_waits(self, table: TableName) -> Statement:
-        """The wait figures of the rows one consumer holds under one claim (a micro-batch)."""
+        """The wait figures of the rows one consumer holds under one claim (a micro-batch), read
+        through the index of claimed rows."""
         return self.compile(self._wait_figures(table, self.tagged(exact=True)))
 
     @cached
     def recent_waits(self, table: TableName) -> Statement:
         """The wait figures of the rows claimed since ``:since`` that are still in the table, in any
-        state. No index has claimed_at: this reads the whole table, as the counts per state do.
-        Rows being claimed or written are skipped rather than waited for."""
+        state (``sqlqueue stats``). No index has claimed_at: this reads the whole table, as the
+        counts per state do. Rows being claimed or written are skipped rather than waited for."""
         where = f"{self.quote('claimed_at')} >= :since"
         return self.compile(self._wait_figures(table, where, self.skip_locked_hints()))
 
     @cached
     def backlog(self, table: TableName) -> Statement:
-        """The ready rows a claim could take now, and the age in ms of the oldest (NULL when none):
-        one pass over the ready rows, like ``count_ready``."""
+        """The ready rows a claim could take now, and the age in ms of the oldest (NULL when none),
+        in the one pass over the ready rows that ``count_ready`` makes. Exact where a probe of the
+        lowest ready id is not: with 1M done rows kept, that probe walked the primary key for
+        130-180 ms on a queue whose ready index is by priority or due time, against 6-9 ms more than
+        the count for the minimum here (PostgreSQL, JIT off)."""
         age = self.millis_between(f"MIN({self.quote('enqueued_at')})", self.now())
         return self.compile(
             f"SELECT COUNT(*), {age} FROM {self.table(table)}{self.skip_locked_hints()} "

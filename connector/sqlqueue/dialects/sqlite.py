@@ -52,6 +52,10 @@ class SqliteDialect(Dialect):
     def now_plus(self, seconds_param: str) -> str:
         return f"strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || :{seconds_param} || ' seconds')"
 
+    def millis_between(self, start: str, end: str) -> str:
+        # Times are ISO-8601 text; a Julian day as a double resolves about 0.05 ms today.
+        return f"CAST(ROUND((julianday({end}) - julianday({start})) * 86400000) AS INTEGER)"
+
     def default_sql(self, default: str) -> str:
         return f"({_NOW})" if default == "now" else default
 
@@ -79,8 +83,7 @@ class SqliteDialect(Dialect):
         order_by = f" ORDER BY {self.order_by(order)}" if order != "heap" else ""
         return (
             f"UPDATE {t} SET {set_sql} WHERE {self.quote('id')} IN "
-            f"(SELECT {self.quote('id')} FROM {t} WHERE {where}{order_by} LIMIT :limit) "
-            f"RETURNING {self.claim_returns()}"
+            f"(SELECT {self.quote('id')} FROM {t} WHERE {where}{order_by} LIMIT :limit) RETURNING {self.quote('id')}"
         )
 
     def columns_sql(self, table: TableName) -> str:
@@ -112,7 +115,9 @@ class SqliteDialect(Dialect):
 
     def inspection_connect(self, spec: ConnectionSpec) -> Any:
         # connect() turns WAL on, which would hide the very setting the doctor looks at.
-        return sqlite3.connect(spec.param("path"), timeout=60, isolation_level=None, check_same_thread=False)
+        path = spec.param("path")
+        assert path is not None, "a sqlite:// URL always names a file"
+        return sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
 
     def connect(self, spec: ConnectionSpec) -> Any:
         conn = self.inspection_connect(spec)
@@ -170,9 +175,3 @@ class SqliteDialect(Dialect):
     def ready_index_todo(self, table: TableName) -> str | None:
         name = self.literal(self.ready_index(table))
         return f"SELECT COUNT(*) = 0 FROM pragma_index_info({name}) WHERE name = {self.literal(STAGE_TAG.name)}"
-
-    # ---- queue wait ----
-    def millis_between(self, start: str, end: str) -> str:
-        # Times are ISO text; julianday's double resolves them to about 50 microseconds today.
-        # (unixepoch(…, 'subsec') would be exact but needs SQLite 3.42.)
-        return f"CAST(ROUND((julianday({end}) - julianday({start})) * 86400000) AS INTEGER)"

@@ -126,6 +126,11 @@ class SqlServerDialect(Dialect):
     def now_plus(self, seconds_param: str) -> str:
         return f"DATEADD(SECOND, :{seconds_param}, SYSUTCDATETIME())"
 
+    def millis_between(self, start: str, end: str) -> str:
+        # DATEDIFF_BIG, not DATEDIFF: an INT of milliseconds overflows after 24.8 days
+        # (https://learn.microsoft.com/sql/t-sql/functions/datediff-big-transact-sql).
+        return f"DATEDIFF_BIG(MILLISECOND, {start}, {end})"
+
     def _object_name(self, table: TableName) -> str:
         # A one-part name resolves in the login's default schema, as CREATE TABLE does.
         return f"N'{table}'"
@@ -180,7 +185,7 @@ class SqlServerDialect(Dialect):
         # leaves the join strategy to the optimizer. `sqlqueue doctor` flags a claim plan that
         # scans the clustered index; this was reasoned from the documentation, not measured.
         hints = f"{STRICT_HINTS if strict else CLAIM_HINTS}, INDEX({self.quote(self.ready_index(table))})"
-        out = f"OUTPUT {self.claim_returns('inserted.')}"
+        out = f"OUTPUT inserted.{self.quote('id')}"
         t = self.table(table)
         if order == "heap":
             return f"UPDATE TOP (:limit) {t}\nSET {set_sql}\n{out}\nFROM {t} WITH ({hints})\nWHERE {where}"
@@ -582,10 +587,3 @@ class SqlServerDialect(Dialect):
             self._create_of(self.index_statements(table, "fifo")[index])
         )
         return Step("tag_index", f"create {index} (online where the edition allows)", (create,), atomic=False)
-
-    # ---- queue wait ----
-    def millis_between(self, start: str, end: str) -> str:
-        # DATEDIFF_BIG (SQL Server 2016 and later, as OPENJSON): DATEDIFF's int overflows at 24.8
-        # days in milliseconds, which a forgotten row reaches
-        # (https://learn.microsoft.com/sql/t-sql/functions/datediff-big-transact-sql).
-        return f"DATEDIFF_BIG(MILLISECOND, {start}, {end})"

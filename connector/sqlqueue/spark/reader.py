@@ -20,7 +20,7 @@ from pyspark.sql.types import StructType
 from ..consumer import ClaimOffset, ClaimPolicy, Consumer
 from ..options import QueueAddress, SourceOptions
 from ..queue import UNLIMITED, Queue
-from ..waits import Waits
+from ..waits import duration
 from .logs import worker_logger
 from .types import arrow_schema, record_batch
 
@@ -48,12 +48,6 @@ def check_layout(address: QueueAddress) -> None:
     if key not in _CURRENT_LAYOUT:
         shared_queue(address).require_layout()
         _CURRENT_LAYOUT.add(key)
-
-
-def progress_waits(waits: Waits) -> dict[str, int | None]:
-    """A batch's waits as its progress shows them, an object like Spark's own eventTime: empty
-    when the batch has no rows."""
-    return {"p50": waits.p50_ms, "p95": waits.p95_ms, "max": waits.max_ms} if waits.rows else {}
 
 
 @dataclass(frozen=True)
@@ -127,7 +121,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             **ClaimOffset(offset.consumer, end).to_dict(),
             "claimedRows": consumer.last_claimed,
             "readyRows": backlog.ready_rows,
-            "waitMs": progress_waits(waits),
+            **waits.progress(),
             "oldestReadyAgeMs": backlog.oldest_age_ms,
         }
         if end == offset.seq:
@@ -135,13 +129,14 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 time.sleep(self.options.empty_poll_interval_ms / 1000)
         else:
             log.info(
-                "%s: claim %d took %d rows from %s, which waited %s; %s",
+                "%s: claim %d took %d rows from %s (queue wait %s), %d ready rows remain (oldest %s)",
                 consumer.id,
                 end,
                 consumer.last_claimed,
                 self.options.address.table,
-                waits.describe(),
-                backlog.describe(),
+                waits,
+                backlog.ready_rows,
+                duration(backlog.oldest_age_ms),
             )
         return ClaimOffset(offset.consumer, end).to_dict()
 
@@ -154,8 +149,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self.options.min_rows_per_trigger if waited_ms < self.options.max_trigger_delay_ms else None
 
     def reportLatestOffset(self) -> dict | None:
-        """Shown as the source's latestOffset in query progress: the claim, its rows and how long they
-        waited, and the backlog and the age of its oldest row (see the README's progress fields)."""
+        """Shown as the source's latestOffset in query progress: the claim, its rows and the backlog."""
         return self._latest
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
@@ -167,7 +161,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         )
         return [ClaimRange(last.consumer, first.seq, last.seq, lo, hi) for lo, hi in bounds]
 
-    def read(self, partition: ClaimRange) -> Iterator[pa.RecordBatch]:
+    def read(self, partition: ClaimRange) -> Iterator[pa.RecordBatch]:  # type: ignore[override]  # Spark passes back the partitions planned here
         queue = shared_queue(self.options.address)
         target = arrow_schema(self.schema)
 

@@ -19,6 +19,7 @@ they need comes in the commit messages.
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -70,11 +71,17 @@ class AckTask(WriterCommitMessage):
     acks: tuple[Ack, ...]
 
 
+def task_context() -> TaskContext:
+    ctx = TaskContext.get()
+    assert ctx is not None, "writers run inside Spark tasks"
+    return ctx
+
+
 def stream_ids(options: SinkOptions) -> tuple[str, int, str]:
     """(writer id, batch id, run id) of the micro-batch this task belongs to."""
-    ctx = TaskContext.get()
-    writer_id = options.writer_id or ctx.getLocalProperty(QUERY_ID)
-    return writer_id, int(ctx.getLocalProperty(BATCH_ID)), ctx.getLocalProperty(RUN_ID) or ""
+    ctx = task_context()
+    writer_id = options.writer_id or ctx.getLocalProperty(QUERY_ID) or ""
+    return writer_id, int(ctx.getLocalProperty(BATCH_ID) or 0), ctx.getLocalProperty(RUN_ID) or ""
 
 
 def checked_columns(options: SinkOptions, schema: StructType) -> tuple[Column, ...]:
@@ -96,7 +103,7 @@ class _Staging:
         return Producer(shared_queue(self.options.address), writer_id, run_id)
 
     def _stage(self, batches: Iterator[pa.RecordBatch], writer_id: str, batch_id: int, run_id: str) -> StagedTask:
-        ctx = TaskContext.get()
+        ctx = task_context()
         rows = batch_rows(batches, self.columns)
         staged = self._producer(writer_id, run_id).stage(
             batch_id, ctx.partitionId(), self.columns, rows, ctx.taskAttemptId()
@@ -126,7 +133,7 @@ class _Staging:
                 time.sleep(LATE_TASK_GRACE_S)
             for writer_id in writer_ids:
                 producer = self._producer(writer_id)
-                discarded = self.options.retry.run(lambda producer=producer: producer.discard(batch_id), "discard")
+                discarded = self.options.retry.run(functools.partial(producer.discard, batch_id), "discard")
                 if discarded or not attempt:
                     log.warning("%r: batch %d aborted; discarded %d unpublished rows", producer, batch_id, discarded)
 
@@ -153,14 +160,16 @@ class _Acking:
             log.info("%r: batch %d acknowledged %d rows", producer, batch_id, applied)
 
 
+# commit and abort receive the messages this writer's write() returned: their narrower list types are
+# why they carry type: ignore[override].
 class QueueStreamAckWriter(_Acking, DataSourceStreamArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> AckTask:
         return AckTask(stream_ids(self.options)[0], tuple(acks_from(iterator, self.options)))
 
-    def commit(self, messages: list[AckTask | None], batchId: int) -> None:
+    def commit(self, messages: list[AckTask | None], batchId: int) -> None:  # type: ignore[override]
         self._apply(messages, batchId)
 
-    def abort(self, messages: list[AckTask | None], batchId: int) -> None:
+    def abort(self, messages: list[AckTask | None], batchId: int) -> None:  # type: ignore[override]
         """Nothing was written: acknowledgements live in the messages until the commit."""
 
 
@@ -172,10 +181,10 @@ class QueueBatchAckWriter(_Acking, DataSourceArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> AckTask:
         return AckTask(self.writer_id, tuple(acks_from(iterator, self.options)))
 
-    def commit(self, messages: list[AckTask | None]) -> None:
+    def commit(self, messages: list[AckTask | None]) -> None:  # type: ignore[override]
         self._apply(messages, self.batch_id)
 
-    def abort(self, messages: list[AckTask | None]) -> None:
+    def abort(self, messages: list[AckTask | None]) -> None:  # type: ignore[override]
         """Nothing was written."""
 
 
@@ -186,7 +195,7 @@ def batch_identity(options: SinkOptions) -> tuple[str, int]:
             "options 'writerId' and 'batchId' go together on a df.write (e.g. inside foreachBatch: "
             ".option('writerId', 'my-job').option('batchId', batch_id)); give both or neither"
         )
-    if options.writer_id is not None:
+    if options.writer_id is not None and options.batch_id is not None:
         return options.writer_id, options.batch_id
     # Made once on the driver; every task and the commit get it pickled with the writer.
     return f"batch-{uuid.uuid4()}", ONLY_BATCH
@@ -197,10 +206,10 @@ class QueueStreamWriter(_Staging, DataSourceStreamArrowWriter):
         writer_id, batch_id, run_id = stream_ids(self.options)
         return self._stage(iterator, writer_id, batch_id, run_id)
 
-    def commit(self, messages: list[StagedTask | None], batchId: int) -> None:
+    def commit(self, messages: list[StagedTask | None], batchId: int) -> None:  # type: ignore[override]
         self._publish(messages, batchId)
 
-    def abort(self, messages: list[StagedTask | None], batchId: int) -> None:
+    def abort(self, messages: list[StagedTask | None], batchId: int) -> None:  # type: ignore[override]
         # With no message and no writerId the query id is unknown here; the restart replays the
         # batch, and its publish deletes whatever this run wrote.
         named = {self.options.writer_id} if self.options.writer_id else set()
@@ -215,10 +224,10 @@ class QueueBatchWriter(_Staging, DataSourceArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StagedTask:
         return self._stage(iterator, self.writer_id, self.batch_id, "")
 
-    def commit(self, messages: list[StagedTask | None]) -> None:
+    def commit(self, messages: list[StagedTask | None]) -> None:  # type: ignore[override]
         self._publish(messages, self.batch_id)
 
-    def abort(self, messages: list[StagedTask | None]) -> None:
+    def abort(self, messages: list[StagedTask | None]) -> None:  # type: ignore[override]
         self._discard({self.writer_id}, self.batch_id)
 
 

@@ -5,4 +5,4 @@ WITH [batch] AS (
 )
 UPDATE [batch]
 SET [state] = 'claimed', [consumer] = ?, [claim_seq] = ?, [attempts] = [attempts] + 1, [claimed_at] = SYSUTCDATETIME(), [lease_until] = DATEADD(SECOND, ?, SYSUTCDATETIME()), [stage_tag] = NULL
-OUTPUT inserted.[id], DATEDIFF_BIG(MILLISECOND, inserted.[enqueued_at], inserted.[claimed_at])
+OUTPUT inserted.[id]

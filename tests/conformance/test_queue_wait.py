@@ -1,6 +1,7 @@
 """Queue wait on every engine: how long a claim's rows waited (claimed_at - enqueued_at) as p50, p95
 and max, the oldest claimable row's age, and the waits of recent claims, checked against rows whose
-times the test sets in SQL."""
+times the test sets in SQL; per claim, in the consumer, and in the source's progress and log line
+(its reader called as Spark's driver calls it, no Spark needed)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from sqlqueue.consumer import ClaimPolicy, Consumer
 from sqlqueue.options import SourceOptions
 from sqlqueue.producer import Producer
 from sqlqueue.schema import Column
-from sqlqueue.waits import Backlog, Waits
+from sqlqueue.waits import Backlog, Waits, duration
 from tests.support.clock import move_back, set_times
 
 T0 = dt.datetime(2026, 3, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
@@ -64,13 +65,14 @@ def test_the_waits_of_twenty_rows_of_one_to_twenty_seconds(engine):
     assert queue.claim_waits("c", 1) == Waits(20, 10_000, 19_000, 20_000)
 
 
-def test_claim_waits_use_the_claim_time_the_database_recorded(engine):
+def test_a_consumer_reports_the_waits_of_its_claim_from_the_claim_time_the_database_recorded(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": f"p{i}"} for i in range(10)])
     for i in range(1, 11):
         move_back(queue, "enqueued_at", 30 * i, ids=[i])
-    queue.claim("c", 1, 10)
-    waits = queue.claim_waits("c", 1)
+    consumer = Consumer(queue, "c", ClaimPolicy(prefetch=False))
+    assert consumer.advance(0, 10) == 1
+    waits = consumer.last_waits
     # The reference from the recorded times; engines round to the millisecond differently.
     want = expected([round((c - e).total_seconds() * 1000) for e, c in recorded(queue, "c", 1)])
     assert waits.rows == want.rows == 10
@@ -81,22 +83,14 @@ def test_claim_waits_use_the_claim_time_the_database_recorded(engine):
 
 def test_a_claim_with_no_rows_has_no_waits(engine):
     queue = engine.new_queue()
-    assert queue.claim_waits("c", 1) == Waits(0, None, None, None)
+    assert queue.claim_waits("c", 1) == Waits()
+    consumer = Consumer(queue, "c", ClaimPolicy())
+    assert consumer.advance(0, 10) == 0 and consumer.last_waits == Waits()
 
 
 def spread_enqueue_times(queue, n: int) -> None:
     """Rows 1..n enqueued 1 s, 2 s, ... n s before T0, in an order unrelated to their ids."""
     set_times(queue, "enqueued_at", {i: T0 - dt.timedelta(seconds=(7 * i) % n + 1) for i in range(1, n + 1)})
-
-
-@pytest.mark.parametrize("chunk", [None, 4])
-def test_a_claim_returns_the_waits_the_statement_ranks_from_the_claimed_rows(engine, chunk):
-    queue = engine.new_queue()
-    queue.enqueue([{"payload": f"p{i}"} for i in range(10)])
-    spread_enqueue_times(queue, 10)
-    consumer = Consumer(queue, "c", ClaimPolicy(prefetch=False, chunk=chunk))
-    assert consumer.advance(0, 9) == 1
-    assert consumer.last_waits == queue.claim_waits("c", 1) and consumer.last_waits.rows == 9
 
 
 def test_a_claim_made_ahead_hands_its_waits_to_the_batch_it_serves(engine, monkeypatch):
@@ -118,9 +112,10 @@ def test_rows_claimed_before_a_crash_are_measured_from_the_table(engine):
     queue.enqueue([{"payload": f"p{i}"} for i in range(6)])
     spread_enqueue_times(queue, 6)
     queue.claim("c", 1, 6)  # the offset of claim 1 was never logged
+    set_times(queue, "claimed_at", dict.fromkeys(range(1, 7), T0))  # waits of 1 s to 6 s
     consumer = Consumer(queue, "c", ClaimPolicy(prefetch=False))
     assert consumer.advance(0, 100) == 1
-    assert consumer.last_waits == queue.claim_waits("c", 1) and consumer.last_waits.rows == 6
+    assert consumer.last_waits == Waits(6, 3_000, 6_000, 6_000)
 
 
 def test_the_backlog_ages_the_oldest_row_a_claim_could_take_by_the_database_clock(engine):
@@ -137,6 +132,11 @@ def test_the_backlog_ages_the_oldest_row_a_claim_could_take_by_the_database_cloc
     backlog = queue.backlog()
     assert backlog.ready_rows == 2 == queue.count_ready()
     assert backlog.oldest_age_ms is not None and 300_000 <= backlog.oldest_age_ms < 330_000
+    # The oldest by enqueue time, not the lowest id (a producer's transaction can commit an older
+    # enqueue time after newer ids; on PostgreSQL now() is the transaction's start).
+    queue.enqueue([{"payload": "late commit"}])
+    move_back(queue, "enqueued_at", 450, ids=[6])
+    assert queue.backlog().oldest_age_ms >= 450_000
 
 
 def test_recent_waits_count_every_row_claimed_since_a_time_that_is_still_in_the_table(engine):
@@ -148,7 +148,7 @@ def test_recent_waits_count_every_row_claimed_since_a_time_that_is_still_in_the_
     queue.complete("c", 1, keep=True)  # rows 1-6 done and kept, claimed_at kept with them
     queue.enqueue([{"payload": "ready, never claimed"}])
     assert queue.recent_waits(T0 - dt.timedelta(minutes=1)) == Waits(5, 3_000, 6_000, 6_000)
-    assert queue.recent_waits(T0 + dt.timedelta(minutes=1)) == Waits(0, None, None, None)
+    assert queue.recent_waits(T0 + dt.timedelta(minutes=1)) == Waits()
 
 
 def reader(engine, queue, **options):
@@ -189,12 +189,16 @@ def test_a_batch_reports_its_waits_and_the_oldest_ready_row_in_progress_and_its_
     progress = source.reportLatestOffset()
     waits = queue.claim_waits("waits", end["seq"])
     assert progress is not None and progress["claimedRows"] == 3 and progress["readyRows"] == 2
-    assert progress["waitMs"] == {"p50": waits.p50_ms, "p95": waits.p95_ms, "max": waits.max_ms}
+    assert (progress["waitP50Ms"], progress["waitP95Ms"], progress["waitMaxMs"]) == (
+        waits.p50_ms,
+        waits.p95_ms,
+        waits.max_ms,
+    )
     assert 7_500_000 <= progress["oldestReadyAgeMs"] < 7_560_000  # row 5, enqueued 2:05:00 ago
     table = queue.table
     pattern = (
-        rf"waits: claim 1 took 3 rows from {re.escape(str(table))}, which waited {re.escape(waits.describe())}; "
-        r"2 ready rows remain, the oldest enqueued 2:05:\d\d ago"
+        rf"waits: claim 1 took 3 rows from {re.escape(str(table))} \(queue wait {re.escape(str(waits))}\), "
+        r"2 ready rows remain \(oldest 2:05:\d\d\)"
     )
     assert len(source_log) == 1 and re.fullmatch(pattern, source_log[0]), source_log
     assert waits.p50_ms is not None and 7_320_000 <= waits.p50_ms < 7_380_000  # row 2: 2:02:00 and a little
@@ -212,8 +216,20 @@ def test_an_empty_poll_reports_the_backlog_and_no_waits(engine, source_log):
         "seq": 0,
         "claimedRows": 0,
         "readyRows": 0,
-        "waitMs": {},
+        "waitP50Ms": None,
+        "waitP95Ms": None,
+        "waitMaxMs": None,
         "oldestReadyAgeMs": None,
     }
     assert source_log == []
     source.stop()
+
+
+def test_durations_read_as_milliseconds_seconds_or_hours():
+    assert [duration(ms) for ms in (None, 812, 12_345, 99_949, 7_325_000)] == [
+        "-",
+        "812 ms",
+        "12.3 s",
+        "99.9 s",
+        "2:02:05",
+    ]
