@@ -30,6 +30,7 @@ from .errors import ConfigError, SchemaError, SqlQueueError
 from .options import SINK, SOURCE, QueueAddress, SinkOptions, SourceOptions, whole_number
 from .queue import Queue
 from .schema import DONE, FAILED, ORDERS, QueueSpec, parse_columns
+from .waits import duration
 
 BAD_INPUT, FAILED_STEP = 2, 1
 _AGE = re.compile(r"^(\d+)\s*([smhd])$")
@@ -181,9 +182,20 @@ def stats(queue: Queue, args: argparse.Namespace, order: str) -> int:
         f"{'unpublished':11}{queue.unpublished_rows():>12,}  (sink batches not committed yet: tagged rows listed in "
         f"{d.unpublished(queue.table)}, or staged in {d.staging(queue.table)})"
     )
-    print(f"queue wait of rows claimed now (enqueue to claim): {queue.claimed_waits()}")
+    backlog = queue.backlog()
+    oldest = "" if backlog.oldest_age_ms is None else f", the oldest enqueued {duration(backlog.oldest_age_ms)} ago"
+    print(f"claimable: {backlog.ready_rows:,} rows now (ready, due, not in an unpublished sink batch){oldest}")
     window = args.window
-    done = queue.count_done_since(now - dt.timedelta(seconds=window))
+    since = now - dt.timedelta(seconds=window)
+    waits = queue.recent_waits(since)
+    if waits.rows:
+        print(
+            f"queue wait: {waits.rows:,} rows claimed in the last {window} s waited {waits} (enqueue to claim; "
+            "with completion=delete only rows not completed yet are left to count)"
+        )
+    else:
+        print(f"queue wait: no row claimed in the last {window} s is left in the table (completion=keep keeps them)")
+    done = queue.count_done_since(since)
     print(
         f"throughput: {done:,} rows done in the last {window} s ({done / window:,.1f} rows/s; counts rows "
         "kept with completion=keep)"
@@ -301,8 +313,8 @@ def parser() -> argparse.ArgumentParser:
     sub = command("peek", peek, "show the next ready rows in claim order without claiming them")
     sub.add_argument("-n", "--limit", type=int, default=10, help="rows to show (default 10)")
     sub.add_argument("--order", choices=list(ORDERS), help="claim order (default: the source's order option)")
-    sub = command("stats", stats, "rows per state, oldest age, throughput")
-    sub.add_argument("--window", type=int, default=60, help="seconds of completions to count (default 60)")
+    sub = command("stats", stats, "rows per state, oldest age, the oldest claimable row, recent waits, throughput")
+    sub.add_argument("--window", type=int, default=60, help="seconds of claims and completions to count (default 60)")
     sub.add_argument(
         "--interval",
         type=int,

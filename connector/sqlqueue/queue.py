@@ -32,7 +32,7 @@ from .schema import (
     QueueSpec,
     keyed,
 )
-from .waits import Waits
+from .waits import Backlog, Waits
 
 if TYPE_CHECKING:  # the SQL Server-only facts doctor reads
     from .dialects.sqlserver import SqlServerDialect
@@ -389,19 +389,18 @@ class Queue:
         """Rows a claim could take now: the backlog."""
         return self._fetch(self.dialect.count_ready(self.table), {})[0][0]
 
+    def backlog(self) -> Backlog:
+        """The ready rows and the age of the oldest, in one pass: what shows whether a stream keeps up."""
+        return Backlog.from_row(self._fetch(self.dialect.backlog(self.table), {})[0])
+
     def claim_waits(self, consumer: str, seq: int) -> Waits:
         """How long the rows of claim ``seq`` waited between enqueue and claim."""
-        rows = self._fetch(self.dialect.claim_waits(self.table), {"consumer": consumer, "seq": seq})
-        return Waits.of(r[0] for r in rows)
+        return Waits.from_row(self._fetch(self.dialect.claim_waits(self.table), {"consumer": consumer, "seq": seq})[0])
 
-    def claimed_waits(self) -> Waits:
-        """How long the rows every consumer holds now waited between enqueue and claim."""
-        return Waits.of(r[0] for r in self._fetch(self.dialect.claimed_waits(self.table), {}))
-
-    def oldest_ready_age_ms(self) -> int | None:
-        """Milliseconds since the oldest ready row (the lowest id) was enqueued; None when none is ready."""
-        rows = self._fetch(self.dialect.oldest_ready_age(self.table), {"limit": 1})
-        return rows[0][0] if rows else None
+    def recent_waits(self, since: dt.datetime) -> Waits:
+        """How long the rows claimed since a time waited, of those still in the table: with
+        completion=keep every one, with delete those not completed yet (in flight, failed, retrying)."""
+        return Waits.from_row(self._fetch(self.dialect.recent_waits(self.table), {"since": self._time(since)})[0])
 
     def max_ready_id(self) -> int | None:
         return self._fetch(self.dialect.max_ready_id(self.table), {})[0][0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 import re
@@ -12,7 +13,7 @@ from sqlqueue import cli
 from sqlqueue.producer import Producer
 from sqlqueue.queue import Ack
 from sqlqueue.schema import Column
-from tests.support.clock import move_back
+from tests.support.clock import move_back, set_times
 from tests.support.engines import config_file
 from tests.support.layouts import fill_layout1, layout1_queue
 
@@ -85,14 +86,19 @@ def test_stats_shows_rows_per_state_and_the_oldest_age(run):
     assert "throughput: 0 rows done in the last 60 s" in out
 
 
-def test_stats_shows_how_long_the_claimed_rows_waited(run):
-    run.queue.enqueue([{"payload": p} for p in "ab"])
-    move_back(run.queue, "enqueued_at", 90)
-    run.queue.claim("c", 1, 2)
+def test_stats_shows_the_oldest_claimable_row_and_the_waits_of_recent_claims(run):
+    run.queue.enqueue([{"payload": p} for p in "abc"])
+    run.queue.claim("c", 1, 2)  # rows 1 and 2
+    claimed = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=5)
+    set_times(run.queue, "claimed_at", {1: claimed, 2: claimed})
+    set_times(run.queue, "enqueued_at", {1: claimed - dt.timedelta(seconds=10), 2: claimed - dt.timedelta(seconds=20)})
+    move_back(run.queue, "enqueued_at", 7200, ids=[3])
     status, out, _ = run("stats")
     assert status == 0
-    waited = r"p50 9\d\.\d s, p95 9\d\.\d s, max 9\d\.\d s"
-    assert re.search(r"queue wait of rows claimed now \(enqueue to claim\): " + waited, out)
+    assert re.search(r"^claimable: 1 rows now \(.*\), the oldest enqueued 2:00:0\d ago$", out, re.MULTILINE), out
+    assert "queue wait: 2 rows claimed in the last 60 s waited p50 10.0 s, p95 20.0 s, max 20.0 s (" in out
+    run.queue.complete("c", 1)  # deleted: nothing recent is left to measure
+    assert "queue wait: no row claimed in the last 60 s is left in the table" in run("stats")[1]
 
 
 def fail_all(queue) -> None:

@@ -1,99 +1,235 @@
-"""Queue wait: how long rows waited between enqueue and claim, per claim and in the source's progress,
-checked against rows whose enqueue times the test sets in SQL; on every engine, no Spark needed."""
+"""Queue wait on every engine: how long a claim's rows waited (claimed_at - enqueued_at) as p50, p95
+and max, the oldest claimable row's age, and the waits of recent claims, checked against rows whose
+times the test sets in SQL; per claim, in the consumer, and in the source's progress and log line
+(its reader called as Spark's driver calls it, no Spark needed)."""
 
 from __future__ import annotations
 
-import json
+import datetime as dt
 import logging
+import math
+import re
 
-from pyspark.sql.streaming.datasource import ReadMaxRows
+import pytest
 
 from sqlqueue.consumer import ClaimPolicy, Consumer
 from sqlqueue.options import SourceOptions
-from sqlqueue.spark.reader import QueueStreamReader
-from sqlqueue.waits import Waits
-from tests.support.clock import move_back
+from sqlqueue.producer import Producer
+from sqlqueue.schema import Column
+from sqlqueue.waits import Backlog, Waits, duration
+from tests.support.clock import move_back, set_times
 
-MINUTE_MS = 60_000
-
-
-def enqueued_ago(queue, seconds: list[int]) -> list[int]:
-    """Enqueue a row per entry, each enqueued that many seconds before the database's now; their ids."""
-    queue.enqueue([{"payload": f"p{i}"} for i in range(len(seconds))])
-    ids = sorted(row["id"] for row in queue.peek(len(seconds), columns=["id"]))
-    for row_id, ago in zip(ids, seconds, strict=True):
-        move_back(queue, "enqueued_at", ago, ids=[row_id])
-    return ids
+T0 = dt.datetime(2026, 3, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
 
 
-def recorded_waits(queue) -> list[int]:
-    """Claim time minus enqueue time of every claimed row, from the times the database recorded."""
-    d = queue.dialect
-    with queue.transaction() as cur:
-        cur.execute(f"SELECT {d.quote('enqueued_at')}, {d.quote('claimed_at')} FROM {d.table(queue.table)}")
-        times = [(d.decode_timestamp(e), d.decode_timestamp(c)) for e, c in cur.fetchall()]
-    return [round((claimed - enqueued).total_seconds() * 1000) for enqueued, claimed in times]
+def recorded(queue, consumer: str, seq: int) -> list[tuple[dt.datetime, dt.datetime]]:
+    """(enqueued_at, claimed_at) of a claim's rows, as the database recorded them."""
+    d, q = queue.dialect, queue.dialect.quote
+    statement = d.compile(
+        f"SELECT {q('enqueued_at')}, {q('claimed_at')} FROM {d.table(queue.table)} WHERE {d.tagged(exact=True)}"
+    )
+    rows = queue._fetch(statement, {"consumer": consumer, "seq": seq})
+    return [(d.decode_timestamp(e), d.decode_timestamp(c)) for e, c in rows]
 
 
-def test_nearest_rank_percentiles():
-    assert Waits.of(range(100, 0, -1)) == Waits(100, 50, 95, 100)
-    assert Waits.of([7]) == Waits(1, 7, 7, 7)
-    assert Waits.of([]) == Waits(0, None, None, None)
+def nearest_rank(values: list[int], p: float) -> int:
+    """The reference: the value at rank ceil(p * n) of the sorted values."""
+    return sorted(values)[math.ceil(p * len(values)) - 1]
 
 
-def test_a_claim_reports_how_long_its_rows_waited(engine):
+def expected(waits_ms: list[int]) -> Waits:
+    return Waits(len(waits_ms), nearest_rank(waits_ms, 0.5), nearest_rank(waits_ms, 0.95), max(waits_ms))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 20, 101])
+def test_a_claims_waits_are_the_nearest_rank_percentiles_of_claim_time_minus_enqueue_time(engine, n):
     queue = engine.new_queue()
-    enqueued_ago(queue, [600 + i for i in range(20)])  # 600 s to 619 s ago
-    consumer = Consumer(queue, "c1", ClaimPolicy())
-    consumer.advance(0, 20)
-    expected = sorted(recorded_waits(queue))
+    queue.enqueue([{"payload": f"p{i}"} for i in range(n)])
+    # Waits of 1.25 s, 2.25 s, ... in an order unrelated to the ids, some of them repeated.
+    waits_ms = [((7 * i) % n) // 2 * 1000 + 1250 for i in range(n)]
+    set_times(queue, "enqueued_at", {i + 1: T0 - dt.timedelta(milliseconds=w) for i, w in enumerate(waits_ms)})
+    assert queue.claim("c", 1, n) == n
+    set_times(queue, "claimed_at", dict.fromkeys(range(1, n + 1), T0))
+    queue.enqueue([{"payload": "later"}])  # another claim's row, claimed as it arrives
+    queue.claim("c", 2, 1)
+    assert queue.claim_waits("c", 1) == expected(waits_ms)
+
+
+def test_the_waits_of_twenty_rows_of_one_to_twenty_seconds(engine):
+    """The figures by hand: p50 is the 10th of 20 waits, p95 the 19th."""
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": f"p{i}"} for i in range(20)])
+    set_times(queue, "enqueued_at", {i: T0 - dt.timedelta(seconds=21 - i) for i in range(1, 21)})
+    queue.claim("c", 1, 20)
+    set_times(queue, "claimed_at", dict.fromkeys(range(1, 21), T0))
+    assert queue.claim_waits("c", 1) == Waits(20, 10_000, 19_000, 20_000)
+
+
+def test_a_consumer_reports_the_waits_of_its_claim_from_the_claim_time_the_database_recorded(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": f"p{i}"} for i in range(10)])
+    for i in range(1, 11):
+        move_back(queue, "enqueued_at", 30 * i, ids=[i])
+    consumer = Consumer(queue, "c", ClaimPolicy(prefetch=False))
+    assert consumer.advance(0, 10) == 1
     waits = consumer.last_waits
-    assert waits.rows == 20
-    for figure, rank in ((waits.p50_ms, 10), (waits.p95_ms, 19), (waits.max_ms, 20)):
-        assert abs(figure - expected[rank - 1]) <= 1  # the engine rounds its own difference
-    assert 609_000 <= waits.p50_ms < 609_000 + MINUTE_MS
+    # The reference from the recorded times; engines round to the millisecond differently.
+    want = expected([round((c - e).total_seconds() * 1000) for e, c in recorded(queue, "c", 1)])
+    assert waits.rows == want.rows == 10
+    for got, ref in ((waits.p50_ms, want.p50_ms), (waits.p95_ms, want.p95_ms), (waits.max_ms, want.max_ms)):
+        assert got is not None and ref is not None and abs(got - ref) <= 1
+    assert 150_000 <= waits.p50_ms < 160_000 and 300_000 <= waits.max_ms < 310_000
 
 
-def test_an_empty_claim_reports_no_wait(engine):
-    consumer = Consumer(engine.new_queue(), "c1", ClaimPolicy())
-    consumer.advance(0, 10)
-    assert consumer.last_waits == Waits()
-
-
-def test_the_oldest_ready_row_is_the_first_one_enqueued(engine):
+def test_a_claim_with_no_rows_has_no_waits(engine):
     queue = engine.new_queue()
-    assert queue.oldest_ready_age_ms() is None
-    ids = enqueued_ago(queue, [900, 300, 60])
-    assert 900_000 <= queue.oldest_ready_age_ms() < 900_000 + MINUTE_MS
-    queue.claim("c1", 1, 1)  # takes the oldest: the next one is 300 s old
-    assert queue.peek(1, columns=["id"])[0]["id"] == ids[1]
-    assert 300_000 <= queue.oldest_ready_age_ms() < 300_000 + MINUTE_MS
+    assert queue.claim_waits("c", 1) == Waits()
+    consumer = Consumer(queue, "c", ClaimPolicy())
+    assert consumer.advance(0, 10) == 0 and consumer.last_waits == Waits()
 
 
-def test_progress_and_log_line_show_the_queue_wait_and_the_oldest_ready_row(engine, caplog):
+def spread_enqueue_times(queue, n: int) -> None:
+    """Rows 1..n enqueued 1 s, 2 s, ... n s before T0, in an order unrelated to their ids."""
+    set_times(queue, "enqueued_at", {i: T0 - dt.timedelta(seconds=(7 * i) % n + 1) for i in range(1, n + 1)})
+
+
+def test_a_claim_made_ahead_hands_its_waits_to_the_batch_it_serves(engine, monkeypatch):
     queue = engine.new_queue()
-    enqueued_ago(queue, [1200] * 3 + [600] * 3)
-    raw = engine.source_options(queue, consumer="waits", prefetch=False, maxRowsPerTrigger=3)
-    source = QueueStreamReader(SourceOptions.parse(raw), None)
-    logging.getLogger("sqlqueue").addHandler(caplog.handler)  # the worker logger does not propagate
-    try:
-        with caplog.at_level(logging.INFO, logger="sqlqueue"):
-            source.latestOffset(source.initialOffset(), ReadMaxRows(3))
-    finally:
-        logging.getLogger("sqlqueue").removeHandler(caplog.handler)
-    progress = json.loads(json.dumps(source.reportLatestOffset()))
-    assert progress["claimedRows"] == 3 and progress["readyRows"] == 3
-    assert 1_200_000 <= progress["waitP50Ms"] <= progress["waitP95Ms"] <= progress["waitMaxMs"] < 1_260_000
-    assert 600_000 <= progress["oldestReadyAgeMs"] < 660_000
-    assert "(queue wait p50 1200." in caplog.text and "(oldest 600." in caplog.text
-
-
-def test_a_claim_made_ahead_reports_its_own_rows_waits(engine):
-    queue = engine.new_queue()
-    enqueued_ago(queue, [1200] * 5 + [600] * 5)
-    consumer = Consumer(queue, "c1", ClaimPolicy(prefetch=True))
-    assert consumer.advance(0, 5) == 1  # a full claim: the next one is made ahead, in the background
-    assert consumer.advance(1, 5) == 2  # served from the claim made ahead
-    assert consumer.last_waits.rows == 5
-    assert 600_000 <= consumer.last_waits.max_ms < 660_000
+    queue.enqueue([{"payload": f"p{i}"} for i in range(10)])
+    spread_enqueue_times(queue, 10)
+    consumer = Consumer(queue, "c", ClaimPolicy(prefetch=True))
+    consumer.advance(0, 4)  # claims 1, and 2 ahead
+    read_again: list[int] = []
+    measure = queue.claim_waits
+    monkeypatch.setattr(queue, "claim_waits", lambda c, seq: read_again.append(seq) or measure(c, seq))
+    assert consumer.advance(1, 4) == 2
+    assert read_again == [] and consumer.last_waits == measure("c", 2) and consumer.last_waits.rows == 4
     consumer.close()
+
+
+def test_rows_claimed_before_a_crash_are_measured_from_the_table(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": f"p{i}"} for i in range(6)])
+    spread_enqueue_times(queue, 6)
+    queue.claim("c", 1, 6)  # the offset of claim 1 was never logged
+    set_times(queue, "claimed_at", dict.fromkeys(range(1, 7), T0))  # waits of 1 s to 6 s
+    consumer = Consumer(queue, "c", ClaimPolicy(prefetch=False))
+    assert consumer.advance(0, 100) == 1
+    assert consumer.last_waits == Waits(6, 3_000, 6_000, 6_000)
+
+
+def test_the_backlog_ages_the_oldest_row_a_claim_could_take_by_the_database_clock(engine):
+    queue = engine.new_queue()
+    assert queue.backlog() == Backlog(0, None)
+    queue.enqueue([{"payload": "claimable"}, {"payload": "fresh"}, {"payload": "claimed"}])
+    queue.enqueue([{"payload": "not due", "due_at": dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)}])
+    Producer(queue, "w").stage(0, 0, (Column("payload", "text"),), [("unpublished",)])
+    queue.claim("c", 1, 1)  # row 1, the oldest id: claimed, not ready any more
+    move_back(queue, "enqueued_at", 3000, ids=[1])
+    move_back(queue, "enqueued_at", 300, ids=[2])
+    move_back(queue, "enqueued_at", 600, ids=[4])  # not due yet
+    move_back(queue, "enqueued_at", 900, ids=[5])  # in a sink batch Spark has not committed
+    backlog = queue.backlog()
+    assert backlog.ready_rows == 2 == queue.count_ready()
+    assert backlog.oldest_age_ms is not None and 300_000 <= backlog.oldest_age_ms < 330_000
+    # The oldest by enqueue time, not the lowest id (a producer's transaction can commit an older
+    # enqueue time after newer ids; on PostgreSQL now() is the transaction's start).
+    queue.enqueue([{"payload": "late commit"}])
+    move_back(queue, "enqueued_at", 450, ids=[6])
+    assert queue.backlog().oldest_age_ms >= 450_000
+
+
+def test_recent_waits_count_every_row_claimed_since_a_time_that_is_still_in_the_table(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": f"p{i}"} for i in range(6)])
+    set_times(queue, "enqueued_at", {i: T0 - dt.timedelta(seconds=i) for i in range(1, 7)})
+    queue.claim("c", 1, 6)
+    set_times(queue, "claimed_at", {i: T0 for i in range(1, 5)} | {5: T0 - dt.timedelta(hours=2), 6: T0})
+    queue.complete("c", 1, keep=True)  # rows 1-6 done and kept, claimed_at kept with them
+    queue.enqueue([{"payload": "ready, never claimed"}])
+    assert queue.recent_waits(T0 - dt.timedelta(minutes=1)) == Waits(5, 3_000, 6_000, 6_000)
+    assert queue.recent_waits(T0 + dt.timedelta(minutes=1)) == Waits()
+
+
+def reader(engine, queue, **options):
+    """The source's reader as Spark's driver calls it, without Spark."""
+    from sqlqueue.spark.reader import QueueStreamReader
+
+    raw = engine.source_options(queue, consumer="waits", emptyPollIntervalMs=1, prefetch=False, **options)
+    return QueueStreamReader(SourceOptions.parse(raw), None)
+
+
+class Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+@pytest.fixture
+def source_log():
+    """The source's log lines. Its logger does not propagate to pytest's capture (see spark/logs.py)."""
+    logger, lines = logging.getLogger("sqlqueue.source"), Lines()
+    logger.addHandler(lines)
+    yield lines.lines
+    logger.removeHandler(lines)
+
+
+def test_a_batch_reports_its_waits_and_the_oldest_ready_row_in_progress_and_its_log_line(engine, source_log):
+    from pyspark.sql.streaming.datasource import ReadMaxRows
+
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": f"p{i}"} for i in range(5)])  # rows 1-5 enqueued 2:01:00 to 2:05:00 ago
+    for i in range(1, 6):
+        move_back(queue, "enqueued_at", 7200 + 60 * i, ids=[i])
+    source = reader(engine, queue, maxRowsPerTrigger=3)
+    end = source.latestOffset({"consumer": "waits", "seq": 0}, ReadMaxRows(3))
+    progress = source.reportLatestOffset()
+    waits = queue.claim_waits("waits", end["seq"])
+    assert progress is not None and progress["claimedRows"] == 3 and progress["readyRows"] == 2
+    assert (progress["waitP50Ms"], progress["waitP95Ms"], progress["waitMaxMs"]) == (
+        waits.p50_ms,
+        waits.p95_ms,
+        waits.max_ms,
+    )
+    assert 7_500_000 <= progress["oldestReadyAgeMs"] < 7_560_000  # row 5, enqueued 2:05:00 ago
+    table = queue.table
+    pattern = (
+        rf"waits: claim 1 took 3 rows from {re.escape(str(table))} \(queue wait {re.escape(str(waits))}\), "
+        r"2 ready rows remain \(oldest 2:05:\d\d\)"
+    )
+    assert len(source_log) == 1 and re.fullmatch(pattern, source_log[0]), source_log
+    assert waits.p50_ms is not None and 7_320_000 <= waits.p50_ms < 7_380_000  # row 2: 2:02:00 and a little
+    source.stop()
+
+
+def test_an_empty_poll_reports_the_backlog_and_no_waits(engine, source_log):
+    from pyspark.sql.streaming.datasource import ReadMaxRows
+
+    queue = engine.new_queue()
+    source = reader(engine, queue)
+    source.latestOffset({"consumer": "waits", "seq": 0}, ReadMaxRows(10))
+    assert source.reportLatestOffset() == {
+        "consumer": "waits",
+        "seq": 0,
+        "claimedRows": 0,
+        "readyRows": 0,
+        "waitP50Ms": None,
+        "waitP95Ms": None,
+        "waitMaxMs": None,
+        "oldestReadyAgeMs": None,
+    }
+    assert source_log == []
+    source.stop()
+
+
+def test_durations_read_as_milliseconds_seconds_or_hours():
+    assert [duration(ms) for ms in (None, 812, 12_345, 99_949, 7_325_000)] == [
+        "-",
+        "812 ms",
+        "12.3 s",
+        "99.9 s",
+        "2:02:05",
+    ]

@@ -12,6 +12,7 @@ from sqlqueue.errors import DatabaseError
 from sqlqueue.identifiers import TableName
 from sqlqueue.queue import Queue
 from sqlqueue.schema import Column
+from tests.support.clock import move_back
 from tests.support.pgserver import PASSWORD, PgServer, wait_until
 
 pytestmark = pytest.mark.spark
@@ -101,18 +102,24 @@ def test_query_rides_out_a_database_restart(spark, tmp_path):
         server.destroy()
 
 
-def test_progress_shows_the_claim_and_backlog_but_never_the_password(spark, pg_server, tmp_path):
+def test_progress_shows_the_claim_its_waits_and_the_backlog_but_never_the_password(spark, pg_server, tmp_path):
     from tests.support.engines import Engine
 
     engine = Engine("postgres", {"url": pg_server.url, "password": PASSWORD})
     queue = engine.new_queue(domain=KEYED)
     queue.enqueue([{"key": k} for k in range(500)])
+    move_back(queue, "enqueued_at", 3600)  # every row enqueued an hour ago
     options = engine.source_options(queue, maxRowsPerTrigger=200, prefetch=False)  # a backlog we can predict
     query = start_query(spark, options, str(tmp_path / "d"), str(tmp_path / "c"), availableNow=True)
     query.awaitTermination()
     progress = [p for p in query.recentProgress if p["numInputRows"]]
     latest = [json.loads(p["sources"][0]["latestOffset"]) for p in progress]
     assert [(o["claimedRows"], o["readyRows"]) for o in latest] == [(200, 300), (200, 100), (100, 0)]
+    hour = 3_600_000
+    for o in latest:
+        assert hour <= o["waitP50Ms"] <= o["waitP95Ms"] <= o["waitMaxMs"] < hour + 600_000, o
+    ages = [o["oldestReadyAgeMs"] for o in latest]
+    assert ages[2] is None and all(hour <= age < hour + 600_000 for age in ages[:2]), ages
     everything = json.dumps(query.recentProgress, default=str)
     assert PASSWORD not in everything
     engine.close()

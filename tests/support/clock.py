@@ -2,10 +2,15 @@
 
 A test that needs an expired lease, a retry that is due or a row finished a week ago sets that
 time column in the past, in the engine's own clock and spelling (the same expressions its
-dialect uses for "now"), rather than sleeping until the real clock gets there.
+dialect uses for "now"), rather than sleeping until the real clock gets there. A test that needs
+exact times (a wait of exactly 10 s) sets them outright.
 """
 
 from __future__ import annotations
+
+import datetime as dt
+
+from sqlqueue.schema import LIFECYCLE_TYPES
 
 _AGO = {
     "sqlite": "strftime('%Y-%m-%d %H:%M:%f', 'now', '-{seconds} seconds')",
@@ -27,3 +32,12 @@ def move_back(queue, column: str, seconds: int, ids=None) -> int:
             f"{_AGO[d.name].format(seconds=int(seconds))} WHERE {where}"
         )
         return cur.rowcount
+
+
+def set_times(queue, column: str, at: dict[int, dt.datetime]) -> None:
+    """Set ``column`` of each row id to a given time (bound through the dialect, as sqlqueue's writes are)."""
+    d = queue.dialect
+    statement = d.compile(f"UPDATE {d.table(queue.table)} SET {d.quote(column)} = :at WHERE {d.quote('id')} = :id")
+    with queue.transaction() as cur:
+        for row_id, when in at.items():
+            cur.execute(statement.sql, statement.bind({"at": d.encode(LIFECYCLE_TYPES[column], when), "id": row_id}))

@@ -213,9 +213,8 @@ def catalog(dialect: Dialect) -> list[Entry]:
     for order in ORDERS:
         add(f"peek_{order}", "peek", order, READ_COLUMNS)
     add("count_done_since", "count_done_since")
-    add("claim_waits", "claim_waits")
-    add("claimed_waits", "claimed_waits")
-    add("oldest_ready_age", "oldest_ready_age")
+    for waits in ("claim_waits", "recent_waits", "backlog"):
+        add(waits, waits)
     add("table_indexes", "table_indexes")
     for name, args in DOCTOR.get(dialect.name, ()):
         add(f"doctor_{name}", name, *args)

@@ -20,7 +20,7 @@ from pyspark.sql.types import StructType
 from ..consumer import ClaimOffset, ClaimPolicy, Consumer
 from ..options import QueueAddress, SourceOptions
 from ..queue import UNLIMITED, Queue
-from ..waits import seconds
+from ..waits import duration
 from .logs import worker_logger
 from .types import arrow_schema, record_batch
 
@@ -115,15 +115,14 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         )
         if end != offset.seq or self._last_batch_at is None:
             self._last_batch_at = time.monotonic()
-        backlog = self.options.retry.run(consumer.queue.count_ready, "counting the backlog")
-        oldest = self.options.retry.run(consumer.queue.oldest_ready_age_ms, "reading the oldest ready row")
+        backlog = self.options.retry.run(consumer.queue.backlog, "counting the backlog")
         waits = consumer.last_waits
         self._latest = {
             **ClaimOffset(offset.consumer, end).to_dict(),
             "claimedRows": consumer.last_claimed,
-            "readyRows": backlog,
+            "readyRows": backlog.ready_rows,
             **waits.progress(),
-            "oldestReadyAgeMs": oldest,
+            "oldestReadyAgeMs": backlog.oldest_age_ms,
         }
         if end == offset.seq:
             if self._max_id is None:
@@ -136,8 +135,8 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 consumer.last_claimed,
                 self.options.address.table,
                 waits,
-                backlog,
-                seconds(oldest),
+                backlog.ready_rows,
+                duration(backlog.oldest_age_ms),
             )
         return ClaimOffset(offset.consumer, end).to_dict()
 

@@ -1,1 +1,0 @@
-SELECT CAST(EXTRACT(EPOCH FROM ("claimed_at" - "enqueued_at")) * 1000 AS BIGINT) FROM "jobs" WHERE "state" = 'claimed'

@@ -1,1 +1,0 @@
-SELECT CAST(EXTRACT(EPOCH FROM (now() - "enqueued_at")) * 1000 AS BIGINT) FROM "jobs" WHERE "state" = 'ready' AND "due_at" <= now() AND ("jobs"."stage_tag" IS NULL OR NOT EXISTS (SELECT 1 FROM "jobs_unpublished" WHERE "jobs_unpublished"."stage_tag" = "jobs"."stage_tag")) ORDER BY "id" LIMIT %s

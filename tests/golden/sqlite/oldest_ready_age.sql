@@ -1,1 +1,0 @@
-SELECT CAST(ROUND((julianday(strftime('%Y-%m-%d %H:%M:%f', 'now')) - julianday("enqueued_at")) * 86400000) AS INTEGER) FROM "jobs" WHERE "state" = 'ready' AND "due_at" <= strftime('%Y-%m-%d %H:%M:%f', 'now') AND ("jobs"."stage_tag" IS NULL OR NOT EXISTS (SELECT 1 FROM "jobs_unpublished" WHERE "jobs_unpublished"."stage_tag" = "jobs"."stage_tag")) ORDER BY "id" LIMIT ?

@@ -1,0 +1,1 @@
+SELECT COUNT(*), DATEDIFF_BIG(MILLISECOND, MIN([enqueued_at]), SYSUTCDATETIME()) FROM [dbo].[jobs] WITH (READPAST, READCOMMITTEDLOCK) WHERE [state] = 'ready' AND [due_at] <= SYSUTCDATETIME() AND ([jobs].[stage_tag] IS NULL OR NOT EXISTS (SELECT 1 FROM [dbo].[jobs_unpublished] WITH (READCOMMITTEDLOCK) WHERE [jobs_unpublished].[stage_tag] = [jobs].[stage_tag]))
