@@ -6,6 +6,7 @@
     sqlqueue stats   -c conf/postgres.toml --queue orders
     sqlqueue doctor  -c conf/postgres.toml --queue orders
     sqlqueue migrate -c conf/postgres.toml --queue orders                       # or --print for a DBA
+    sqlqueue redrive -c conf/postgres.toml --queue orders --from-delta /lake/orders_dead --limit 100
 
 The queue comes from the configuration's [source] section (--sink: from [sink]); --queue and
 --url override it. Errors are one line on stderr; exit status 2 for bad configuration or input,
@@ -44,6 +45,7 @@ NUMBERS = {
     "window": ("--window", 1),
     "interval": ("--interval", 0),
     "chunk_size": ("--chunk-size", 1),
+    "most": ("--limit", 1),
 }
 PURGE_STATE, PURGE_AGE = DONE, "7d"  # purge with no filter: done rows older than a week, never dead letters
 
@@ -248,6 +250,32 @@ def migrate(queue: Queue, args: argparse.Namespace, order: str) -> int:
     return 0
 
 
+def redrive(queue: Queue, args: argparse.Namespace, order: str) -> int:
+    # Spark (and Delta) only here: the rest of the command line runs without pyspark.
+    from .spark.deadletters import redrive as redrive_from_delta
+    from .spark.session import build_session
+
+    settings = load_config(args.config, args.overrides, need_secrets=False).spark
+    # The session ends with this process (a caller that shares its session keeps it).
+    spark = build_session("sqlqueue-redrive", None if "spark.master" in settings else "local[2]", settings)
+    progress = Progress(f"redriven into {queue.table}")
+    done = redrive_from_delta(
+        spark, queue, args.from_delta, where=args.where, limit=args.most, progress=progress.update
+    )
+    progress.done()
+    if done and done[0].resumed:
+        print("redrive: an interrupted redrive was finished and nothing else picked; run again for more")
+    if not done:
+        print(f"redrive: no dead letters of {queue.table} in {args.from_delta} to redrive")
+    for r in done:
+        how = f"finished redrive {r.redrive_id}, interrupted before:" if r.resumed else f"redrive {r.redrive_id}:"
+        print(
+            f"{how} {r.rows:,} dead letters of {args.from_delta}: {r.enqueued:,} enqueued into {queue.table} in this "
+            f"run, {r.in_queue:,} still in the queue from before; marked redriven in the dead-letter table"
+        )
+    return 0
+
+
 # ---- arguments ---------------------------------------------------------------------------------
 def parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
@@ -325,6 +353,17 @@ def parser() -> argparse.ArgumentParser:
     sub.add_argument("--id", type=int, action="append", dest="ids", help="a failed row's id (repeatable)")
     sub.add_argument("--dedup-key", action="append", dest="dedup_keys", help="a failed row's dedup key (repeatable)")
     sub.add_argument("--all", action="store_true", help="every failed row")
+    sub = command(
+        "redrive",
+        redrive,
+        "send dead letters from the Delta table they were moved to (option deadLetterTable) back to the queue, "
+        "exactly once: an interrupted redrive is finished by the next one; progress on stderr",
+    )
+    sub.add_argument("--from-delta", required=True, metavar="PATH", help="the dead-letter Delta table (path or name)")
+    sub.add_argument(
+        "--where", metavar="SQL-EXPR", help='only rows matching this Spark SQL condition, e.g. "attempts >= 5"'
+    )
+    sub.add_argument("--limit", type=int, dest="most", metavar="N", help="at most N rows, lowest ids first")
     sub = command(
         "purge",
         purge,

@@ -224,6 +224,16 @@ OPTIONS: tuple[Option, ...] = (
         parse=column_list,
     ),
     Option(
+        "deadLetterTable",
+        None,
+        "A Delta table (a path or a table name) that failed rows move to, exactly once, leaving the queue "
+        "table: done by queue_to_delta after each micro-batch's Delta commit (at most every 30 s), or by "
+        "sqlqueue.spark.deadletters.with_dead_letters in your own foreachBatch. The source itself cannot "
+        "write Delta (its reader runs without a SparkSession). Default: failed rows stay in the queue.",
+        roles=(SOURCE,),
+        parse=bounded_text(1000),
+    ),
+    Option(
         "maxRetries",
         5,
         "How many times a step that failed on a lost connection, deadlock or lock timeout "
@@ -346,6 +356,7 @@ class SourceOptions:
     columns: tuple[str, ...] | None
     fetch_size: int
     retry: RetryPolicy
+    dead_letter_table: str | None = None
 
     @classmethod
     def parse(cls, raw: Mapping[str, str]) -> SourceOptions:
@@ -378,6 +389,7 @@ class SourceOptions:
             v["columns"],
             v["fetchSize"],
             RetryPolicy(v["maxRetries"], v["retryBackoffMs"]),
+            v["deadLetterTable"],
         )
 
 

@@ -135,6 +135,17 @@ class Producer:
         with self.queue.transaction() as cur:
             return self._published(cur, batch_id)
 
+    def last_published(self) -> int | None:
+        """This writer's highest batch in the ledger, for a writer that publishes its batches in order
+        and resumes after the last one (the ledger keeps only the latest LEDGER_KEEP of them)."""
+        with self.queue.transaction() as cur:
+            return self._run(cur, self.sql.ledger_last(self.table), **self._ledger_key(0)).fetchone()[0]
+
+    def forget(self) -> None:
+        """Delete this writer's ledger entries, once nothing it wrote can be written again."""
+        with self.queue.transaction() as cur:
+            self._run(cur, self.sql.ledger_prune(self.table), **self._ledger_key(0), before=2**62)
+
     def stage(
         self,
         batch_id: int,

@@ -103,6 +103,10 @@ class Queue:
         with self._errors(), self.dialect.transaction(conn) as cur:
             yield cur
 
+    def fetch(self, statement: Statement, values: dict[str, Any]) -> list[tuple]:
+        """Every row of a query the dialect built, outside any transaction."""
+        return self._fetch(statement, values)
+
     def _fetch(self, statement: Statement, values: dict[str, Any]) -> list[tuple]:
         conn = self.conn
         with self._errors():

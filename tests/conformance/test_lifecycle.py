@@ -95,6 +95,35 @@ def test_expired_lease_on_the_last_attempt_fails_the_row(engine):
     assert row(queue, 1) == {"state": "failed", "attempts": 1, "last_error": "lease expired", "consumer": "dead"}
 
 
+def fail_time(queue, id_: int) -> dt.datetime:
+    with queue.transaction() as cur:
+        cur.execute(
+            f"SELECT {queue.dialect.quote('completed_at')} FROM {queue.dialect.table(queue.table)} "
+            f"WHERE {queue.dialect.quote('id')} = {int(id_)}"
+        )
+        return queue.dialect.decode_timestamp(cur.fetchone()[0])
+
+
+def test_a_row_whose_last_lease_ran_out_failed_when_it_ran_out_not_when_it_was_noticed(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": "x"}])
+    queue.claim("dead", 1, 1, lease_seconds=300)
+    move_back(queue, "lease_until", 3600)  # nobody rescued it for an hour
+    assert queue.rescue_expired(max_attempts=1) == 1
+    assert abs((fail_time(queue, 1) - ago(3600)).total_seconds()) < 60
+
+
+def test_a_row_failed_by_an_acknowledgement_failed_then(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": "x"}, {"payload": "y"}])
+    queue.claim("c", 1, 2)
+    with queue.transaction() as cur:
+        queue.apply_acks(cur, [Ack(1, "failed", "bad"), Ack(2, "retry", "again")], keep=False, max_attempts=1)
+    for id_ in (1, 2):
+        assert row(queue, id_)["state"] == "failed"
+        assert abs((fail_time(queue, id_) - ago(0)).total_seconds()) < 60
+
+
 def test_live_leases_are_not_rescued(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])

@@ -9,6 +9,7 @@ from types import ModuleType
 import pytest
 from chispa import assert_df_equality
 
+from sqlqueue.queue import FAILED_OUTCOME, Ack
 from sqlqueue.spark.jobs import run
 from tests.conftest import ROOT
 from tests.support.engines import config_file
@@ -55,6 +56,32 @@ def test_queue_to_delta_delivers_every_row_once_and_empties_the_queue(spark, eng
         ignore_row_order=True,
         ignore_nullable=True,
     )
+    assert queue.stats() == {}
+
+
+def test_queue_to_delta_with_a_dead_letter_table_moves_the_failed_rows_there(spark, engine, conf, tmp_path):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": f"p{i}"} for i in range(30)])
+    queue.claim("worker", 1, 10)
+    with queue.transaction() as cur:
+        queue.apply_acks(cur, [Ack(i, FAILED_OUTCOME, "poison") for i in range(1, 11)], keep=False, max_attempts=5)
+    status = run_job(
+        "queue_to_delta",
+        "-c",
+        conf,
+        "--set",
+        f"source.queue={queue.table}",
+        "--set",
+        f"source.deadLetterTable={tmp_path / 'dead'}",
+        "--set",
+        f"job.target={tmp_path / 'delta'}",
+        "--set",
+        f"job.checkpointLocation={tmp_path / 'cp'}",
+    )
+    assert status == 0
+    dead = spark.read.format("delta").load(str(tmp_path / "dead"))
+    assert sorted(r.payload for r in dead.collect()) == sorted(f"p{i}" for i in range(10))
+    assert spark.read.format("delta").load(str(tmp_path / "delta")).count() == 20
     assert queue.stats() == {}
 
 

@@ -25,6 +25,8 @@ EXAMPLE_DOMAIN = (Column("payload", "text"),)
 EXAMPLE_ORDER = "fifo"
 READ_COLUMNS = ("id", "enqueued_at", "attempts", "payload")
 PARTS = 4
+# What a move reads of each failed row (sqlqueue.deadletters): id, domain, kept lifecycle columns.
+DEAD_LETTER_COLUMNS = ("id", "payload", "attempts", "last_error", "enqueued_at", "completed_at", "consumer")
 INSERT_COLUMNS = (Column("payload", "text"),)
 # With a dedup key, the insert skips keys the table has: through a scratch table, in these steps
 # (SQL Server reads the rows from one JSON parameter instead, in one statement).
@@ -251,6 +253,11 @@ def catalog(dialect: Dialect) -> list[Entry]:
         for i, (step, sql) in enumerate(zip(steps, cursor.statements), 1)
     ]
     entries += _ddl(dialect)
+    add("mark_dead_letters", "mark_dead_letters")
+    add("pending_dead_letters", "pending_dead_letters")
+    add("read_dead_letters", "read_dead_letters", DEAD_LETTER_COLUMNS)
+    add("delete_dead_letters", "delete_dead_letters")
+    add("ledger_last", "ledger_last")
     add("has_layout_table", "has_layout_table")
     add("recorded_layout", "recorded_layout")
     entries += _migration(dialect)

@@ -587,3 +587,12 @@ class SqlServerDialect(Dialect):
             self._create_of(self.index_statements(table, "fifo")[index])
         )
         return Step("tag_index", f"create {index} (online where the edition allows)", (create,), atomic=False)
+
+    # ---- dead letters ----
+    def dead_letter_mark_sql(self, table: TableName, set_sql: str, where: str) -> str:
+        # The heap claim's hints without its INDEX hint: no index holds failed rows (the ready index's
+        # filter would not match, error 8622), so this reads the clustered index, past the rows claims
+        # and writers hold (READPAST; READCOMMITTEDLOCK as in every READPAST here), locking rows only.
+        t = self.table(table)
+        out = f"OUTPUT inserted.{self.quote('id')}"
+        return f"UPDATE TOP (:limit) {t}\nSET {set_sql}\n{out}\nFROM {t} WITH ({CLAIM_HINTS})\nWHERE {where}"

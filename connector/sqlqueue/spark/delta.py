@@ -20,6 +20,7 @@ that reach the sink twice through a second consumer (an expired lease).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -33,7 +34,8 @@ def is_path(target: str) -> bool:
     return "/" in target or ":" in target
 
 
-def _table(spark: SparkSession, target: str):
+def delta_table(spark: SparkSession, target: str) -> Any:
+    """The Delta table at a path or of a name, or None when there is none yet."""
     from delta.tables import DeltaTable
 
     if is_path(target):
@@ -48,7 +50,7 @@ def last_appended_batch(spark: SparkSession, target: str, app_id: str) -> int | 
     them (other writers committed more since, or the app never wrote here) is the whole history
     the log still keeps read, so a replay is never appended twice however busy the table was.
     """
-    table = _table(spark, target)
+    table = delta_table(spark, target)
     if table is None:
         return None
     prefix = f"sqlqueue:{app_id}:"
@@ -68,24 +70,37 @@ def last_appended_batch(spark: SparkSession, target: str, app_id: str) -> int | 
     return None
 
 
-def append_once(target: str, app_id: str) -> BatchWriter:
-    # The table is asked once per process (a restart is a new process or a new writer); after
-    # that, this writer's own appends are the latest markers, which saves a Spark job per batch.
-    last: int | None = None
-    asked = False
+class AppendOnce:
+    """A BatchWriter that appends each batch id at most once (see the module's docstring).
 
-    def write(batch: DataFrame, batch_id: int) -> None:
-        nonlocal last, asked
-        if not asked:
-            last, asked = last_appended_batch(batch.sparkSession, target, app_id), True
+    The table is asked once per process (a restart is a new process or a new writer); after that,
+    this writer's own appends are the latest markers, which saves a Spark job per batch.
+    """
+
+    def __init__(self, target: str, app_id: str) -> None:
+        self.target = target
+        self.app_id = app_id
+        self._last: int | None = None
+        self._asked = False
+
+    def last(self, spark: SparkSession) -> int | None:
+        """The highest batch id this app appended to the table."""
+        if not self._asked:
+            self._last, self._asked = last_appended_batch(spark, self.target, self.app_id), True
+        return self._last
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        last = self.last(batch.sparkSession)
         if last is not None and last >= batch_id:
             return  # a replay of a batch that was appended before the crash
-        asked = False  # an append that raises may still have committed: ask the table next time
-        writer = batch.write.format("delta").mode("append").option("userMetadata", f"sqlqueue:{app_id}:{batch_id}")
-        writer.save(target) if is_path(target) else writer.saveAsTable(target)
-        last, asked = batch_id, True
+        self._asked = False  # an append that raises may still have committed: ask the table next time
+        writer = batch.write.format("delta").mode("append").option("userMetadata", f"sqlqueue:{self.app_id}:{batch_id}")
+        writer.save(self.target) if is_path(self.target) else writer.saveAsTable(self.target)
+        self._last, self._asked = batch_id, True
 
-    return write
+
+def append_once(target: str, app_id: str) -> AppendOnce:
+    return AppendOnce(target, app_id)
 
 
 def merge_on(target: str, keys: Sequence[str]) -> BatchWriter:

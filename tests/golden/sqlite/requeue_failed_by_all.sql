@@ -1,1 +1,1 @@
-UPDATE "jobs" SET "state" = 'ready', "attempts" = 0, "due_at" = strftime('%Y-%m-%d %H:%M:%f', 'now'), "consumer" = NULL, "claim_seq" = NULL, "completed_at" = NULL WHERE "state" = 'failed'
+UPDATE "jobs" SET "state" = 'ready', "attempts" = 0, "due_at" = strftime('%Y-%m-%d %H:%M:%f', 'now'), "consumer" = NULL, "claim_seq" = NULL, "completed_at" = NULL WHERE "state" = 'failed' AND "stage_tag" IS NULL

@@ -1,1 +1,1 @@
-UPDATE [dbo].[jobs] WITH (ROWLOCK) SET [state] = 'ready', [attempts] = 0, [due_at] = SYSUTCDATETIME(), [consumer] = NULL, [claim_seq] = NULL, [completed_at] = NULL WHERE [state] = 'failed' AND [dedup_key] = ?
+UPDATE [dbo].[jobs] WITH (ROWLOCK) SET [state] = 'ready', [attempts] = 0, [due_at] = SYSUTCDATETIME(), [consumer] = NULL, [claim_seq] = NULL, [completed_at] = NULL WHERE [state] = 'failed' AND [stage_tag] IS NULL AND [dedup_key] = ?

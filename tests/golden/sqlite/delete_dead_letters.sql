@@ -1,0 +1,1 @@
+DELETE FROM "jobs" WHERE "state" = 'failed' AND "stage_tag" = ? AND "id" BETWEEN ? AND ?

@@ -1,0 +1,1 @@
+DELETE FROM [dbo].[jobs] WITH (ROWLOCK) WHERE [state] = 'failed' AND [stage_tag] = ? AND [id] BETWEEN ? AND ?

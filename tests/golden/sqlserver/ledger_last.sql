@@ -1,0 +1,1 @@
+SELECT MAX([batch_id]) FROM [dbo].[sqlqueue_sink_ledger] WHERE [queue_name] = ? AND [writer_id] = ? AND [batch_id] >= 0

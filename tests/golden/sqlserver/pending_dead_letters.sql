@@ -1,0 +1,1 @@
+SELECT [stage_tag], MIN([id]), MAX([id]), COUNT(*) FROM [dbo].[jobs] WITH (READCOMMITTEDLOCK) WHERE [state] = 'failed' AND [stage_tag] >= ? AND [stage_tag] <= ? GROUP BY [stage_tag] ORDER BY [stage_tag]
