@@ -69,7 +69,7 @@ def measure(master: str, executors: int, options: dict, args: argparse.Namespace
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--master", help="a standalone master, spark://host:port (default: start one here)")
-    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--batches", type=int, nargs="+", default=[10_000, 50_000])
     parser.add_argument("--partitions", type=int, default=2)
     parser.add_argument("--sinks", nargs="+", choices=["foreach", "noop"], default=["foreach", "noop"])

@@ -180,8 +180,8 @@ class StandaloneCluster:
         try:
             with urllib.request.urlopen(f"{self._ui}/json/", timeout=5) as response:
                 return json.load(response)
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            return None
+        except (urllib.error.URLError, ConnectionError, TimeoutError, json.JSONDecodeError):
+            return None  # not up yet: the UI answers before the master has a page to show
 
     def alive_workers(self) -> int:
         state = self.state()
