@@ -57,7 +57,7 @@ test-fast: setup lint
 	$(PY) -m pytest -m "not crash and not cluster" $(PYTEST_ARGS)
 
 # The jobs under spark-submit on a Spark standalone cluster started on this host from pyspark's own
-# scripts (a master, two 1-core workers), against PostgreSQL: 2.5-4.5 minutes on a shared 2-core
+# scripts (a master, two 1-core workers), against PostgreSQL: 2.6-4.6 minutes on a shared 2-core
 # host, hence not in `test`. Only tests/cluster is collected (the marker alone would import them all).
 test-cluster: setup
 	$(PY) -m pytest -m cluster tests/cluster $(PYTEST_ARGS)
