@@ -5,6 +5,9 @@ core doing the same with no Spark.
 
     make bench        # or: .venv/bin/python benchmarks/bench_source.py --rows 200000 --batches 10000 50000
 
+--master spark://host:port runs the Spark parts on a standalone cluster (the driver stays here; see
+bench_cluster.py for one started on this host and the 1-vs-2 executor figures).
+
 Beside them, Spark's floor (a Python streaming source serving the same batches from memory, no
 database: what Spark alone costs per micro-batch on this machine) and a plain Delta append of the
 same number of rows from memory, batch by batch. The Delta writers compared: the job's
@@ -23,7 +26,7 @@ import shutil
 import tempfile
 import time
 
-from common import percentiles, pg_options, report, start_postgres
+from common import percentiles, pg_options, report, spark_session, start_postgres
 from spark_floor import SCHEMA, floor_rate
 
 from sqlqueue.connection import parse_connection
@@ -238,20 +241,19 @@ def main() -> None:
     parser.add_argument(
         "--no-read-path", dest="read_path", action="store_false", help="skip the Arrow vs Python tuples comparison"
     )
+    parser.add_argument("--master", default="local[2]", help="local[N] or a standalone master, spark://host:port")
     args = parser.parse_args()
 
-    from sqlqueue.spark.session import build_session
-
     server = start_postgres()
-    spark = build_session("sqlqueue-bench-source")
+    spark = spark_session("sqlqueue-bench-source", args.master)
     try:
         options = pg_options(server)
         # Warm up Spark's Python workers and the JVM so the first measured query does not pay for them.
         for sink in SINKS:
             connector_rate(spark, options, f"warmup_{sink}", 30_000, 10_000, args.partitions, sink)
         print(
-            f"source benchmark: PostgreSQL, {args.rows} rows, {args.partitions} read partitions "
-            "(steady-state rows/s; batch latencies p50/p95/max)"
+            f"source benchmark: PostgreSQL, {args.rows} rows, {args.partitions} read partitions, Spark on "
+            f"{args.master} (steady-state rows/s; batch latencies p50/p95/max)"
         )
         rates: dict[int, dict[str, float]] = {}
         for batch in args.batches:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import statistics
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.support.pgserver import PASSWORD, PgServer  # noqa: E402
+from tests.support.standalone import package_zip  # noqa: E402
 
 
 def start_postgres() -> PgServer:
@@ -31,3 +35,17 @@ def report(title: str, rows: int, seconds: float, extra: str = "") -> float:
     rate = rows / seconds
     print(f"  {title:<44} {rows:>8} rows in {seconds:7.2f} s = {rate:>9,.0f} rows/s {extra}", flush=True)
     return rate
+
+
+def spark_session(app: str, master: str, conf: dict[str, str] | None = None):
+    """build_session on ``master``. On a cluster (spark://...) the executors get this sqlqueue
+    package from the driver (addPyFile), as a submitted job's get it from --py-files."""
+    from sqlqueue.spark.session import build_session
+
+    spark = build_session(app, master, conf)
+    if master.startswith("spark://"):
+        folder = tempfile.mkdtemp(prefix="sqlqueue-bench-package-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        shipped = package_zip(Path(folder) / "sqlqueue.zip")
+        spark.sparkContext.addPyFile(str(shipped))
+    return spark
