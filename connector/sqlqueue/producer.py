@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
-from .dialects.base import Statement
+from .dialects.engine import Statement
 from .errors import DatabaseError
 from .queue import Ack, Queue
 from .schema import Column, keyed

@@ -12,13 +12,12 @@ import datetime as dt
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, TypeVar
 
 from .connection import ConnectionSpec
 from .dialects import Dialect, dialect_for
-from .dialects.base import Statement
+from .dialects.engine import Statement
 from .dialects.layout import Step
-from .dialects.odbc import Driver
 from .errors import SchemaError, layout_mismatch
 from .identifiers import TableName
 from .schema import (
@@ -34,9 +33,7 @@ from .schema import (
 )
 from .waits import Backlog, Waits
 
-if TYPE_CHECKING:  # the SQL Server-only facts doctor reads
-    from .dialects.sqlserver import SqlServerDialect
-
+T = TypeVar("T")
 UNLIMITED = 2**62
 DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME = "done", "retry", "failed"
 OUTCOMES = (DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME)
@@ -438,17 +435,8 @@ class Queue:
         staging table, and in the queue table under unpublished tags."""
         return self._fetch(self.dialect.count_unpublished(self.table), {})[0][0]
 
-    # ---- SQL Server's doctor: what only its dialect can tell -------------------------------------
-    def claim_plan(self, order: str) -> str:
-        """The estimated plan of this queue's claim in ``order``, with example values (SQL Server)."""
-        statement = self.dialect.claim(self.table, order, False, False)
-        example = {"limit": 1000, "consumer": "sqlqueue-doctor", "seq": 1, "lease_seconds": 300}
-        conn, d = self.conn, cast("SqlServerDialect", self.dialect)
+    def look(self, at: Callable[[Any], T]) -> T:
+        """``at(connection)``: what the driver reports, or a statement that changes nothing (the doctor)."""
+        conn = self.conn
         with self._errors():
-            return d.estimated_plan(conn, d.inline(statement, example))
-
-    def driver(self) -> Driver:
-        """The ODBC driver and its version, as the driver reports them (SQL Server)."""
-        conn, d = self.conn, cast("SqlServerDialect", self.dialect)
-        with self._errors():
-            return d.driver(conn)
+            return at(conn)

@@ -77,8 +77,9 @@ LIFECYCLE_TYPES = {c.name: c for c, _ in LIFECYCLE}
 DEFAULT_SOURCE_LIFECYCLE = ("id", "enqueued_at", "attempts")
 # What a producer may set besides the domain columns.
 WRITABLE_LIFECYCLE = ("priority", "due_at", "dedup_key", "max_attempts")
-# Which writer, batch, run and task wrote a row of a sink batch: in the staging table always, in the
-# queue table until the row is claimed.
+# Which writer, batch, run, task and task attempt wrote a row of a sink batch (Producer.tag), in the
+# staging table always and in the queue table until the row is claimed. A dead-letter move reuses the
+# column to mark the failed rows it holds (deadletter:<mover>:<number>).
 STAGE_TAG = Column("stage_tag", "string", False)
 
 # Queue table layouts. ``create`` records the layout it builds in the queue's layout table; code

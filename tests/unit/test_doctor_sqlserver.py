@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import pyodbc
+
 from sqlqueue.dialects.odbc import Driver
 from sqlqueue.dialects.sqlserver import SqlServerDialect
 from sqlqueue.doctor import NOTE, PROBLEM, examine
@@ -47,7 +49,7 @@ SEEKS_READY = showplan(("Index Scan", "ix_jobs_ready"), ("Clustered Index Seek",
 
 @dataclass
 class FactsQueue:
-    """Answers Queue.facts(builder) from a dict; everything else the doctor uses is real."""
+    """Answers Queue.facts(builder) from a dict, and Queue.look with a planning connection; the rest is real."""
 
     answers: dict[str, list[tuple]] = field(default_factory=dict)
     plan: str = SEEKS_READY
@@ -62,11 +64,30 @@ class FactsQueue:
     def facts(self, builder) -> list[tuple]:
         return self.answers[builder.__name__]
 
-    def claim_plan(self, order: str) -> str:
-        return self.plan
+    def look(self, at):
+        return at(PlanningConnection(self.plan, self.reported_driver))
 
-    def driver(self) -> Driver:
-        return self.reported_driver
+
+@dataclass
+class PlanningConnection:
+    """A pyodbc connection as the doctor uses it: getinfo names the driver, and a statement run under
+    SET SHOWPLAN_XML ON returns its estimated plan as rows of XML."""
+
+    plan: str
+    driver: Driver
+    executed: list[str] = field(default_factory=list)
+
+    def getinfo(self, key: int) -> str:
+        return {pyodbc.SQL_DRIVER_NAME: self.driver.name, pyodbc.SQL_DRIVER_VER: self.driver.version}[key]
+
+    def cursor(self) -> PlanningConnection:
+        return self
+
+    def execute(self, sql: str) -> None:
+        self.executed.append(sql)
+
+    def fetchall(self) -> list[tuple[str]]:
+        return [(self.plan,)]
 
 
 def findings(

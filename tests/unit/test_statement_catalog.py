@@ -13,7 +13,8 @@ from typing import Any, get_type_hints
 import pytest
 
 from sqlqueue.dialects import dialect_for
-from sqlqueue.dialects.base import Dialect, Statement
+from sqlqueue.dialects.base import Dialect
+from sqlqueue.dialects.engine import Statement
 from sqlqueue.dialects.sqlserver import SqlServerDialect
 from sqlqueue.identifiers import TableName
 from sqlqueue.schema import ORDERS

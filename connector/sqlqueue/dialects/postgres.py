@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import textwrap
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -11,8 +12,14 @@ from ..connection import ConnectionSpec
 from ..errors import missing_driver
 from ..identifiers import TableName
 from ..schema import STAGE_TAG, STAGED, Column, QueueSpec
-from .base import MIGRATION_LOCK_TIMEOUT_S, Dialect, Statement, cached
+from .base import Dialect
+from .engine import Statement, cached
 from .layout import Step
+from .statements.doctor import OK, PROBLEM, Finding, LiveTable
+from .statements.migrations import MIGRATION_LOCK_TIMEOUT_S
+
+# Dead row versions worth a finding once they pass this and outnumber the live rows.
+DEAD_TUPLES_WORTH_A_LOOK = 1000
 
 _TYPES = {
     "string": "varchar(400)",
@@ -128,6 +135,25 @@ class PostgresDialect(Dialect):
             "LEFT JOIN pg_attribute AS a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] "
             "WHERE i.indrelid = to_regclass(:object_name)"
         )
+
+    def checks(self, live: LiveTable, order: str) -> Iterator[Finding]:
+        rows = live.facts(self.vacuum_stats)
+        if not rows:
+            return
+        live_rows, dead, last_autovacuum, last_vacuum = rows[0]
+        vacuumed = last_autovacuum or last_vacuum
+        when = f"last vacuum {vacuumed:%Y-%m-%d %H:%M:%S %Z}" if isinstance(vacuumed, dt.datetime) else "never vacuumed"
+        summary = f"{dead} dead row versions against {live_rows} live rows ({when})"
+        if dead >= DEAD_TUPLES_WORTH_A_LOOK and dead > live_rows:
+            yield Finding(
+                PROBLEM,
+                "dead tuples",
+                f"{summary}: every claim and completion leaves a dead row version, and claims wade through them "
+                "until vacuum removes them; vacuum now, and let autovacuum run after a fixed number of dead rows",
+                (self.vacuum(live.table).sql, self.eager_autovacuum(live.table).sql),
+            )
+        else:
+            yield Finding(OK, "dead tuples", summary)
 
     @cached
     def vacuum_stats(self, table: TableName) -> Statement:

@@ -11,7 +11,9 @@ from typing import Any
 from ..connection import ConnectionSpec
 from ..identifiers import TableName
 from ..schema import STAGE_TAG, Column
-from .base import Dialect, Statement, cached, utc_naive
+from .base import Dialect
+from .engine import Statement, cached, utc_naive
+from .statements.doctor import OK, PROBLEM, Finding, LiveTable
 
 # Declared names are kept by SQLite, so introspection can map them back to portable types.
 _TYPES = {
@@ -104,6 +106,19 @@ class SqliteDialect(Dialect):
             "(SELECT ii.name FROM pragma_index_info(l.name) AS ii WHERE ii.seqno = 0) "
             "FROM pragma_index_list(:table) AS l LEFT JOIN sqlite_master AS m ON m.type = 'index' AND m.name = l.name"
         )
+
+    def checks(self, live: LiveTable, order: str) -> Iterator[Finding]:
+        (mode,) = live.facts(self.journal_mode)[0]
+        if str(mode).lower() != "wal":
+            yield Finding(
+                PROBLEM,
+                "journal mode",
+                f"journal_mode is {mode}, not WAL: readers block the one writer and every claim waits for them "
+                "(sqlqueue turns WAL on when it connects; something switched it back or never connected through it)",
+                (self.wal_on(live.table).sql,),
+            )
+        else:
+            yield Finding(OK, "journal mode", "journal_mode is WAL")
 
     @cached
     def journal_mode(self, table: TableName) -> Statement:

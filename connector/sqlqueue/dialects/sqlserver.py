@@ -23,8 +23,12 @@ from ..errors import SchemaError, missing_driver
 from ..identifiers import TableName
 from ..schema import STAGE_TAG, STAGED, Column, QueueSpec
 from . import odbc
-from .base import MIGRATION_LOCK_TIMEOUT_S, Dialect, Statement, cached, rows_in_chunks, utc_naive
+from .base import Dialect
+from .engine import Statement, cached, rows_in_chunks, utc_naive
 from .layout import Step
+from .sqlserver_doctor import OPENJSON_LEVEL, checks
+from .statements.doctor import Finding, LiveTable
+from .statements.migrations import MIGRATION_LOCK_TIMEOUT_S
 
 _TYPES = {
     "string": "NVARCHAR(400)",
@@ -70,8 +74,6 @@ CLAIM_HINTS = "UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK"
 STRICT_HINTS = "UPDLOCK, ROWLOCK"
 # READ COMMITTED, said explicitly: a pooled connection can carry another session's level.
 SESSION_SETUP = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED"
-# OPENJSON, the bulk path, needs database compatibility level 130 (SQL Server 2016) or later.
-OPENJSON_LEVEL = 130
 
 # How the bulk path's JSON carries each portable type, and the OPENJSON column it is read into.
 # Strings arrive as NVARCHAR(MAX), so a value too long for the queue's column fails the INSERT
@@ -307,6 +309,9 @@ class SqlServerDialect(Dialect):
         conn = pyodbc.connect(odbc.connection_string(spec, pyodbc.drivers()), autocommit=True)
         conn.execute(self.session_setup().sql)
         return conn
+
+    def checks(self, live: LiveTable, order: str) -> Iterator[Finding]:
+        return checks(self, live, order)
 
     def driver(self, conn: Any) -> odbc.Driver:
         return odbc.driver_of(conn, _pyodbc())

@@ -1,0 +1,303 @@
+"""The engine contract: how an engine spells SQL (types, "now", row limits, locking hints), and
+how its driver connects, runs transactions, bulk-inserts and reports errors.
+
+The statement modules (``statements/``) build every statement sqlqueue runs from this contract.
+Statements are written with ``:name`` parameters and compiled to the driver's positional markers,
+so parameter order never differs between engines.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from ..connection import ConnectionSpec, redact
+from ..errors import DatabaseError
+from ..identifiers import TableName
+from ..schema import Column
+
+_PARAM = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
+
+
+@dataclass(frozen=True)
+class Statement:
+    """SQL text with positional markers, and the parameter name behind each marker."""
+
+    sql: str
+    names: tuple[str, ...]
+
+    def bind(self, values: dict[str, Any]) -> list[Any]:
+        return [values[n] for n in self.names]
+
+
+P = ParamSpec("P")
+D = TypeVar("D", bound="Engine")
+
+
+def cached(builder: Callable[Concatenate[D, P], Statement]) -> Callable[Concatenate[D, P], Statement]:
+    """Build each statement shape once per dialect instance (every Queue has its own dialect)."""
+
+    @functools.wraps(builder)
+    def build(self: D, *args: P.args, **kwargs: P.kwargs) -> Statement:
+        key = (builder.__name__, args, tuple(sorted(kwargs.items())))
+        built = self.__dict__.setdefault("_built", {})
+        if key not in built:
+            built[key] = builder(self, *args, **kwargs)
+        return built[key]
+
+    return build
+
+
+class Engine(ABC):
+    name: str
+
+    marker: str = "?"
+
+    # Largest number of rows one statement may lock; None means no limit is needed.
+    default_chunk: int | None = None
+
+    # False where the identity column declares the primary key itself.
+    separate_primary_key: bool = True
+
+    # Portable column types whose Python values ``encode`` must convert for this driver.
+    encoded_types: frozenset[str] = frozenset()
+
+    # Where insert_many(skip_duplicates=True) loads rows before keeping the new ones.
+    scratch_table = "sqlqueue_scratch"
+
+    # Whether queue rows get an index on their sink tag (see SqlServerDialect for why).
+    indexes_row_tags = False
+
+    @abstractmethod
+    def quote(self, ident: str) -> str: ...
+
+    @abstractmethod
+    def type_sql(self, column: Column) -> str: ...
+
+    @abstractmethod
+    def now(self) -> str:
+        """The current UTC time as an SQL expression."""
+
+    @abstractmethod
+    def now_plus(self, seconds_param: str) -> str:
+        """The current UTC time plus ``:seconds_param`` seconds."""
+
+    @abstractmethod
+    def millis_between(self, start: str, end: str) -> str:
+        """Whole milliseconds from timestamp expression ``start`` to ``end``, as a BIGINT expression."""
+
+    @abstractmethod
+    def create_table_guarded(self, table: TableName, body: str, unlogged: bool = False) -> str:
+        """CREATE TABLE unless it exists; ``unlogged`` where the engine can skip the log for scratch data."""
+
+    @abstractmethod
+    def create_index_guarded(
+        self,
+        table: TableName,
+        index: str,
+        key: str,
+        include: Sequence[str],
+        where: str | None,
+        unique: bool = False,
+        clustered: bool = False,
+    ) -> str:
+        """CREATE INDEX unless it exists; a filtered (partial) index when ``where`` is given.
+
+        ``clustered``: the index orders the table itself, on engines that store tables that way.
+        """
+
+    @staticmethod
+    def index_filter(where: str | None) -> str:
+        return f" WHERE {where}" if where else ""
+
+    @abstractmethod
+    def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool) -> str:
+        """One statement that marks up to ``:limit`` ready rows and returns their ids."""
+
+    def limited_update(self, table: TableName, set_sql: str, where: str, limited: bool) -> str:
+        """UPDATE of the matching rows, at most ``:limit`` of them when ``limited``."""
+        return f"UPDATE {self.table(table)} SET {set_sql} WHERE {self._limited(table, where, limited)}"
+
+    def limited_delete(self, table: TableName, where: str, limited: bool) -> str:
+        return f"DELETE FROM {self.table(table)} WHERE {self._limited(table, where, limited)}"
+
+    def _limited(self, table: TableName, where: str, limited: bool) -> str:
+        if not limited:
+            return where
+        i = self.quote("id")
+        return f"{i} IN (SELECT {i} FROM {self.table(table)} WHERE {where} LIMIT :limit)"
+
+    @abstractmethod
+    def columns_sql(self, table: TableName) -> str:
+        """Rows of (column name, database type name, nullable flag)."""
+
+    @abstractmethod
+    def portable_type(self, db_type: str) -> str: ...
+
+    def identity_sql(self, column: Column) -> str:
+        return f"{self.type_sql(column)} NOT NULL"
+
+    def table_options(self, table: TableName) -> list[str]:
+        """Statements run after CREATE TABLE (engine settings a queue table needs)."""
+        return []
+
+    @abstractmethod
+    def connect(self, spec: ConnectionSpec) -> Any: ...
+
+    @abstractmethod
+    @contextmanager
+    def transaction(self, conn: Any) -> Iterator[Any]:
+        """A cursor inside one transaction, committed on success and rolled back on error."""
+
+    def autocommit_cursor(self, conn: Any) -> Any:
+        return conn.cursor()
+
+    def insert_many(
+        self,
+        cur: Any,
+        table: TableName,
+        columns: Sequence[Column],
+        rows: Iterable[Sequence[Any]],
+        skip_duplicates: bool = False,
+    ) -> None:
+        """Bulk insert through the engine's fast path (``load``).
+
+        With ``skip_duplicates`` a row whose ``dedup_key`` is already in the table, or earlier in
+        ``rows``, is dropped instead of failing the statement: the rows go to a scratch table
+        first, and one set-based statement keeps the new keys.
+        """
+        if not skip_duplicates:
+            self.load(cur, self.table(table), columns, rows)
+            return
+        names = [c.name for c in columns]
+        cur.execute(self.create_scratch(table, names))
+        self.load(cur, self.scratch_table, columns, rows)
+        cur.execute(self.insert_new_keys(table, names, self.scratch_table))
+        cur.execute(f"DROP TABLE {self.scratch_table}")
+
+    def load(self, cur: Any, target: str, columns: Sequence[Column], rows: Iterable[Sequence[Any]]) -> None:
+        """Insert rows into ``target`` (quoted); engines override with their fast path.
+
+        ``columns`` carry the queue's portable types, for drivers that must be told what they bind.
+        """
+        names = ", ".join(self.quote(c.name) for c in columns)
+        marks = ", ".join(self.marker for _ in columns)
+        cur.executemany(f"INSERT INTO {target} ({names}) VALUES ({marks})", rows)
+
+    def encode(self, column: Column, value: Any) -> Any:
+        """Turn a Python value of a column whose type is in ``encoded_types`` into what the driver sends."""
+        return value
+
+    def map_error(self, exc: BaseException, spec: ConnectionSpec | None, connected_before: bool) -> DatabaseError:
+        """The one place a driver error becomes ours: secrets scrubbed, transient or not."""
+        secret = spec.password if spec else None
+        transient = self.is_transient(exc, first_connect=not connected_before)
+        return DatabaseError(f"{self.name}: {redact(str(exc), secret)}", transient)
+
+    @abstractmethod
+    def is_driver_error(self, exc: BaseException) -> bool: ...
+
+    @abstractmethod
+    def is_transient(self, exc: BaseException, first_connect: bool) -> bool:
+        """Lost connections, deadlock victims, lock timeouts: worth another try.
+
+        ``first_connect``: the error came from the very first connection attempt, where most
+        failures are a wrong address or login, and retrying only delays the message.
+        """
+
+    def table(self, table: TableName) -> str:
+        if table.schema:
+            return f"{self.quote(table.schema)}.{self.quote(table.name)}"
+        return self.quote(table.name)
+
+    def compile(self, sql: str) -> Statement:
+        names: list[str] = []
+
+        def marker(match: re.Match[str]) -> str:
+            names.append(match.group(1))
+            return self.marker
+
+        return Statement(_PARAM.sub(marker, sql), tuple(names))
+
+    def default_sql(self, default: str) -> str:
+        return self.now() if default == "now" else default
+
+    def _column_sql(self, column: Column, default: str | None = None) -> str:
+        if default == "identity":
+            return f"{self.quote(column.name)} {self.identity_sql(column)}"
+        sql = f"{self.quote(column.name)} {self.type_sql(column)}"
+        if default is not None:
+            sql += f" DEFAULT {self.default_sql(default)}"
+        return sql + ("" if column.nullable else " NOT NULL")
+
+    def script(self, statements: Sequence[str]) -> str:
+        """Statements as one script a DBA can run (psql, sqlite3; sqlcmd on SQL Server)."""
+        return "".join(f"{sql};\n\n" for sql in statements)
+
+    def select_first(self, columns: str, rest: str) -> str:
+        """SELECT the first ``:limit`` rows of ``FROM ... ORDER BY ...`` (``rest``)."""
+        return f"SELECT {columns} FROM {rest} LIMIT :limit"
+
+    def skip_locked_hints(self) -> str:
+        """Table hints for a read that skips rows other sessions hold locked instead of waiting."""
+        return ""
+
+    def committed_read_hints(self) -> str:
+        """Table hints for a read that sees the last committed rows, waiting for uncommitted ones."""
+        return ""
+
+    def row_lock_hints(self) -> str:
+        """Table hints for a write that must lock rows, not pages, so claims can skip past it."""
+        return ""
+
+    def decode_timestamp(self, value: Any) -> dt.datetime | None:
+        """A timestamp the driver returned, as an aware UTC datetime (stored times are UTC)."""
+        if isinstance(value, dt.datetime):
+            return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value
+        return None
+
+    def create_scratch(self, table: TableName, columns: Sequence[str]) -> str:
+        """An empty temporary table with the types of ``columns`` in ``table``."""
+        names = ", ".join(self.quote(c) for c in columns)
+        return f"CREATE TEMP TABLE {self.scratch_table} AS SELECT {names} FROM {self.table(table)} WHERE 1 = 0"
+
+    def insert_new_keys(self, table: TableName, columns: Sequence[str], source: str, where: str = "1 = 1") -> str:
+        """Copy ``source`` rows matching ``where`` into ``table``, skipping dedup keys it has (or that repeat)."""
+        names = ", ".join(self.quote(c) for c in columns)
+        # The WHERE clause also keeps SQLite from reading ON CONFLICT as part of the SELECT's join.
+        return (
+            f"INSERT INTO {self.table(table)} ({names}) SELECT {names} FROM {source} "
+            f"WHERE {where} ON CONFLICT DO NOTHING"
+        )
+
+    def index_name(self, table: TableName, index: str) -> str:
+        """An index of ``table`` as DROP INDEX names it."""
+        return self.quote(index)
+
+    def literal(self, text: str) -> str:
+        """A string literal; ``text`` is a name that passed identifier checks, so it holds no quote."""
+        return f"'{text}'"
+
+
+def utc_naive(value: dt.datetime) -> dt.datetime:
+    """A datetime as naive UTC, for drivers and columns that carry no time zone."""
+    if value.tzinfo is not None:
+        value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return value
+
+
+def rows_in_chunks(rows: Iterable[Sequence[Any]], size: int) -> Iterator[list[Sequence[Any]]]:
+    chunk: list[Sequence[Any]] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

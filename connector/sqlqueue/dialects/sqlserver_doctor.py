@@ -1,0 +1,144 @@
+"""SQL Server's own doctor checks: session, database settings, triggers, the driver and the claim's plan.
+
+The facts come from SqlServerDialect's catalog queries (in the statement catalog, parsed and
+pinned); this module holds the judgement, in the doctor's terms.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from ..schema import LAYOUT
+from .odbc import FREETDS_DESCRIBES_PARAMS, Driver
+from .statements.doctor import NOTE, OK, PROBLEM, Finding, LiveTable
+
+if TYPE_CHECKING:
+    from .sqlserver import SqlServerDialect
+
+# OPENJSON, the bulk path, needs database compatibility level 130 (SQL Server 2016) or later.
+OPENJSON_LEVEL = 130
+# sys.dm_exec_sessions.transaction_isolation_level values.
+ISOLATION_LEVELS = {
+    0: "unspecified",
+    1: "READ UNCOMMITTED",
+    2: "READ COMMITTED",
+    3: "REPEATABLE READ",
+    4: "SERIALIZABLE",
+    5: "SNAPSHOT",
+}
+_SHOWPLAN = "{http://schemas.microsoft.com/sqlserver/2004/07/showplan}"
+# What the estimated plan of a claim is asked for: SHOWPLAN_XML needs literal values.
+_EXAMPLE_CLAIM = {"limit": 1000, "consumer": "sqlqueue-doctor", "seq": 1, "lease_seconds": 300}
+
+
+def checks(d: SqlServerDialect, live: LiveTable, order: str) -> Iterator[Finding]:
+    t = live.table
+    yield _driver(live.look(d.driver))
+    (level,) = live.facts(d.session_isolation)[0]
+    if level == 2:
+        yield Finding(OK, "isolation level", "the session runs at READ COMMITTED")
+    else:
+        yield Finding(
+            PROBLEM,
+            "isolation level",
+            f"the session runs at {ISOLATION_LEVELS.get(level, level)}, not READ COMMITTED, although sqlqueue sets "
+            "it when it connects (a login trigger or the driver's setup changed it): READPAST is refused outside "
+            "READ COMMITTED and REPEATABLE READ (error 650)",
+            (d.session_setup(t).sql,),
+        )
+    snapshot, escalation, compatibility = live.facts(d.database_settings)[0]
+    if compatibility < OPENJSON_LEVEL:
+        yield Finding(
+            PROBLEM,
+            "compatibility level",
+            f"the database's compatibility level is {compatibility}: sqlqueue enqueues through OPENJSON, which needs "
+            f"{OPENJSON_LEVEL} (SQL Server 2016) or later; raising it changes how every query of the database is "
+            "optimised, so test the workload first",
+            (d.compatibility_level_fix(t).sql,),
+        )
+    else:
+        yield Finding(OK, "compatibility level", f"compatibility level {compatibility} has OPENJSON")
+    if snapshot:
+        yield Finding(
+            NOTE,
+            "read committed snapshot",
+            "READ_COMMITTED_SNAPSHOT is ON. SQL Server refuses READPAST under snapshot-based read committed "
+            "(error 650) unless the statement also says READCOMMITTEDLOCK, and every sqlqueue claim does: its "
+            "claims read this table with locks, as under locking read committed, so they skip rows other "
+            "consumers hold while other readers keep reading row versions. Any other client that uses READPAST "
+            "on this table must add READCOMMITTEDLOCK too. Nothing to fix for sqlqueue; turning it off changes "
+            "every reader of the database",
+            (d.read_committed_snapshot_off(t).sql,),
+        )
+    else:
+        yield Finding(OK, "read committed snapshot", "READ_COMMITTED_SNAPSHOT is OFF")
+    if str(escalation).upper() != "DISABLE":
+        yield Finding(
+            PROBLEM,
+            "lock escalation",
+            f"lock escalation is {escalation}: a statement holding about 5,000 locks on the table (a large claim, "
+            "completion or purge) escalates to a table lock and blocks every other consumer",
+            tuple(d.table_options(t)),
+        )
+    else:
+        yield Finding(OK, "lock escalation", "lock escalation is DISABLE")
+    for (trigger,) in live.facts(d.enabled_triggers):
+        yield Finding(
+            PROBLEM,
+            "trigger",
+            f"trigger {trigger} is enabled: claims return their rows with UPDATE ... OUTPUT (without INTO), which "
+            "SQL Server refuses on a table with enabled triggers (error 334); move its work elsewhere or disable it",
+            (d.disable_trigger(t, trigger).sql,),
+        )
+    if live.layout() == LAYOUT:  # the claim of this sqlqueue reads tables an older layout lacks
+        yield _claim_plan(d, live, order)
+
+
+def indexes_read(showplan_xml: str, table: str) -> set[tuple[str, str]]:
+    """(physical operator, index) of every scan or seek of ``table`` in an estimated plan."""
+    read = set()
+    for op in ElementTree.fromstring(showplan_xml).iter(f"{_SHOWPLAN}RelOp"):
+        for scan in op.findall(f"{_SHOWPLAN}IndexScan"):
+            for obj in scan.findall(f"{_SHOWPLAN}Object"):
+                if obj.get("Table", "").strip("[]") == table:
+                    read.add((op.get("PhysicalOp", ""), obj.get("Index", "").strip("[]")))
+    return read
+
+
+def _claim_plan(d: SqlServerDialect, live: LiveTable, order: str) -> Finding:
+    t, ready = live.table, d.ready_index(live.table)
+    claim = d.inline(d.claim(t, order, False, False), _EXAMPLE_CLAIM)
+    read = indexes_read(live.look(lambda conn: d.estimated_plan(conn, claim)), t.name)
+    if any(index == ready for _, index in read) and not any(op == "Clustered Index Scan" for op, _ in read):
+        return Finding(OK, "claim plan", f"the claim's estimated plan reads the ready rows through {ready}")
+    shown = ", ".join(f"{op} on {index}" for op, index in sorted(read)) or "no index of the table"
+    return Finding(
+        PROBLEM,
+        "claim plan",
+        f"the claim's estimated plan reads {shown}, not the ready index {ready}: it passes done and failed rows "
+        "and holds update locks on them; create the ready index for this order (or drop a conflicting one)",
+        (d.index_statements(t, order)[ready],),
+    )
+
+
+def _driver(driver: Driver) -> Finding:
+    reported = f"{driver.name} {driver.version}"
+    if not driver.freetds:
+        return Finding(OK, "driver", reported)
+    old = (
+        ""
+        if driver.describes_params
+        else (
+            f" Before {'.'.join(map(str, FREETDS_DESCRIBES_PARAMS))} FreeTDS cannot describe parameters, so "
+            "pyodbc's fast_executemany binds VARCHAR(255) and can crash the process: sqlqueue never uses it and sends "
+            "bulk rows as one NVARCHAR(MAX) JSON parameter per chunk instead."
+        )
+    )
+    return Finding(
+        NOTE,
+        "driver",
+        f"{reported}.{old} FreeTDS checks the server's TLS certificate only when a CA file is configured "
+        "(freetds.conf 'ca file'); see conf/sqlserver-freetds.toml",
+    )

@@ -1,0 +1,1 @@
+"""SQL statements by concern, each a mixin over the engine contract (``..engine.Engine``)."""

@@ -1,0 +1,106 @@
+"""What the sqlqueue command reads without changing anything: doctor's facts, stats and peek.
+
+An engine's own checks (``Doctor.checks``) judge facts only its catalog has, and return findings in
+the doctor's terms; ``sqlqueue.doctor`` adds the checks every engine shares.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from ...connection import ConnectionSpec
+from ...identifiers import TableName
+from ...schema import (
+    DONE,
+    UNPUBLISHED,
+)
+from ..engine import Statement, cached
+from .claims import Claims
+
+PROBLEM, NOTE, OK = "problem", "note", "ok"
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Finding:
+    severity: str
+    check: str
+    message: str
+    fix: tuple[str, ...] = ()
+
+
+class LiveTable(Protocol):
+    """What a check may ask of a live queue table (``sqlqueue.queue.Queue`` answers it)."""
+
+    table: TableName
+
+    def facts(self, builder: Callable[[TableName], Statement]) -> list[tuple]:
+        """Rows of one of the dialect's catalog queries about this table and its database."""
+        ...
+
+    def layout(self) -> int: ...
+
+    def look(self, at: Callable[[Any], T]) -> T:
+        """``at(connection)``, for what a driver reports or a statement that changes nothing."""
+        ...
+
+
+class Doctor(Claims):
+    def checks(self, live: LiveTable, order: str) -> Iterator[Finding]:
+        """Findings on what only this engine has (settings, triggers, vacuum), for claims in ``order``."""
+        return iter(())
+
+    @abstractmethod
+    def indexes_sql(self, table: TableName) -> str:
+        """Rows of (index name, filter predicate or NULL, first key column) of the queue table."""
+
+    @cached
+    def table_indexes(self, table: TableName) -> Statement:
+        return self.compile(self.indexes_sql(table))
+
+    def inspection_connect(self, spec: ConnectionSpec) -> Any:
+        """A connection that changes no database setting, for the doctor to look with."""
+        return self.connect(spec)
+
+    @cached
+    def peek(self, table: TableName, order: str, columns: Sequence[str]) -> Statement:
+        """The next ready rows in claim order, without claiming or locking them."""
+        cols = ", ".join(self.quote(c) for c in columns)
+        order_by = self.order_by(order if order != "heap" else "fifo")
+        ready = self.ready_predicate(table, False)
+        return self.compile(
+            self.select_first(cols, f"{self.table(table)}{self.skip_locked_hints()} WHERE {ready} ORDER BY {order_by}")
+        )
+
+    @cached
+    def count_by_state(self, table: TableName) -> Statement:
+        """Rows and the oldest enqueue time per state, rows of unpublished sink batches apart."""
+        q = self.quote
+        shown = (
+            f"CASE WHEN {self._row_tag(table)} IS NOT NULL AND EXISTS ({self._listed_tag(table)}) "
+            f"THEN '{UNPUBLISHED}' ELSE {q('state')} END"
+        )
+        return self.compile(
+            f"SELECT s.{q('state')}, COUNT(*), MIN(s.{q('enqueued_at')}) "
+            f"FROM (SELECT {shown} AS {q('state')}, {q('enqueued_at')} FROM {self.table(table)}) AS s "
+            f"GROUP BY s.{q('state')}"
+        )
+
+    @cached
+    def count_done_since(self, table: TableName) -> Statement:
+        """Rows completed (and kept) since ``:since``: the recent throughput of completion=keep queues."""
+        q = self.quote
+        return self.compile(
+            f"SELECT COUNT(*) FROM {self.table(table)} WHERE {q('state')} = '{DONE}' AND {q('completed_at')} >= :since"
+        )
+
+    @cached
+    def recent_waits(self, table: TableName) -> Statement:
+        """The wait figures of the rows claimed since ``:since`` that are still in the table, in any
+        state (``sqlqueue stats``). No index has claimed_at: this reads the whole table, as the
+        counts per state do. Rows being claimed or written are skipped rather than waited for."""
+        where = f"{self.quote('claimed_at')} >= :since"
+        return self.compile(self._wait_figures(table, where, self.skip_locked_hints()))

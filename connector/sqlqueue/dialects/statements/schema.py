@@ -1,0 +1,187 @@
+"""Schema statements: the queue table, its indexes and side tables, and its recorded layout.
+
+The layout lives beside the queue in <queue>_layout, a row per layout the table reached (the highest
+is its layout), like <queue>_unpublished and <queue>_staging: it goes wherever the queue goes (its
+schema, its grants, dropping it), and checking it reads one tiny table the connector's login is
+granted SELECT on (sql/<engine>/grants.sql). A table shared by every queue would mix queues of
+different schemas and owners, and each queue's login would need rights on all of it. Rows per layout
+keep when each migration finished; recording is an insert guarded by NOT EXISTS.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+
+from ...identifiers import TableName
+from ...schema import (
+    CLAIMED,
+    DONE,
+    LAYOUT,
+    LIFECYCLE,
+    LIFECYCLE_TYPES,
+    READY,
+    READY_INDEX_KEY,
+    STAGE_TAG,
+    STATES,
+    WRITABLE_LIFECYCLE,
+    Column,
+    QueueSpec,
+)
+from ..engine import Engine, Statement, cached
+
+LEDGER_TABLE = "sqlqueue_sink_ledger"
+
+
+class Schema(Engine):
+    def create_statements(self, spec: QueueSpec) -> list[str]:
+        """Idempotent DDL for a queue table, its indexes, its staging table and the sink ledger.
+
+        The layout is recorded first, and only when the queue table does not exist yet: running this
+        over a table an earlier sqlqueue made leaves it unrecorded, for ``sqlqueue migrate``.
+        """
+        t, q = spec.table, self.quote
+        lines = [self._column_sql(column, default) for column, default in LIFECYCLE]
+        lines += [self._column_sql(c) for c in spec.domain]
+        lines.append(f"CONSTRAINT {q(self.state_check_name(t))} {self._state_check(t)}")
+        if self.separate_primary_key:
+            lines.append(f"CONSTRAINT {q('pk_' + t.name)} PRIMARY KEY ({q('id')})")
+        body = ",\n  ".join(lines)
+        statements = [self.create_layout_table(t), self.record_layout(t, self.table_absent(t))]
+        statements.append(self.create_table_guarded(t, body))
+        statements += self.table_options(t)
+        statements += self.index_statements(t, spec.order).values()
+        statements += self._staging_statements(spec)
+        statements.append(self._create_unpublished(t))
+        statements.append(self.create_ledger(t))
+        return statements
+
+    def staging(self, table: TableName) -> TableName:
+        """Where the sink's tasks stage a batch until Spark commits it (beside the queue table)."""
+        return TableName(f"{table.name}_staging", table.schema)
+
+    def _staging_statements(self, spec: QueueSpec) -> list[str]:
+        # The columns a producer may write, all nullable: publish inserts only the columns a batch
+        # has, so the queue's defaults and NOT NULL checks apply then. Nothing is claimed from it.
+        staging = self.staging(spec.table)
+        columns = [STAGE_TAG, *(Column(n, LIFECYCLE_TYPES[n].type) for n in WRITABLE_LIFECYCLE)]
+        body = ",\n  ".join(self._column_sql(c) for c in [*columns, *spec.domain])
+        return [
+            self.create_table_guarded(staging, body, unlogged=True),
+            *self.table_options(staging),
+            self.create_index_guarded(
+                staging, f"ix_{staging.name}_tag", self.quote(STAGE_TAG.name), [], None, clustered=True
+            ),
+        ]
+
+    def unpublished(self, table: TableName) -> TableName:
+        """The tags of sink batches written into the queue table but not committed by Spark yet."""
+        return TableName(f"{table.name}_unpublished", table.schema)
+
+    def _create_unpublished(self, table: TableName) -> str:
+        # Logged like the queue table, whose rows it hides: a crash must not publish them. Each tag
+        # records the id range its rows lie in, so dropping them seeks the primary key.
+        q = self.quote
+        bigints = [Column(n, "bigint", False) for n in ("id_after", "id_upto", "row_count")]
+        lines = [self._column_sql(c) for c in (STAGE_TAG, *bigints)]
+        lines.append(f"CONSTRAINT {q('pk_' + self.unpublished(table).name)} PRIMARY KEY ({q(STAGE_TAG.name)})")
+        return self.create_table_guarded(self.unpublished(table), ",\n  ".join(lines))
+
+    def ready_index(self, table: TableName) -> str:
+        """The filtered index of ready rows, in the order the queue was created for."""
+        return f"ix_{table.name}_ready"
+
+    def index_statements(self, table: TableName, order: str) -> dict[str, str]:
+        """{index name: idempotent CREATE INDEX} for every index a queue table needs (see the README)."""
+        t, q = table, self.quote
+        key = ", ".join(f"{q(c)} {d}" for c, d in READY_INDEX_KEY[order])
+        # The ready index covers every column the claim's WHERE reads (stage_tag too), so rows a claim
+        # passes over are judged from the index alone, without a lookup that locks the base row.
+        include = [c for c in ("due_at", "priority") if c not in dict(READY_INDEX_KEY[order])] + [STAGE_TAG.name]
+        indexes: tuple[tuple[str, str, list[str], str, bool], ...] = (
+            (self.ready_index(t), key, include, f"{q('state')} = '{READY}'", False),
+            (
+                f"ix_{t.name}_claimed",
+                f"{q('consumer')}, {q('claim_seq')}",
+                ["lease_until"],
+                f"{q('state')} = '{CLAIMED}'",
+                False,
+            ),
+            (f"ix_{t.name}_done", q("completed_at"), [], f"{q('state')} = '{DONE}'", False),
+            (f"ux_{t.name}_dedup", q("dedup_key"), [], f"{q('dedup_key')} IS NOT NULL", True),
+        )
+        if self.indexes_row_tags:
+            # Rows still carrying a sink tag (unpublished, or published and not yet claimed): dropping
+            # a tag's rows outside its recorded id range seeks here instead of scanning the table.
+            indexes += ((f"ix_{t.name}_tag", q(STAGE_TAG.name), [], f"{q(STAGE_TAG.name)} IS NOT NULL", False),)
+        return {
+            name: self.create_index_guarded(t, name, key, inc, where, unique)
+            for name, key, inc, where, unique in indexes
+        }
+
+    def ledger(self, table: TableName) -> TableName:
+        """The sink ledger of a queue lives in the queue table's schema."""
+        return TableName(LEDGER_TABLE, table.schema)
+
+    def create_ledger(self, table: TableName) -> str:
+        # The key stays within SQL Server's 900-byte clustered key: queue names have at most 201
+        # characters and writer ids (option writerId, or a query id) at most 200.
+        q = self.quote
+        ledger = self.ledger(table)
+        body = (
+            f"{q('queue_name')} {self.type_sql(Column('queue_name', 'string'))} NOT NULL,\n"
+            f"  {q('writer_id')} {self.type_sql(Column('writer_id', 'string'))} NOT NULL,\n"
+            f"  {q('batch_id')} {self.type_sql(Column('batch_id', 'bigint'))} NOT NULL,\n"
+            f"  {q('row_count')} {self.type_sql(Column('row_count', 'bigint'))} NOT NULL,\n"
+            f"  {q('committed_at')} {self.type_sql(Column('committed_at', 'timestamp'))} NOT NULL"
+            f" DEFAULT {self.default_sql('now')},\n"
+            f"  CONSTRAINT {q('pk_' + LEDGER_TABLE)} PRIMARY KEY ({q('queue_name')}, {q('writer_id')}, {q('batch_id')})"
+        )
+        return self.create_table_guarded(ledger, body)
+
+    def state_check_name(self, table: TableName) -> str:
+        return f"ck_{table.name}_state"
+
+    def _state_check(self, table: TableName) -> str:
+        states = ", ".join(f"'{s}'" for s in STATES)
+        return f"CHECK ({self.quote('state')} IN ({states}))"
+
+    def tag_index(self, table: TableName) -> str:
+        return f"ix_{table.name}_tag"
+
+    @cached
+    def table_columns(self, table: TableName) -> Statement:
+        return self.compile(self.columns_sql(table))
+
+    def layout_table(self, table: TableName) -> TableName:
+        return TableName(f"{table.name}_layout", table.schema)
+
+    def create_layout_table(self, table: TableName) -> str:
+        q, layouts = self.quote, self.layout_table(table)
+        body = (
+            f"{q('layout')} {self.type_sql(Column('layout', 'int'))} NOT NULL,\n"
+            f"  {q('recorded_at')} {self.type_sql(Column('recorded_at', 'timestamp'))} NOT NULL"
+            f" DEFAULT {self.default_sql('now')},\n"
+            f"  CONSTRAINT {q('pk_' + layouts.name)} PRIMARY KEY ({q('layout')})"
+        )
+        return self.create_table_guarded(layouts, body)
+
+    def record_layout(self, table: TableName, when: str) -> str:
+        """Record the current layout, once, if the SQL condition ``when`` holds."""
+        q, layouts = self.quote, self.table(self.layout_table(table))
+        recorded = f"SELECT 1 FROM {layouts} WHERE {q('layout')} = {LAYOUT}"
+        return f"INSERT INTO {layouts} ({q('layout')}) SELECT {LAYOUT} WHERE NOT EXISTS ({recorded}) AND {when}"
+
+    @abstractmethod
+    def table_absent(self, table: TableName) -> str:
+        """An SQL condition that holds while ``table`` does not exist (create records its layout then)."""
+
+    @cached
+    def has_layout_table(self, table: TableName) -> Statement:
+        """1 when the queue's layout table exists. From the catalog every login reads (on PostgreSQL
+        information_schema lists only the tables a login may use)."""
+        return self.compile(f"SELECT CASE WHEN {self.table_absent(self.layout_table(table))} THEN 0 ELSE 1 END")
+
+    @cached
+    def recorded_layout(self, table: TableName) -> Statement:
+        """The highest layout recorded for the queue; NULL when none is."""
+        return self.compile(f"SELECT MAX({self.quote('layout')}) FROM {self.table(self.layout_table(table))}")
