@@ -37,9 +37,7 @@ def crash_plan(sink: str, rng: random.Random) -> list[dict]:
 @pytest.mark.parametrize("sink", ["delta", "foreach"])
 def test_every_key_arrives_once_after_repeated_kills(engine, spark, tmp_path, sink, monkeypatch):
     if engine.name == "sqlite" and sink == "foreach" or engine.name == "postgres" and sink == "delta":
-        pytest.skip(
-            "each engine runs one sink: SQLite the Delta sink, PostgreSQL foreachBatch with append_once, as jobs/queue_to_delta.py writes"
-        )
+        pytest.skip("each engine runs one sink: SQLite the Delta sink, PostgreSQL foreachBatch with append_once")
     seed = int(os.environ.get("SQLQUEUE_CRASH_SEED", random.randrange(1_000_000)))
     print(f"crash seed: {seed} (SQLQUEUE_CRASH_SEED={seed} replays it)")
     rng = random.Random(seed)
