@@ -8,18 +8,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .errors import ConfigError
 
-DIALECT_ALIASES = {
-    "sqlite": "sqlite",
-    "postgresql": "postgres",
-    "postgres": "postgres",
-    "sqlserver": "sqlserver",
-    "mssql": "sqlserver",
-}
 _SECRET_IN_TEXT = re.compile(r"(?i)\b(pwd|password)\s*=\s*(\{[^}]*\}|[^;\s&]*)")
 _SECRET_IN_URL = re.compile(r"(//[^:/@\s]+:)[^@/\s]+@")
 
@@ -71,56 +65,79 @@ def parse_connection(
     if url and connection_string:
         raise ConfigError("options 'url' and 'connectionString' are exclusive: give one of them")
     if connection_string:
-        name = DIALECT_ALIASES.get((dialect or "").lower())
-        if name not in ("postgres", "sqlserver"):
-            raise ConfigError(
-                f"option 'dialect' = {dialect!r} is not allowed with 'connectionString': "
-                "use 'sqlserver' (an ODBC connection string) or 'postgresql' (a libpq conninfo)"
-            )
-        return ConnectionSpec(name, (), user, password, raw=connection_string)
+        scheme = SCHEMES.get((dialect or "").lower())
+        if scheme is None or scheme.verbatim is None:
+            allowed = " or ".join(f"{name!r} ({s.verbatim})" for name, s in SCHEMES.items() if s.verbatim)
+            raise ConfigError(f"option 'dialect' = {dialect!r} is not allowed with 'connectionString': use {allowed}")
+        return ConnectionSpec(scheme.dialect, (), user, password, raw=connection_string)
     if not url:
         raise ConfigError(
             "option 'url' is required: e.g. sqlite:///var/queues/jobs.db, "
             "postgresql://host:5432/db or sqlserver://host:1433/db"
         )
-    return _parse_url(url, user, password)
-
-
-def _parse_url(url: str, user: str | None, password: str | None) -> ConnectionSpec:
-    scheme, sep, rest = url.partition(":")
-    name = DIALECT_ALIASES.get(scheme.lower())
-    if not sep or name is None:
+    name, sep, rest = url.partition(":")
+    scheme = SCHEMES.get(name.lower())
+    if not sep or scheme is None:
         raise ConfigError(
             f"option 'url' = {redact(url)!r} is not allowed: its scheme must be one of "
-            f"{', '.join(sorted(DIALECT_ALIASES))} (e.g. sqlite:///path/queue.db)"
+            f"{', '.join(sorted(SCHEMES))} (e.g. sqlite:///path/queue.db)"
         )
-    if name == "sqlite":
-        path = rest[2:] if rest.startswith("//") else rest
-        if not path or path == ":memory:":
-            raise ConfigError(
-                f"option 'url' = {url!r} is not allowed: SQLite needs a file path that every Spark "
-                "process can open, e.g. sqlite:///tmp/queue.db"
-            )
-        # SQLite creates a missing file but not its folder, and then says only "unable to open database file".
-        folder = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(folder):
-            problem = (
-                "is a file, not a folder"
-                if os.path.exists(folder)
-                else ("is missing: create it first (SQLite creates the database file, not its folder)")
-            )
-            raise ConfigError(f"option 'url' = {url!r} is not allowed: the folder {folder} {problem}")
-        return ConnectionSpec("sqlite", (("path", path),))
+    return scheme.address(scheme.dialect, url, rest, user, password)
+
+
+def _file_address(dialect: str, url: str, rest: str, user: str | None, password: str | None) -> ConnectionSpec:
+    """scheme:///path: a database file every Spark process opens itself."""
+    path = rest[2:] if rest.startswith("//") else rest
+    if not path or path == ":memory:":
+        raise ConfigError(
+            f"option 'url' = {url!r} is not allowed: {dialect} needs a file path that every Spark "
+            f"process can open, e.g. {dialect}:///tmp/queue.db"
+        )
+    # SQLite creates a missing file but not its folder, and then says only "unable to open database file".
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        problem = (
+            "is a file, not a folder"
+            if os.path.exists(folder)
+            else "is missing: create it first (the engine creates the database file, not its folder)"
+        )
+        raise ConfigError(f"option 'url' = {url!r} is not allowed: the folder {folder} {problem}")
+    return ConnectionSpec(dialect, (("path", path),))
+
+
+def _server_address(dialect: str, url: str, rest: str, user: str | None, password: str | None) -> ConnectionSpec:
+    """scheme://[user[:password]@]host[:port]/database[?driver options]."""
     parts = urlsplit(url)
     if not parts.hostname or not parts.path.strip("/"):
-        raise ConfigError(f"option 'url' = {redact(url)!r} is not allowed: expected {scheme}://host[:port]/database")
+        raise ConfigError(
+            f"option 'url' = {redact(url)!r} is not allowed: expected {parts.scheme}://host[:port]/database"
+        )
     params = [("host", parts.hostname), ("database", unquote(parts.path.strip("/")))]
     if parts.port:
         params.append(("port", str(parts.port)))
     params.extend(sorted(parse_qsl(parts.query)))
     return ConnectionSpec(
-        name,
+        dialect,
         tuple(params),
         user or (unquote(parts.username) if parts.username else None),
         password or (unquote(parts.password) if parts.password else None),
     )
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """A URL scheme: the dialect it names, how its address reads, and what a verbatim driver
+    connection string is for it (None: the engine takes none)."""
+
+    dialect: str
+    address: Callable[[str, str, str, str | None, str | None], ConnectionSpec]
+    verbatim: str | None = None
+
+
+SCHEMES = {
+    "sqlite": Scheme("sqlite", _file_address),
+    "postgresql": Scheme("postgres", _server_address, "a libpq conninfo"),
+    "postgres": Scheme("postgres", _server_address, "a libpq conninfo"),
+    "sqlserver": Scheme("sqlserver", _server_address, "an ODBC connection string"),
+    "mssql": Scheme("sqlserver", _server_address, "an ODBC connection string"),
+}
