@@ -1,8 +1,8 @@
 """The claim protocol that makes a replayed micro-batch return exactly the rows it returned before.
 
-An offset is a consumer identity and a claim number. Every row a consumer claims is tagged with
-the claim number it was claimed under, so "batch N" means "the rows this consumer claimed in
-claim N" and can be read again by tag after any crash. Spark's checkpoint holds the numbers.
+An offset is a consumer identity and a claim number. Every row a consumer claims carries
+the claim number it was claimed under (claim_seq), so "batch N" means "the rows this consumer
+claimed in claim N" and can be read again by that number after any crash. Spark's checkpoint holds the numbers.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class Consumer:
 
     With ``policy.prefetch`` the claim after the one just served is made in a background thread
     (on its own connection) while Spark works on the current batch; the next ``advance`` finds
-    those rows already tagged and returns at once. Up to two claims are then held at a time.
+    those rows already held and returns at once. Up to two claims are then held at a time.
     Only a full claim (``limit`` rows: a backlog) is followed by one ahead. After a short one the
     queue is drained, and a claim made ahead would take only the few rows that arrived since,
     leaving the ones that arrive while Spark works to the batch after next: at 500 rows/s into
@@ -71,7 +71,7 @@ class Consumer:
         self.queue = queue
         self.id = consumer_id
         self.policy = policy
-        self.last_claimed = 0
+        self.last_claimed_rows = 0
         self.last_waits = Waits()
         self._waits_ahead: tuple[int, Waits] | None = None  # (claim number, its waits) from the prefetch
         self._prefetch: threading.Thread | None = None
@@ -82,7 +82,7 @@ class Consumer:
         """The claim number that ends the next batch, ``committed`` when there is nothing to read.
 
         1. Everything claimed up to ``committed`` is done: Spark logged those batches as committed.
-        2. Rows already tagged ``committed + 1`` were claimed just before a crash that kept the
+        2. Rows already held under ``committed + 1`` were claimed just before a crash that kept the
            offset from being logged (or by a prefetch): serve them rather than claim more.
         3. Otherwise claim up to ``limit`` rows under ``committed + 1``, if at least ``min_rows``
            are ready.
@@ -91,13 +91,13 @@ class Consumer:
         self._await_prefetch()
         self._rescue_now_and_then()
         nxt = committed + 1
-        self.last_claimed = self.queue.count_claimed(self.id, nxt)
-        if not self.last_claimed and self._enough_ready(self.queue, min_rows):
-            self.last_claimed = self._claim(self.queue, nxt, limit, max_id)
-        self.last_waits = self._waits(nxt) if self.last_claimed else Waits()
-        if self.policy.prefetch and self.last_claimed >= limit:
+        self.last_claimed_rows = self.queue.count_claimed(self.id, nxt)
+        if not self.last_claimed_rows and self._enough_ready(self.queue, min_rows):
+            self.last_claimed_rows = self._claim(self.queue, nxt, limit, max_id)
+        self.last_waits = self._waits(nxt) if self.last_claimed_rows else Waits()
+        if self.policy.prefetch and self.last_claimed_rows >= limit:
             self._start_prefetch(nxt + 1, limit, max_id, min_rows)
-        return nxt if self.last_claimed else committed
+        return nxt if self.last_claimed_rows else committed
 
     def complete_through(self, seq: int) -> int:
         if not self.policy.complete_on_commit:

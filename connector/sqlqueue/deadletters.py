@@ -143,8 +143,8 @@ class Redrive:
         """Enqueue chunk ``number`` of (original id, domain values) rows; how many rows became new queue
         rows (fewer when some are still in the queue), or None when the chunk was enqueued before."""
         values = [(*domain, dedup_key(original)) for original, domain in rows]
-        staged = self.producer.stage(number, 0, self.columns, values)
-        return self.producer.publish(number, self.columns, [staged])
+        written = self.producer.write(number, 0, self.columns, values)
+        return self.producer.publish(number, self.columns, [written])
 
     def forget(self) -> None:
         """Drop the redrive's ledger entries once the dead-letter table records it as done."""

@@ -1,7 +1,7 @@
 """Exactly-once enqueueing of batches that may be written twice: write unpublished, then publish with a ledger.
 
-A batch is written by several tasks. Each task inserts its rows into the queue table under a tag
-of its own and lists the tag in the queue's unpublished table, in one transaction; no claim takes
+A batch is written by several tasks. Each task inserts its rows into the queue table under a stage
+tag of its own and lists the tag in the queue's unpublished table, in one transaction; no claim takes
 a row whose tag is listed. Then one transaction publishes the batch: it deletes the rows of tags
 Spark did not commit (failed attempts, crashed runs), deletes the batch's tags from the list, which
 makes the committed rows claimable, and records (queue, writer, batch) in the ledger.
@@ -14,7 +14,7 @@ So a batch becomes visible all at once or not at all; a batch written again afte
 finds itself in the ledger and writes nothing; and what a task attempt wrote is published only if
 Spark committed that attempt. All of it lives in the database, none in process memory.
 
-Tags are fixed-width lowercase hex, ``writer(16) batch(16) run(8) task(8) attempt(12)``, so the
+Stage tags are fixed-width lowercase hex, ``writer(16) batch(16) run(8) task(8) attempt(12)``, so the
 tags of one batch (or of one writer up to a batch) are a range [prefix, prefix + "g"]: hex digits
 sort below "g" in every collation, which a separator such as "/" does not guarantee.
 """
@@ -29,11 +29,10 @@ from typing import Any
 
 from .dialects.engine import Statement
 from .errors import DatabaseError
-from .queue import Ack, Queue
+from .ledger import Ledger
+from .queue import Queue
 from .schema import Column, keyed
 
-# Ledger rows kept per writer: Spark only ever replays its latest batch.
-LEDGER_KEEP = 1000
 _PAST_HEX = "g"
 
 
@@ -42,10 +41,10 @@ def _hex(text: str, width: int) -> str:
 
 
 @dataclass(frozen=True)
-class Staged:
-    """What one task wrote: its tag (to publish) and how many rows it sent."""
+class Written:
+    """What one task attempt wrote: its stage tag (to publish) and how many rows it sent."""
 
-    tag: str
+    stage_tag: str
     rows: int
 
 
@@ -74,6 +73,7 @@ class Producer:
         self.table = queue.table
         self.sql = queue.dialect
         self.writer_id = writer_id
+        self.ledger = Ledger(queue, writer_id)
         self._writer_key = _hex(writer_id, 16)
         self._run_key = _hex(run_id, 8)
 
@@ -89,20 +89,8 @@ class Producer:
     def _batch_prefix(self, batch_id: int) -> str:
         return f"{self._writer_key}{batch_id:016x}"
 
-    def tag(self, batch_id: int, task_id: int, attempt: int = 0) -> str:
+    def stage_tag(self, batch_id: int, task_id: int, attempt: int = 0) -> str:
         return f"{self._batch_prefix(batch_id)}{self._run_key}{task_id:08x}{attempt:012x}"
-
-    def _ledger_key(self, batch_id: int) -> dict[str, Any]:
-        return {"queue": str(self.table), "writer": self.writer_id, "batch": batch_id}
-
-    def _published(self, cur: Any, batch_id: int) -> bool:
-        return self._run(cur, self.sql.ledger_contains(self.table), **self._ledger_key(batch_id)).fetchone()[0] > 0
-
-    def _record_batch(self, cur: Any, batch_id: int, row_count: int) -> None:
-        """Enter the batch in the ledger and forget entries Spark can no longer replay."""
-        key = self._ledger_key(batch_id)
-        self._run(cur, self.sql.ledger_record(self.table), **key, row_count=row_count)
-        self._run(cur, self.sql.ledger_prune(self.table), **key, before=batch_id - LEDGER_KEEP)
 
     def _drop(self, cur: Any, lo: str, hi: str, publishing: Collection[str] = ()) -> int:
         """Delete what tags in [lo, hi] wrote, except the unpublished rows of ``publishing``,
@@ -133,27 +121,27 @@ class Producer:
     # ---- the protocol ---------------------------------------------------------------------------
     def published(self, batch_id: int) -> bool:
         with self.queue.transaction() as cur:
-            return self._published(cur, batch_id)
+            return self.ledger.contains(cur, batch_id)
 
     def last_published(self) -> int | None:
-        """This writer's highest batch in the ledger, for a writer that publishes its batches in order
-        and resumes after the last one (the ledger keeps only the latest LEDGER_KEEP of them)."""
+        """This writer's highest published batch, for a writer that publishes its batches in order
+        and resumes after the last one."""
         with self.queue.transaction() as cur:
-            return self._run(cur, self.sql.ledger_last(self.table), **self._ledger_key(0)).fetchone()[0]
+            return self.ledger.last(cur)
 
     def forget(self) -> None:
         """Delete this writer's ledger entries, once nothing it wrote can be written again."""
         with self.queue.transaction() as cur:
-            self._run(cur, self.sql.ledger_prune(self.table), **self._ledger_key(0), before=2**62)
+            self.ledger.forget(cur)
 
-    def stage(
+    def write(
         self,
         batch_id: int,
         task_id: int,
         columns: Sequence[Column],
         rows: Iterable[Sequence[Any]],
         attempt: int = 0,
-    ) -> Staged:
+    ) -> Written:
         """Write one task attempt's rows, unpublished, in one transaction; nothing if the batch is
         already published.
 
@@ -162,21 +150,21 @@ class Producer:
         publish deletes what the others wrote. A tag can only repeat in a later run of a batch
         write (attempt ids start again), so the transaction first deletes what it holds.
         """
-        tag = self.tag(batch_id, task_id, attempt)
+        tag = self.stage_tag(batch_id, task_id, attempt)
         it = iter(rows)
         first = next(it, None)
         if first is None:  # an empty task needs no connection
-            return Staged(tag, 0)
+            return Written(tag, 0)
         counted = _Counted(chain([first], it))
         with self.queue.transaction() as cur:
-            if self._published(cur, batch_id):
-                return Staged(tag, 0)
+            if self.ledger.contains(cur, batch_id):
+                return Written(tag, 0)
             self._drop(cur, tag, tag)
             if keyed(columns):
                 self.queue.stage(cur, columns, counted, tag)
             else:
                 id_after = self._run(cur, self.sql.last_id(self.table)).fetchone()[0]
-                self.queue.insert_tagged(cur, columns, counted, tag)
+                self.queue.insert_unpublished(cur, columns, counted, tag)
                 id_upto = self._run(cur, self.sql.last_id(self.table)).fetchone()[0]
                 self._run(
                     cur,
@@ -186,9 +174,9 @@ class Producer:
                     id_upto=id_upto,
                     row_count=counted.count,
                 )
-        return Staged(tag, counted.count)
+        return Written(tag, counted.count)
 
-    def _check(self, batch_id: int, task: Staged, found: int) -> None:
+    def _check(self, batch_id: int, task: Written, found: int) -> None:
         # PostgreSQL empties its unlogged staging table in crash recovery, and a late abort may
         # drop a batch: never publish one short. Failing the commit makes Spark run the batch again
         # when the query restarts.
@@ -199,17 +187,19 @@ class Producer:
                 "aborted?); restart the query (or run the write again) to write the batch anew"
             )
 
-    def _publish_staged(self, cur: Any, batch_id: int, columns: Sequence[Column], tasks: Sequence[Staged]) -> int:
+    def _publish_staged(self, cur: Any, batch_id: int, columns: Sequence[Column], tasks: Sequence[Written]) -> int:
         """Copy staged rows into the queue, keeping new dedup keys only; how many were copied."""
         publish = self.sql.publish_staged(self.table, tuple(c.name for c in columns))
         published = 0
         for task in tasks:
-            self._check(batch_id, task, self._run(cur, self.sql.count_staged(self.table), tag=task.tag).fetchone()[0])
-            cur.execute(publish.sql, publish.bind({"tag": task.tag}))
+            self._check(
+                batch_id, task, self._run(cur, self.sql.count_staged(self.table), tag=task.stage_tag).fetchone()[0]
+            )
+            cur.execute(publish.sql, publish.bind({"tag": task.stage_tag}))
             published += max(cur.rowcount, 0)
         return published
 
-    def _check_unpublished(self, cur: Any, batch_id: int, tasks: Sequence[Staged]) -> int:
+    def _check_unpublished(self, cur: Any, batch_id: int, tasks: Sequence[Written]) -> int:
         batch = self._batch_prefix(batch_id)
         listed = {
             tag: count
@@ -218,10 +208,10 @@ class Producer:
             ).fetchall()
         }
         for task in tasks:
-            self._check(batch_id, task, listed.get(task.tag, 0))
+            self._check(batch_id, task, listed.get(task.stage_tag, 0))
         return sum(t.rows for t in tasks)
 
-    def publish(self, batch_id: int, columns: Sequence[Column], tasks: Iterable[Staged]) -> int | None:
+    def publish(self, batch_id: int, columns: Sequence[Column], tasks: Iterable[Written]) -> int | None:
         """Make the rows the ``tasks`` wrote claimable, in one transaction with the ledger entry.
 
         Everything else this writer wrote for this batch or an earlier one is deleted: Spark
@@ -231,27 +221,15 @@ class Producer:
         """
         tasks = list(tasks)
         with self.queue.transaction() as cur:
-            if self._published(cur, batch_id):
+            if self.ledger.contains(cur, batch_id):
                 return None
             if keyed(columns):
                 published = self._publish_staged(cur, batch_id, columns, tasks)
             else:
                 published = self._check_unpublished(cur, batch_id, tasks)
-            self._drop(cur, self._writer_key, self._batch_prefix(batch_id) + _PAST_HEX, {t.tag for t in tasks})
-            self._record_batch(cur, batch_id, published)
+            self._drop(cur, self._writer_key, self._batch_prefix(batch_id) + _PAST_HEX, {t.stage_tag for t in tasks})
+            self.ledger.record(cur, batch_id, published)
         return published
-
-    def acknowledge(self, batch_id: int, acks: Sequence[Ack], *, keep: bool, max_attempts: int) -> int | None:
-        """Apply a batch's per-row outcomes in one transaction with its ledger entry.
-
-        Returns how many acknowledgements were applied, or None when the batch was applied before.
-        """
-        with self.queue.transaction() as cur:
-            if self._published(cur, batch_id):
-                return None
-            self.queue.apply_acks(cur, acks, keep=keep, max_attempts=max_attempts)
-            self._record_batch(cur, batch_id, len(acks))
-        return len(acks)
 
     def discard(self, batch_id: int) -> int:
         """Delete everything written for a batch that will not be published (an aborted batch)."""

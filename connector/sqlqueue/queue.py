@@ -219,19 +219,22 @@ class Queue:
         encoded = self._encoded(columns, rows)
         self.dialect.insert_many(cur, self.table, columns, encoded, skip_duplicates=keyed(columns))
 
-    def insert_tagged(self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], tag: str) -> None:
-        """Insert rows under ``tag`` inside the caller's transaction ``cur``; claimable once the
-        tag is not in the unpublished table (``Producer`` lists it there in the same transaction)."""
-        self._load_tagged(cur, self.table, columns, rows, tag)
-
-    def stage(self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], tag: str) -> None:
-        """Insert rows into the staging table under ``tag``, inside the caller's transaction ``cur``."""
-        self._load_tagged(cur, self.dialect.staging(self.table), columns, rows, tag)
-
-    def _load_tagged(
-        self, cur: Any, table: TableName, columns: Sequence[Column], rows: Iterable[Sequence[Any]], tag: str
+    def insert_unpublished(
+        self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str
     ) -> None:
-        self.dialect.load(cur, self.dialect.table(table), [*columns, STAGE_TAG], self._encoded(columns, rows, (tag,)))
+        """Insert rows under ``stage_tag`` inside the caller's transaction ``cur``; claimable once the
+        tag is not in the unpublished table (``Producer`` lists it there in the same transaction)."""
+        self._load_under(cur, self.table, columns, rows, stage_tag)
+
+    def stage(self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str) -> None:
+        """Insert rows into the staging table under ``stage_tag``, inside the caller's transaction ``cur``."""
+        self._load_under(cur, self.dialect.staging(self.table), columns, rows, stage_tag)
+
+    def _load_under(
+        self, cur: Any, table: TableName, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str
+    ) -> None:
+        encoded = self._encoded(columns, rows, (stage_tag,))
+        self.dialect.load(cur, self.dialect.table(table), [*columns, STAGE_TAG], encoded)
 
     def enqueue(self, rows: Sequence[Mapping[str, Any]]) -> int:
         """Enqueue ready rows (dicts keyed by column name) in one transaction."""
@@ -261,7 +264,7 @@ class Queue:
     ) -> int:
         """Claim up to ``limit`` ready rows under (consumer, seq); returns how many were claimed.
 
-        Each chunk commits on its own: a crash between chunks leaves rows tagged with ``seq``,
+        Each chunk commits on its own: a crash between chunks leaves rows held under ``seq``,
         which the claim protocol finds and serves before claiming more.
         """
         statement = self.dialect.claim(self.table, order, strict, max_id is not None)
@@ -279,7 +282,7 @@ class Queue:
         return claimed
 
     def count_claimed(self, consumer: str, seq: int) -> int:
-        return self._fetch(self.dialect.count_tagged(self.table), {"consumer": consumer, "seq": seq})[0][0]
+        return self._fetch(self.dialect.count_held(self.table), {"consumer": consumer, "seq": seq})[0][0]
 
     def partition_bounds(self, consumer: str, after_seq: int, upto_seq: int, parts: int) -> list[tuple[int, int]]:
         """Id ranges that split the rows of claims (after_seq, upto_seq] into ``parts`` even groups."""

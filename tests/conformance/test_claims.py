@@ -91,7 +91,7 @@ def test_advance_serves_rows_tagged_before_a_crash_instead_of_claiming_more(engi
     queue.claim("c1", 1, 3)  # claimed, then the driver died before Spark logged the offset
     consumer = Consumer(queue, "c1", ClaimPolicy())
     assert consumer.advance(0, 5) == 1
-    assert consumer.last_claimed == 3
+    assert consumer.last_claimed_rows == 3
     assert claimed_ids(queue, "c1", 0, 1) == [1, 2, 3]
 
 

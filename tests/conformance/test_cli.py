@@ -79,7 +79,7 @@ def test_peek_shows_the_next_ready_rows_in_order_without_claiming(run):
 def test_stats_shows_rows_per_state_and_the_oldest_age(run):
     run.queue.enqueue([{"payload": p} for p in "abc"])
     run.queue.claim("c", 1, 1)
-    Producer(run.queue, "w").stage(0, 0, (Column("payload", "text"),), [("unpublished",)])
+    Producer(run.queue, "w").write(0, 0, (Column("payload", "text"),), [("unpublished",)])
     status, out, _ = run("stats")
     lines = {line.split()[0]: line.split()[1] for line in out.splitlines()[2:7]}
     assert status == 0 and lines == {"ready": "2", "claimed": "1", "failed": "0", "done": "0", "unpublished": "1"}

@@ -40,10 +40,10 @@ def test_connector_role_with_only_the_scripted_grants_claims_completes_enqueues_
         queue.enqueue([{"payload": "a", "dedup_key": "k1"}])
         producer = Producer(queue, "writer")
         keyed = (Column("payload", "text"), Column("dedup_key", "string"))
-        producer.publish(0, keyed, [producer.stage(0, 0, keyed, [("b", "k2")])])
+        producer.publish(0, keyed, [producer.write(0, 0, keyed, [("b", "k2")])])
         plain = (Column("payload", "text"),)
-        producer.publish(1, plain, [producer.stage(1, 0, plain, [("c",)])])
-        producer.stage(2, 0, plain, [("aborted",)])
+        producer.publish(1, plain, [producer.write(1, 0, plain, [("c",)])])
+        producer.write(2, 0, plain, [("aborted",)])
         producer.discard(2)
         assert queue.claim("c", 1, 10) == 3
         assert queue.complete("c", 1) == 3

@@ -119,13 +119,13 @@ def test_a_migrated_queue_loses_no_row_through_the_claim_and_sink_protocols(engi
     # Spark replays an uncommitted micro-batch: its writer writes it again, and it is published once,
     # the dedup keys the old rows held not standing in its way.
     keyed = Producer(queue, "w-keyed", "run-2")
-    assert keyed.publish(1, KEYED, [keyed.stage(1, 0, KEYED, filled.staged_keyed)]) == len(filled.staged_keyed)
+    assert keyed.publish(1, KEYED, [keyed.write(1, 0, KEYED, filled.staged_keyed)]) == len(filled.staged_keyed)
     plain = Producer(queue, "w-plain", "run-2")
     rows = [(p,) for p in filled.staged_plain]
-    assert plain.publish(5, PLAIN, [plain.stage(5, 0, PLAIN, rows)]) == len(filled.staged_plain)
+    assert plain.publish(5, PLAIN, [plain.write(5, 0, PLAIN, rows)]) == len(filled.staged_plain)
     # The batch layout 1 published is in the ledger: written again, it writes nothing.
     again = Producer(queue, "w-published")
-    assert again.publish(0, PLAIN, [again.stage(0, 0, PLAIN, [("p1",)])]) is None
+    assert again.publish(0, PLAIN, [again.write(0, 0, PLAIN, [("p1",)])]) is None
     assert queue.unpublished_rows() == 0
     assert next_batch() == sorted([p for p, _ in filled.staged_keyed] + filled.staged_plain)
     assert next_batch() == []

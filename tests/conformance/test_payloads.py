@@ -86,5 +86,5 @@ def test_the_sink_stores_every_type_exactly(engine, keyed):
     columns = (*DOMAIN, LIFECYCLE_TYPES["dedup_key"]) if keyed else DOMAIN
     rows = [(*row, f"k{i}") if keyed else row for i, row in enumerate(ROWS)]
     producer = Producer(queue, "payloads")
-    producer.publish(0, columns, [producer.stage(0, 0, columns, rows)])
+    producer.publish(0, columns, [producer.write(0, 0, columns, rows)])
     assert read_back(queue) == expected(engine.name)

@@ -42,7 +42,7 @@ def take_ready(queue) -> list[str]:
 
 def test_rows_of_an_unpublished_batch_cannot_be_claimed(engine, columns):
     queue = engine.new_queue()
-    Producer(queue, "w").stage(0, 0, columns, rows(columns, "a", "b"))
+    Producer(queue, "w").write(0, 0, columns, rows(columns, "a", "b"))
     assert queue.claim("c", 1, 10) == 0
     assert queue.unpublished_rows() == 2
 
@@ -50,7 +50,7 @@ def test_rows_of_an_unpublished_batch_cannot_be_claimed(engine, columns):
 def test_rows_of_an_unpublished_batch_are_not_in_the_backlog_nor_peeked(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "ready"}])
-    Producer(queue, "w").stage(0, 0, PAYLOAD, rows(PAYLOAD, "unpublished"))
+    Producer(queue, "w").write(0, 0, PAYLOAD, rows(PAYLOAD, "unpublished"))
     assert queue.count_ready() == 1
     assert [r["payload"] for r in queue.peek(10, columns=["payload"])] == ["ready"]
     assert queue.max_ready_id() == 1
@@ -61,45 +61,48 @@ def test_ready_rows_around_an_unpublished_batch_stay_claimable_in_order(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "before"}])
     producer = Producer(queue, "w")
-    staged = producer.stage(0, 0, PAYLOAD, rows(PAYLOAD, "b1", "b2"))
+    written = producer.write(0, 0, PAYLOAD, rows(PAYLOAD, "b1", "b2"))
     queue.enqueue([{"payload": "after"}])
     assert take_ready(queue) == ["after", "before"]
-    producer.publish(0, PAYLOAD, [staged])
+    producer.publish(0, PAYLOAD, [written])
     assert take_ready(queue) == ["b1", "b2"]
 
 
 def test_publish_makes_every_task_of_the_batch_claimable(engine, columns):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    staged = [producer.stage(0, 0, columns, rows(columns, "a", "b")), producer.stage(0, 1, columns, rows(columns, "c"))]
-    assert producer.publish(0, columns, staged) == 3
+    written = [
+        producer.write(0, 0, columns, rows(columns, "a", "b")),
+        producer.write(0, 1, columns, rows(columns, "c")),
+    ]
+    assert producer.publish(0, columns, written) == 3
     assert take_ready(queue) == ["a", "b", "c"]
 
 
 def test_stage_reports_its_tag_and_row_count(engine, columns):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    staged = producer.stage(5, 2, columns, iter(rows(columns, "a", "b", "c")))
-    assert (staged.tag, staged.rows) == (producer.tag(5, 2), 3)
+    written = producer.write(5, 2, columns, iter(rows(columns, "a", "b", "c")))
+    assert (written.stage_tag, written.rows) == (producer.stage_tag(5, 2), 3)
 
 
 def test_publishing_a_batch_twice_is_a_no_op(engine, columns):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    staged = [producer.stage(0, 0, columns, rows(columns, "a"))]
-    assert producer.publish(0, columns, staged) == 1
-    assert producer.publish(0, columns, staged) is None
+    written = [producer.write(0, 0, columns, rows(columns, "a"))]
+    assert producer.publish(0, columns, written) == 1
+    assert producer.publish(0, columns, written) is None
     assert take_ready(queue) == ["a"]
 
 
 def test_a_published_batch_written_again_stages_nothing(engine, columns):
     queue = engine.new_queue()
     producer = Producer(queue, "w", run_id="run-1")
-    producer.publish(0, columns, [producer.stage(0, 0, columns, rows(columns, "a"))])
+    producer.publish(0, columns, [producer.write(0, 0, columns, rows(columns, "a"))])
     replay = Producer(queue, "w", run_id="run-2")  # the restart after a crash inside commit
-    staged = replay.stage(0, 0, columns, rows(columns, "a"))
-    assert staged.rows == 0
-    assert replay.publish(0, columns, [staged]) is None
+    written = replay.write(0, 0, columns, rows(columns, "a"))
+    assert written.rows == 0
+    assert replay.publish(0, columns, [written]) is None
     assert take_ready(queue) == ["a"]
     assert queue.unpublished_rows() == 0
 
@@ -107,8 +110,8 @@ def test_a_published_batch_written_again_stages_nothing(engine, columns):
 def test_publish_deletes_what_a_failed_attempt_of_a_task_wrote(engine, columns):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    producer.stage(0, 0, columns, rows(columns, "a", "b"), attempt=7)  # committed its rows, then failed
-    producer.publish(0, columns, [producer.stage(0, 0, columns, rows(columns, "a", "b"), attempt=9)])
+    producer.write(0, 0, columns, rows(columns, "a", "b"), attempt=7)  # committed its rows, then failed
+    producer.publish(0, columns, [producer.write(0, 0, columns, rows(columns, "a", "b"), attempt=9)])
     assert take_ready(queue) == ["a", "b"]
     assert queue.unpublished_rows() == 0
 
@@ -116,24 +119,24 @@ def test_publish_deletes_what_a_failed_attempt_of_a_task_wrote(engine, columns):
 def test_an_attempt_writing_late_leaves_the_committed_attempt_whole(engine, columns):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    committed = producer.stage(0, 0, columns, rows(columns, "a", "b"), attempt=2)
-    producer.stage(0, 0, columns, rows(columns, "zombie"), attempt=1)  # still running when Spark moved on
+    committed = producer.write(0, 0, columns, rows(columns, "a", "b"), attempt=2)
+    producer.write(0, 0, columns, rows(columns, "zombie"), attempt=1)  # still running when Spark moved on
     assert producer.publish(0, columns, [committed]) == 2
     assert take_ready(queue) == ["a", "b"]
 
 
 def test_a_batch_write_run_again_replaces_what_a_dead_run_wrote_under_the_same_tag(engine, columns):
     queue = engine.new_queue()
-    Producer(queue, "job").stage(3, 0, columns, rows(columns, "dead run"))  # attempt ids start again in a new run
+    Producer(queue, "job").write(3, 0, columns, rows(columns, "dead run"))  # attempt ids start again in a new run
     producer = Producer(queue, "job")
-    assert producer.publish(3, columns, [producer.stage(3, 0, columns, rows(columns, "a"))]) == 1
+    assert producer.publish(3, columns, [producer.write(3, 0, columns, rows(columns, "a"))]) == 1
     assert take_ready(queue) == ["a"]
 
 
 def test_abort_deletes_rows_outside_the_id_range_their_tag_recorded(engine):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    producer.stage(0, 0, PAYLOAD, rows(PAYLOAD, "a", "b"))
+    producer.write(0, 0, PAYLOAD, rows(PAYLOAD, "a", "b"))
     unpublished = queue.dialect.table(queue.dialect.unpublished(queue.table))
     with queue.transaction() as cur:  # as ids given explicitly or drawn from a cached sequence would be
         cur.execute(f"UPDATE {unpublished} SET id_after = id_upto")
@@ -149,15 +152,15 @@ def test_a_task_that_fails_while_writing_leaves_nothing(engine, columns):
         raise RuntimeError("task killed")
 
     with pytest.raises(RuntimeError):
-        Producer(queue, "w").stage(0, 0, columns, failing())
+        Producer(queue, "w").write(0, 0, columns, failing())
     assert queue.unpublished_rows() == 0
 
 
 def test_publish_deletes_rows_of_tasks_spark_did_not_commit(engine, columns):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    kept = producer.stage(0, 0, columns, rows(columns, "a"))
-    producer.stage(0, 1, columns, rows(columns, "orphan"))  # e.g. a speculative attempt that lost
+    kept = producer.write(0, 0, columns, rows(columns, "a"))
+    producer.write(0, 1, columns, rows(columns, "orphan"))  # e.g. a speculative attempt that lost
     assert producer.publish(0, columns, [kept]) == 1
     assert queue.unpublished_rows() == 0
     assert take_ready(queue) == ["a"]
@@ -166,11 +169,11 @@ def test_publish_deletes_rows_of_tasks_spark_did_not_commit(engine, columns):
 def test_a_new_run_clears_what_a_crashed_run_staged_for_the_batch(engine):
     queue = engine.new_queue()
     crashed = Producer(queue, "w", run_id="run-1")
-    crashed.stage(0, 0, KEYED, [("a", "k1"), ("b", "k2")])
+    crashed.write(0, 0, KEYED, [("a", "k1"), ("b", "k2")])
     # The replay puts key k1 in another task: it must not lose to the crashed run's copy.
     replay = Producer(queue, "w", run_id="run-2")
-    staged = [replay.stage(0, 1, KEYED, [("a", "k1")]), replay.stage(0, 0, KEYED, [("b", "k2")])]
-    assert replay.publish(0, KEYED, staged) == 2
+    written = [replay.write(0, 1, KEYED, [("a", "k1")]), replay.write(0, 0, KEYED, [("b", "k2")])]
+    assert replay.publish(0, KEYED, written) == 2
     assert take_ready(queue) == ["a", "b"]
     assert queue.unpublished_rows() == 0
 
@@ -178,13 +181,13 @@ def test_a_new_run_clears_what_a_crashed_run_staged_for_the_batch(engine):
 def test_publish_deletes_what_the_writer_left_unpublished_in_earlier_batches(engine, columns, monkeypatch):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    producer.publish(0, columns, [producer.stage(0, 0, columns, rows(columns, "a"))])
+    producer.publish(0, columns, [producer.write(0, 0, columns, rows(columns, "a"))])
     # A task attempt Spark gave up on commits late: its ledger check ran before batch 0 was published.
     late = Producer(queue, "w")
-    monkeypatch.setattr(late, "_published", lambda cur, batch_id: False)
-    late.stage(0, 1, columns, rows(columns, "late"))
+    monkeypatch.setattr(late.ledger, "contains", lambda cur, batch_id: False)
+    late.write(0, 1, columns, rows(columns, "late"))
     assert queue.unpublished_rows() == 1
-    producer.publish(1, columns, [producer.stage(1, 0, columns, rows(columns, "b"))])
+    producer.publish(1, columns, [producer.write(1, 0, columns, rows(columns, "b"))])
     assert queue.unpublished_rows() == 0
     assert take_ready(queue) == ["a", "b"]
 
@@ -192,17 +195,17 @@ def test_publish_deletes_what_the_writer_left_unpublished_in_earlier_batches(eng
 def test_tasks_of_one_run_keep_each_others_rows(engine, columns):
     queue = engine.new_queue()
     producer = Producer(queue, "w", run_id="run-1")
-    staged = [producer.stage(0, t, columns, rows(columns, f"p{t}")) for t in range(3)]
-    assert producer.publish(0, columns, staged) == 3
+    written = [producer.write(0, t, columns, rows(columns, f"p{t}")) for t in range(3)]
+    assert producer.publish(0, columns, written) == 3
 
 
 def test_discard_deletes_only_the_aborted_batch(engine, columns):
     queue = engine.new_queue()
     producer, other = Producer(queue, "w"), Producer(queue, "other-writer")
-    producer.stage(0, 0, columns, rows(columns, "aborted", "aborted"))
+    producer.write(0, 0, columns, rows(columns, "aborted", "aborted"))
     keep = [
-        producer.stage(1, 0, columns, rows(columns, "next-batch")),
-        other.stage(0, 0, columns, rows(columns, "other")),
+        producer.write(1, 0, columns, rows(columns, "next-batch")),
+        other.write(0, 0, columns, rows(columns, "other")),
     ]
     assert producer.discard(0) == 2
     producer.publish(1, columns, keep[:1])
@@ -213,7 +216,7 @@ def test_discard_deletes_only_the_aborted_batch(engine, columns):
 def test_writers_publish_the_same_batch_number_independently(engine, columns):
     queue = engine.new_queue()
     one, two = Producer(queue, "one"), Producer(queue, "two")
-    s1, s2 = one.stage(0, 0, columns, rows(columns, "x")), two.stage(0, 0, columns, rows(columns, "y"))
+    s1, s2 = one.write(0, 0, columns, rows(columns, "x")), two.write(0, 0, columns, rows(columns, "y"))
     assert one.publish(0, columns, [s1]) == 1
     assert two.publish(0, columns, [s2]) == 1
     assert take_ready(queue) == ["x", "y"]
@@ -222,49 +225,49 @@ def test_writers_publish_the_same_batch_number_independently(engine, columns):
 def test_enqueueing_an_existing_dedup_key_again_is_a_no_op(engine):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    producer.publish(0, KEYED, [producer.stage(0, 0, KEYED, [("first", "k1")])])
-    assert producer.publish(1, KEYED, [producer.stage(1, 0, KEYED, [("again", "k1"), ("new", "k2")])]) == 1
+    producer.publish(0, KEYED, [producer.write(0, 0, KEYED, [("first", "k1")])])
+    assert producer.publish(1, KEYED, [producer.write(1, 0, KEYED, [("again", "k1"), ("new", "k2")])]) == 1
     assert take_ready(queue) == ["first", "new"]
 
 
 def test_a_dedup_key_repeated_within_a_batch_is_enqueued_once(engine):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    staged = producer.stage(0, 0, KEYED, [("a", "k1"), ("b", "k1"), ("c", None), ("d", None)])
-    assert producer.publish(0, KEYED, [staged]) == 3
+    written = producer.write(0, 0, KEYED, [("a", "k1"), ("b", "k1"), ("c", None), ("d", None)])
+    assert producer.publish(0, KEYED, [written]) == 3
     assert len(take_ready(queue)) == 3
 
 
 def test_an_empty_task_writes_nothing(engine):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    staged = producer.stage(0, 0, PAYLOAD, [])
-    assert staged.rows == 0
-    assert producer.publish(0, PAYLOAD, [staged]) == 0
+    written = producer.write(0, 0, PAYLOAD, [])
+    assert written.rows == 0
+    assert producer.publish(0, PAYLOAD, [written]) == 0
     assert producer.published(0)
 
 
 def test_a_row_the_table_refuses_fails_the_task(engine, columns):
     queue = engine.new_queue(domain=(Column("payload", "text", nullable=False),))
     with pytest.raises(DatabaseError):
-        Producer(queue, "w").stage(0, 0, columns, rows(columns, "a", None))
+        Producer(queue, "w").write(0, 0, columns, rows(columns, "a", None))
     assert queue.stats() == {}
 
 
 def test_a_dedup_key_of_a_batch_never_published_does_not_block_later_ones(engine):
     queue = engine.new_queue()
-    Producer(queue, "deleted-checkpoint").stage(0, 0, KEYED, [("orphan", "k1")])
+    Producer(queue, "deleted-checkpoint").write(0, 0, KEYED, [("orphan", "k1")])
     producer = Producer(queue, "w")
-    assert producer.publish(0, KEYED, [producer.stage(0, 0, KEYED, [("a", "k1")])]) == 1
+    assert producer.publish(0, KEYED, [producer.write(0, 0, KEYED, [("a", "k1")])]) == 1
     assert take_ready(queue) == ["a"]
 
 
 def test_publish_refuses_a_batch_whose_rows_are_gone(engine, columns):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    staged = producer.stage(0, 0, columns, rows(columns, "a", "b"))
+    written = producer.write(0, 0, columns, rows(columns, "a", "b"))
     producer.discard(0)  # as PostgreSQL's crash recovery empties an unlogged staging table
     with pytest.raises(DatabaseError, match="batch 0 of writer 'w' was not published: a task wrote 2 rows but 0"):
-        producer.publish(0, columns, [staged])
+        producer.publish(0, columns, [written])
     assert not producer.published(0)
     assert take_ready(queue) == []

@@ -26,7 +26,7 @@ def recorded(queue, consumer: str, seq: int) -> list[tuple[dt.datetime, dt.datet
     """(enqueued_at, claimed_at) of a claim's rows, as the database recorded them."""
     d, q = queue.dialect, queue.dialect.quote
     statement = d.compile(
-        f"SELECT {q('enqueued_at')}, {q('claimed_at')} FROM {d.table(queue.table)} WHERE {d.tagged(exact=True)}"
+        f"SELECT {q('enqueued_at')}, {q('claimed_at')} FROM {d.table(queue.table)} WHERE {d.held(exact=True)}"
     )
     rows = queue._fetch(statement, {"consumer": consumer, "seq": seq})
     return [(d.decode_timestamp(e), d.decode_timestamp(c)) for e, c in rows]
@@ -123,7 +123,7 @@ def test_the_backlog_ages_the_oldest_row_a_claim_could_take_by_the_database_cloc
     assert queue.backlog() == Backlog(0, None)
     queue.enqueue([{"payload": "claimable"}, {"payload": "fresh"}, {"payload": "claimed"}])
     queue.enqueue([{"payload": "not due", "due_at": dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)}])
-    Producer(queue, "w").stage(0, 0, (Column("payload", "text"),), [("unpublished",)])
+    Producer(queue, "w").write(0, 0, (Column("payload", "text"),), [("unpublished",)])
     queue.claim("c", 1, 1)  # row 1, the oldest id: claimed, not ready any more
     move_back(queue, "enqueued_at", 3000, ids=[1])
     move_back(queue, "enqueued_at", 300, ids=[2])

@@ -31,7 +31,7 @@ def test_a_consumer_claims_nothing_while_fewer_rows_than_min_are_ready(engine):
     assert queue.count_ready() == 5
     fill(queue, 1)
     assert consumer.advance(0, 100, min_rows=6) == 1
-    assert consumer.last_claimed == 6
+    assert consumer.last_claimed_rows == 6
 
 
 def test_a_trickle_waits_for_min_rows_then_the_delay_releases_it(engine):

@@ -9,14 +9,19 @@ slip past the parse test unnoticed.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from types import MethodType
 from typing import Any
 
 from sqlqueue import layouts
 from sqlqueue.dialects import Dialect, dialect_for
+from sqlqueue.dialects.engine import Statement
 from sqlqueue.dialects.layout import Step
+from sqlqueue.dialects.postgres import PostgresDialect
+from sqlqueue.dialects.sqlite import SqliteDialect
+from sqlqueue.dialects.sqlserver import SqlServerDialect
 from sqlqueue.identifiers import TableName
 from sqlqueue.schema import ORDERS, STAGE_TAG, Column, QueueSpec
 
@@ -34,18 +39,22 @@ DEDUP_INSERT_COLUMNS = (Column("payload", "text"), Column("dedup_key", "string")
 DEDUP_INSERT_STEPS = {"sqlserver": ("insert_new_keys",)}
 SCRATCH_INSERT_STEPS = ("create_scratch", "load_scratch", "insert_new_keys", "drop_scratch")
 # Engine-specific doctor queries and the fixes it prints: (builder, example arguments).
-DOCTOR = {
-    "sqlserver": (
-        ("database_settings", ()),
-        ("session_isolation", ()),
-        ("enabled_triggers", ()),
-        ("disable_trigger", ("trg_jobs_audit",)),
-        ("read_committed_snapshot_off", ()),
-        ("compatibility_level_fix", ()),
-        ("session_setup", ()),
+DOCTOR: dict[type[Dialect], tuple[tuple[Callable[..., Statement], tuple[Any, ...]], ...]] = {
+    SqlServerDialect: (
+        (SqlServerDialect.database_settings, ()),
+        (SqlServerDialect.session_isolation, ()),
+        (SqlServerDialect.enabled_triggers, ()),
+        (SqlServerDialect.disable_trigger, ("trg_jobs_audit",)),
+        (SqlServerDialect.read_committed_snapshot_off, ()),
+        (SqlServerDialect.compatibility_level_fix, ()),
+        (SqlServerDialect.session_setup, ()),
     ),
-    "postgres": (("vacuum_stats", ()), ("vacuum", ()), ("eager_autovacuum", ())),
-    "sqlite": (("journal_mode", ()), ("wal_on", ())),
+    PostgresDialect: (
+        (PostgresDialect.vacuum_stats, ()),
+        (PostgresDialect.vacuum, ()),
+        (PostgresDialect.eager_autovacuum, ()),
+    ),
+    SqliteDialect: ((SqliteDialect.journal_mode, ()), (SqliteDialect.wal_on, ())),
 }
 DDL_BUILDER = "create_statements"
 MIGRATION_BUILDER = "migration_steps"
@@ -185,58 +194,59 @@ def catalog(dialect: Dialect) -> list[Entry]:
     t = example_table(dialect)
     entries: list[Entry] = []
 
-    def add(name: str, builder: str, *args: Any) -> None:
-        entries.append(Entry(name, builder, getattr(dialect, builder)(t, *args).sql))
+    def add(name: str, builder: Callable[..., Statement], *args: Any) -> None:
+        entries.append(Entry(name, builder.__name__, builder(t, *args).sql))
 
     for order in ORDERS:
         for strict in (False,) if order == "heap" else (False, True):  # options refuse strict heap
             for bounded in (False, True):
-                add(claim_name(order, strict, bounded), "claim", order, strict, bounded)
-    add("count_tagged", "count_tagged")
-    add("partition_bounds", "partition_bounds", PARTS)
-    add("read_claimed", "read_claimed", READ_COLUMNS)
+                add(claim_name(order, strict, bounded), dialect.claim, order, strict, bounded)
+    add("count_held", dialect.count_held)
+    add("partition_bounds", dialect.partition_bounds, PARTS)
+    add("read_claimed", dialect.read_claimed, READ_COLUMNS)
     for keep in (False, True):
         for limited in (False, True):
-            add(complete_name(keep, limited), "complete", keep, limited)
+            add(complete_name(keep, limited), dialect.complete, keep, limited)
     for limited in (False, True):
-        add("rescue_expired" + ("_chunked" if limited else ""), "rescue_expired", limited)
-    add("ack_retry", "ack_retry")
-    add("ack_failed", "ack_failed")
+        add("rescue_expired" + ("_chunked" if limited else ""), dialect.rescue_expired, limited)
+    add("ack_retry", dialect.ack_retry)
+    add("ack_failed", dialect.ack_failed)
     for keep in (False, True):
-        add("ack_done_" + ("keep" if keep else "delete"), "ack_done", keep)
+        add("ack_done_" + ("keep" if keep else "delete"), dialect.ack_done, keep)
     for state in ("done", "failed"):
-        add(f"purge_{state}_chunked", "purge", state, True)
+        add(f"purge_{state}_chunked", dialect.purge, state, True)
     for by in ("id", "dedup_key", "all"):
-        add(f"requeue_failed_by_{by}", "requeue_failed", by)
-    add("count_ready", "count_ready")
-    add("max_ready_id", "max_ready_id")
-    add("count_by_state", "count_by_state")
-    add("table_columns", "table_columns")
+        add(f"requeue_failed_by_{by}", dialect.requeue_failed, by)
+    add("count_ready", dialect.count_ready)
+    add("max_ready_id", dialect.max_ready_id)
+    add("count_by_state", dialect.count_by_state)
+    add("table_columns", dialect.table_columns)
     for order in ORDERS:
-        add(f"peek_{order}", "peek", order, READ_COLUMNS)
-    add("count_done_since", "count_done_since")
-    for waits in ("claim_waits", "recent_waits", "backlog"):
-        add(waits, waits)
-    add("table_indexes", "table_indexes")
-    for name, args in DOCTOR.get(dialect.name, ()):
-        add(f"doctor_{name}", name, *args)
+        add(f"peek_{order}", dialect.peek, order, READ_COLUMNS)
+    add("count_done_since", dialect.count_done_since)
+    for waits in (dialect.claim_waits, dialect.recent_waits, dialect.backlog):
+        add(waits.__name__, waits)
+    add("table_indexes", dialect.table_indexes)
+    doctor = next((builders for engine, builders in DOCTOR.items() if isinstance(dialect, engine)), ())
+    for builder, args in doctor:
+        add(f"doctor_{builder.__name__}", MethodType(builder, dialect), *args)
     for sink in (
-        "ledger_contains",
-        "ledger_record",
-        "ledger_prune",
-        "last_id",
-        "register_unpublished",
-        "unpublished_in",
-        "delete_unpublished",
-        "delete_staged",
-        "count_staged",
-        "count_unpublished",
+        dialect.ledger_contains,
+        dialect.ledger_record,
+        dialect.ledger_prune,
+        dialect.last_id,
+        dialect.register_unpublished,
+        dialect.unpublished_in,
+        dialect.delete_unpublished,
+        dialect.delete_staged,
+        dialect.count_staged,
+        dialect.count_unpublished,
     ):
-        add(sink, sink)
-    add("delete_unpublished_rows", "delete_unpublished_rows", True)
-    add("delete_unpublished_rows_anywhere", "delete_unpublished_rows", False)
-    add("publish_staged", "publish_staged", tuple(c.name for c in INSERT_COLUMNS))
-    add("publish_staged_dedup", "publish_staged", tuple(c.name for c in DEDUP_INSERT_COLUMNS))
+        add(sink.__name__, sink)
+    add("delete_unpublished_rows", dialect.delete_unpublished_rows, True)
+    add("delete_unpublished_rows_anywhere", dialect.delete_unpublished_rows, False)
+    add("publish_staged", dialect.publish_staged, tuple(c.name for c in INSERT_COLUMNS))
+    add("publish_staged_dedup", dialect.publish_staged, tuple(c.name for c in DEDUP_INSERT_COLUMNS))
     for name, target in (("write_unpublished", t), ("stage", dialect.staging(t))):
         cursor = RecordingCursor()
         dialect.load(cursor, dialect.table(target), [*INSERT_COLUMNS, STAGE_TAG], [("p", "tag")])
@@ -253,13 +263,13 @@ def catalog(dialect: Dialect) -> list[Entry]:
         for i, (step, sql) in enumerate(zip(steps, cursor.statements), 1)
     ]
     entries += _ddl(dialect)
-    add("mark_dead_letters", "mark_dead_letters")
-    add("pending_dead_letters", "pending_dead_letters")
-    add("read_dead_letters", "read_dead_letters", DEAD_LETTER_COLUMNS)
-    add("delete_dead_letters", "delete_dead_letters")
-    add("ledger_last", "ledger_last")
-    add("has_layout_table", "has_layout_table")
-    add("recorded_layout", "recorded_layout")
+    add("mark_dead_letters", dialect.mark_dead_letters)
+    add("pending_dead_letters", dialect.pending_dead_letters)
+    add("read_dead_letters", dialect.read_dead_letters, DEAD_LETTER_COLUMNS)
+    add("delete_dead_letters", dialect.delete_dead_letters)
+    add("ledger_last", dialect.ledger_last)
+    add("has_layout_table", dialect.has_layout_table)
+    add("recorded_layout", dialect.recorded_layout)
     entries += _migration(dialect)
     names = [e.name for e in entries]
     assert len(names) == len(set(names)), f"{dialect.name}: duplicate statement names"

@@ -1,4 +1,4 @@
-"""The streaming source: one claim per micro-batch, replayed exactly by the claim tags.
+"""The streaming source: one claim per micro-batch, replayed exactly by claim number.
 
 Driver-side calls (initialOffset, latestOffset, partitions, commit) run in one long-lived process
 on one reader instance, which keeps its connection. ``read`` runs in executors on a copy that has
@@ -119,7 +119,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         waits = consumer.last_waits
         self._latest = {
             **ClaimOffset(offset.consumer, end).to_dict(),
-            "claimedRows": consumer.last_claimed,
+            "claimedRows": consumer.last_claimed_rows,
             "readyRows": backlog.ready_rows,
             **waits.progress(),
             "oldestReadyAgeMs": backlog.oldest_age_ms,
@@ -132,7 +132,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 "%s: claim %d took %d rows from %s (queue wait %s), %d ready rows remain (oldest %s)",
                 consumer.id,
                 end,
-                consumer.last_claimed,
+                consumer.last_claimed_rows,
                 self.options.address.table,
                 waits,
                 backlog.ready_rows,

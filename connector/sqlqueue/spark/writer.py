@@ -1,12 +1,12 @@
 """The sink: ``writeStream.format("sqlqueue")`` and ``write.format("sqlqueue").mode("append")``.
 
-Each task writes its rows in one transaction, into the queue table under a tag no claim takes
+Each task writes its rows in one transaction, into the queue table under a stage tag no claim takes
 while it is listed as unpublished (or, with dedup keys, into the staging table); the commit
 publishes the batch in one transaction that also records it in the database's ledger, and an
 abort deletes what the batch wrote. ``sqlqueue.producer`` explains why that is exactly once.
 
 Writing is not retried in the task (Spark's iterator of rows can be read once): a task that fails
-is retried by Spark under a tag of its own, and publish deletes what the failed attempt wrote.
+is retried by Spark under a stage tag of its own, and publish deletes what the failed attempt wrote.
 Publish and discard are retried over transient database errors (options maxRetries,
 retryBackoffMs), which the ledger makes safe.
 
@@ -30,9 +30,10 @@ from pyspark import TaskContext
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
+from ..acknowledger import Acknowledger
 from ..errors import ConfigError, append_only
 from ..options import SinkOptions
-from ..producer import Producer, Staged
+from ..producer import Producer, Written
 from ..queue import Ack
 from ..schema import Column
 from .acks import acks_from, check_ack_schema
@@ -54,12 +55,12 @@ _CHECKED: dict[tuple, tuple[Column, ...]] = {}
 
 
 @dataclass(frozen=True)
-class StagedTask(WriterCommitMessage):
+class WrittenTask(WriterCommitMessage):
     """What one task wrote, for the commit to publish."""
 
     writer_id: str
     batch_id: int
-    tag: str
+    stage_tag: str
     rows: int
 
 
@@ -102,22 +103,22 @@ class _Staging:
     def _producer(self, writer_id: str, run_id: str = "") -> Producer:
         return Producer(shared_queue(self.options.address), writer_id, run_id)
 
-    def _stage(self, batches: Iterator[pa.RecordBatch], writer_id: str, batch_id: int, run_id: str) -> StagedTask:
+    def _write_task(self, batches: Iterator[pa.RecordBatch], writer_id: str, batch_id: int, run_id: str) -> WrittenTask:
         ctx = task_context()
         rows = batch_rows(batches, self.columns)
-        staged = self._producer(writer_id, run_id).stage(
+        written = self._producer(writer_id, run_id).write(
             batch_id, ctx.partitionId(), self.columns, rows, ctx.taskAttemptId()
         )
-        return StagedTask(writer_id, batch_id, staged.tag, staged.rows)
+        return WrittenTask(writer_id, batch_id, written.stage_tag, written.rows)
 
-    def _publish(self, messages: Sequence[StagedTask | None], batch_id: int) -> None:
+    def _publish(self, messages: Sequence[WrittenTask | None], batch_id: int) -> None:
         tasks = [m for m in messages if m is not None]
         if not tasks:
             return  # no task ran, so nothing was written
         producer = self._producer(tasks[0].writer_id)
         # Publishing again after a transient error is safe: the ledger says whether it happened.
-        staged = [Staged(t.tag, t.rows) for t in tasks]
-        published = self.options.retry.run(lambda: producer.publish(batch_id, self.columns, staged), "publish")
+        written = [Written(t.stage_tag, t.rows) for t in tasks]
+        published = self.options.retry.run(lambda: producer.publish(batch_id, self.columns, written), "publish")
         if published is None:
             log.info("%r: batch %d was published before; nothing to do", producer, batch_id)
         else:
@@ -148,16 +149,16 @@ class _Acking:
         tasks = [m for m in messages if m is not None]
         if not tasks:
             return
-        producer = Producer(shared_queue(self.options.address), tasks[0].writer_id)
+        acknowledger = Acknowledger(shared_queue(self.options.address), tasks[0].writer_id)
         acks = [a for t in tasks for a in t.acks]
         o = self.options
         applied = o.retry.run(
-            lambda: producer.acknowledge(batch_id, acks, keep=o.keep_done, max_attempts=o.max_attempts), "ack"
+            lambda: acknowledger.apply(batch_id, acks, keep=o.keep_done, max_attempts=o.max_attempts), "ack"
         )
         if applied is None:
-            log.info("%r: acknowledgements of batch %d were applied before; nothing to do", producer, batch_id)
+            log.info("%r: acknowledgements of batch %d were applied before; nothing to do", acknowledger, batch_id)
         else:
-            log.info("%r: batch %d acknowledged %d rows", producer, batch_id, applied)
+            log.info("%r: batch %d acknowledged %d rows", acknowledger, batch_id, applied)
 
 
 # commit and abort receive the messages this writer's write() returned: their narrower list types are
@@ -202,14 +203,14 @@ def batch_identity(options: SinkOptions) -> tuple[str, int]:
 
 
 class QueueStreamWriter(_Staging, DataSourceStreamArrowWriter):
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> StagedTask:
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WrittenTask:
         writer_id, batch_id, run_id = stream_ids(self.options)
-        return self._stage(iterator, writer_id, batch_id, run_id)
+        return self._write_task(iterator, writer_id, batch_id, run_id)
 
-    def commit(self, messages: list[StagedTask | None], batchId: int) -> None:  # type: ignore[override]
+    def commit(self, messages: list[WrittenTask | None], batchId: int) -> None:  # type: ignore[override]
         self._publish(messages, batchId)
 
-    def abort(self, messages: list[StagedTask | None], batchId: int) -> None:  # type: ignore[override]
+    def abort(self, messages: list[WrittenTask | None], batchId: int) -> None:  # type: ignore[override]
         # With no message and no writerId the query id is unknown here; the restart replays the
         # batch, and its publish deletes whatever this run wrote.
         named = {self.options.writer_id} if self.options.writer_id else set()
@@ -221,13 +222,13 @@ class QueueBatchWriter(_Staging, DataSourceArrowWriter):
         super().__init__(options, columns)
         self.writer_id, self.batch_id = batch_identity(options)
 
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> StagedTask:
-        return self._stage(iterator, self.writer_id, self.batch_id, "")
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WrittenTask:
+        return self._write_task(iterator, self.writer_id, self.batch_id, "")
 
-    def commit(self, messages: list[StagedTask | None]) -> None:  # type: ignore[override]
+    def commit(self, messages: list[WrittenTask | None]) -> None:  # type: ignore[override]
         self._publish(messages, self.batch_id)
 
-    def abort(self, messages: list[StagedTask | None]) -> None:  # type: ignore[override]
+    def abort(self, messages: list[WrittenTask | None]) -> None:  # type: ignore[override]
         self._discard({self.writer_id}, self.batch_id)
 
 

@@ -60,7 +60,7 @@ class Claims(Schema):
     def order_by(self, order: str) -> str:
         return ", ".join(f"{self.quote(c)} {d}" for c, d in ORDERS[order])
 
-    def tagged(self, exact: bool = False) -> str:
+    def held(self, exact: bool = False) -> str:
         """Rows a consumer holds under one claim number, or a range of them.
 
         The state test lets the engine seek the filtered index of claimed rows.
@@ -72,8 +72,8 @@ class Claims(Schema):
         return held + f"{q('claim_seq')} > :after_seq AND {q('claim_seq')} <= :upto_seq"
 
     @cached
-    def count_tagged(self, table: TableName) -> Statement:
-        return self.compile(f"SELECT COUNT(*) FROM {self.table(table)} WHERE {self.tagged(exact=True)}")
+    def count_held(self, table: TableName) -> Statement:
+        return self.compile(f"SELECT COUNT(*) FROM {self.table(table)} WHERE {self.held(exact=True)}")
 
     @cached
     def partition_bounds(self, table: TableName, parts: int) -> Statement:
@@ -85,7 +85,7 @@ class Claims(Schema):
         q = self.quote
         inner = (
             f"SELECT {q('id')}, NTILE({int(parts)}) OVER (ORDER BY {q('id')}) AS {q('part')} "
-            f"FROM {self.table(table)} WHERE {self.tagged()}"
+            f"FROM {self.table(table)} WHERE {self.held()}"
         )
         return self.compile(
             f"SELECT MIN(t.{q('id')}) AS {q('lo')}, MAX(t.{q('id')}) AS {q('hi')} FROM ({inner}) AS t "
@@ -96,7 +96,7 @@ class Claims(Schema):
     def read_claimed(self, table: TableName, columns: Sequence[str]) -> Statement:
         cols = ", ".join(self.quote(c) for c in columns)
         return self.compile(
-            f"SELECT {cols} FROM {self.table(table)} WHERE {self.tagged()} AND {self.quote('id')} BETWEEN :lo AND :hi"
+            f"SELECT {cols} FROM {self.table(table)} WHERE {self.held()} AND {self.quote('id')} BETWEEN :lo AND :hi"
         )
 
     @cached
@@ -173,4 +173,4 @@ class Claims(Schema):
     def claim_waits(self, table: TableName) -> Statement:
         """The wait figures of the rows one consumer holds under one claim (a micro-batch), read
         through the index of claimed rows."""
-        return self.compile(self._wait_figures(table, self.tagged(exact=True)))
+        return self.compile(self._wait_figures(table, self.held(exact=True)))

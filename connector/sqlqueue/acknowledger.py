@@ -1,0 +1,29 @@
+"""Per-row outcomes a sink reports for rows it claimed (done, retry, failed), applied exactly once:
+a batch's acknowledgements and its ledger entry commit in one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .ledger import Ledger
+from .queue import Ack, Queue
+
+
+class Acknowledger:
+    """One writer's acknowledgement batches for one queue."""
+
+    def __init__(self, queue: Queue, writer_id: str) -> None:
+        self.queue = queue
+        self.ledger = Ledger(queue, writer_id)
+
+    def __repr__(self) -> str:
+        return f"Acknowledger({self.ledger.writer_id!r} into {self.queue})"
+
+    def apply(self, batch_id: int, acks: Sequence[Ack], *, keep: bool, max_attempts: int) -> int | None:
+        """Apply a batch's acknowledgements; how many, or None when the batch was applied before."""
+        with self.queue.transaction() as cur:
+            if self.ledger.contains(cur, batch_id):
+                return None
+            self.queue.apply_acks(cur, acks, keep=keep, max_attempts=max_attempts)
+            self.ledger.record(cur, batch_id, len(acks))
+        return len(acks)
