@@ -48,25 +48,9 @@ def script(dialect: Dialect, spec: QueueSpec, chunk: int | None = None) -> str:
         f"ready index for {spec.order} claims).",
         "-- Stop every job of the earlier sqlqueue first. Each step checks the catalog before it changes",
         "-- anything, so the script can run again after an interruption; the layout is recorded last.",
-        *_HOW_TO_RUN[dialect.name],
+        *dialect.how_to_run_script,
     ]
     return "\n".join(header) + "\n\n" + dialect.script(statements)
-
-
-_HOW_TO_RUN = {
-    "sqlserver": [
-        "-- Run with sqlcmd -I -b: filtered indexes need QUOTED_IDENTIFIER ON, and -b stops at the first",
-        "-- error. Consider SET LOCK_TIMEOUT 10000 first: DDL waiting for a lock holds up the claims behind it.",
-    ],
-    "postgres": [
-        "-- Run with psql -v ON_ERROR_STOP=1, not in one transaction (no -1): CREATE INDEX CONCURRENTLY and",
-        "-- the chunked move commit on their own. Consider SET lock_timeout = '10s' first.",
-    ],
-    "sqlite": [
-        "-- SQLite has no conditional DDL: `sqlqueue migrate` checks what each step needs; here, a step",
-        "-- that could fail on a table that has what it adds is left commented, with the query that says.",
-    ],
-}
 
 
 def migrate(

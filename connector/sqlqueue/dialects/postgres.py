@@ -215,6 +215,10 @@ class PostgresDialect(Dialect):
     # of locking them out. One that fails leaves an INVALID index behind, which the next run drops
     # first (https://www.postgresql.org/docs/current/sql-createindex.html#SQL-CREATEINDEX-CONCURRENTLY).
     # Brief ACCESS EXCLUSIVE locks (ADD COLUMN, constraint and index swaps) give up after lock_timeout.
+    how_to_run_script = (
+        "-- Run with psql -v ON_ERROR_STOP=1, not in one transaction (no -1): CREATE INDEX CONCURRENTLY and",
+        "-- the chunked move commit on their own. Consider SET lock_timeout = '10s' first.",
+    )
     migration_lock_timeout = f"SET LOCAL lock_timeout = '{MIGRATION_LOCK_TIMEOUT_S}s'"
 
     def table_absent(self, table: TableName) -> str:

@@ -164,6 +164,10 @@ class SqliteDialect(Dialect):
 
     # ---- layout versions and migrate ----
     # SQLite has no conditional DDL: sqlqueue checks these queries before the steps they guard.
+    how_to_run_script = (
+        "-- SQLite has no conditional DDL: `sqlqueue migrate` checks what each step needs; here, a step",
+        "-- that could fail on a table that has what it adds is left commented, with the query that says.",
+    )
     conditional_ddl = False
 
     def table_absent(self, table: TableName) -> str:

@@ -455,6 +455,10 @@ class SqlServerDialect(Dialect):
     # instead, for the whole session, so for the index builds too ("Locks and ALTER TABLE"):
     # https://learn.microsoft.com/sql/t-sql/statements/alter-table-transact-sql
     # https://learn.microsoft.com/sql/t-sql/statements/set-lock-timeout-transact-sql
+    how_to_run_script = (
+        "-- Run with sqlcmd -I -b: filtered indexes need QUOTED_IDENTIFIER ON, and -b stops at the first",
+        "-- error. Consider SET LOCK_TIMEOUT 10000 first: DDL waiting for a lock holds up the claims behind it.",
+    )
     migration_lock_timeout = f"SET LOCK_TIMEOUT {MIGRATION_LOCK_TIMEOUT_S * 1000}"
     # SERVERPROPERTY('EngineEdition'): 3 is Enterprise (Developer and Evaluation too), 5 Azure SQL
     # Database, 8 Azure SQL Managed Instance: the editions with online index operations

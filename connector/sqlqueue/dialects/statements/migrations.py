@@ -26,6 +26,8 @@ class Migrations(Schema):
     # Run first in each migration transaction: DDL that waits for its table lock holds up every
     # claim queued behind it, so it gives up after a while instead (and migrate is run again).
     migration_lock_timeout: str | None = None
+    # The comment lines of a printed script that say how to run it with this engine's client.
+    how_to_run_script: tuple[str, ...] = ()
 
     def migration_steps(self, spec: QueueSpec, chunk: int) -> list[Step]:
         """Layout 1 to the current layout, in order. ``spec`` gives the domain columns (the staging
