@@ -24,10 +24,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .dialects.engine import execute
 from .errors import SchemaError
 from .producer import Producer
 from .queue import Queue
-from .schema import Column, writable_columns
+from .schema import PAST_HEX, Column, writable_columns
 
 TAG_PREFIX = "deadletter:"
 # After the domain columns: what the move keeps of each row, and the columns redrive fills in.
@@ -45,7 +46,6 @@ KEPT = (
 READ_AS = {"failed_at": "completed_at"}
 READ = ("attempts", "last_error", "enqueued_at", "failed_at", "consumer")
 DEDUP_KEY = "dedup_key"
-_PAST_HEX = "g"  # sorts after every hex digit: [prefix, prefix + "g"] is every tag with that prefix
 
 
 def dead_letter_columns(domain: Sequence[Column]) -> tuple[Column, ...]:
@@ -87,14 +87,11 @@ class DeadLetters:
     def tag(self, number: int) -> str:
         return f"{self.prefix}{number:016x}"
 
-    def columns(self) -> tuple[Column, ...]:
-        return dead_letter_columns(self.queue.domain_columns())
-
     def pending(self) -> list[Move]:
         """This mover's tagged moves still in the queue, oldest first."""
         rows = self.queue.fetch(
             self.queue.dialect.pending_dead_letters(self.queue.table),
-            {"lo": self.prefix, "hi": self.prefix + _PAST_HEX},
+            {"lo": self.prefix, "hi": self.prefix + PAST_HEX},
         )
         return [Move(int(tag[len(self.prefix) :], 16), tag, int(lo), int(hi), int(n)) for tag, lo, hi, n in rows]
 
@@ -103,7 +100,7 @@ class DeadLetters:
         tag = self.tag(number)
         statement = self.queue.dialect.mark_dead_letters(self.queue.table)
         with self.queue.transaction() as cur:
-            cur.execute(statement.sql, statement.bind({"tag": tag, "limit": limit}))
+            execute(cur, statement, tag=tag, limit=limit)
             ids = [int(r[0]) for r in cur.fetchall()]
         return Move(number, tag, min(ids), max(ids), len(ids)) if ids else None
 
@@ -119,7 +116,7 @@ class DeadLetters:
     def delete(self, move: Move) -> int:
         statement = self.queue.dialect.delete_dead_letters(self.queue.table)
         with self.queue.transaction() as cur:
-            cur.execute(statement.sql, statement.bind({"tag": move.tag, "lo": move.lo, "hi": move.hi}))
+            execute(cur, statement, tag=move.tag, lo=move.lo, hi=move.hi)
             return max(cur.rowcount, 0)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .dialects.engine import Statement
+from .dialects.engine import execute
 from .queue import Queue
 
 # Entries kept per writer: Spark only ever replays its latest batch.
@@ -23,23 +23,19 @@ class Ledger:
     def _key(self, batch_id: int) -> dict[str, Any]:
         return {"queue": str(self.table), "writer": self.writer_id, "batch": batch_id}
 
-    def _run(self, cur: Any, statement: Statement, **values: Any) -> Any:
-        cur.execute(statement.sql, statement.bind(values))
-        return cur
-
     def contains(self, cur: Any, batch_id: int) -> bool:
-        return self._run(cur, self.sql.ledger_contains(self.table), **self._key(batch_id)).fetchone()[0] > 0
+        return execute(cur, self.sql.ledger_contains(self.table), **self._key(batch_id)).fetchone()[0] > 0
 
     def record(self, cur: Any, batch_id: int, row_count: int) -> None:
         """Enter the batch, and forget entries Spark can no longer replay."""
         key = self._key(batch_id)
-        self._run(cur, self.sql.ledger_record(self.table), **key, row_count=row_count)
-        self._run(cur, self.sql.ledger_prune(self.table), **key, before=batch_id - LEDGER_KEEP)
+        execute(cur, self.sql.ledger_record(self.table), **key, row_count=row_count)
+        execute(cur, self.sql.ledger_prune(self.table), **key, before=batch_id - LEDGER_KEEP)
 
     def last(self, cur: Any) -> int | None:
         """The highest batch entered (the ledger keeps only the latest LEDGER_KEEP of them)."""
-        return self._run(cur, self.sql.ledger_last(self.table), **self._key(0)).fetchone()[0]
+        return execute(cur, self.sql.ledger_last(self.table), **self._key(0)).fetchone()[0]
 
     def forget(self, cur: Any) -> None:
         """Delete every entry, once nothing the writer wrote can be written again."""
-        self._run(cur, self.sql.ledger_prune(self.table), **self._key(0), before=2**62)
+        execute(cur, self.sql.ledger_prune(self.table), **self._key(0), before=2**62)

@@ -27,13 +27,11 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
-from .dialects.engine import Statement
+from .dialects.engine import execute
 from .errors import DatabaseError
 from .ledger import Ledger
 from .queue import Queue
-from .schema import Column, keyed
-
-_PAST_HEX = "g"
+from .schema import PAST_HEX, Column, keyed
 
 
 def _hex(text: str, width: int) -> str:
@@ -80,11 +78,6 @@ class Producer:
     def __repr__(self) -> str:
         return f"Producer({self.writer_id!r} into {self.queue})"
 
-    @staticmethod
-    def _run(cur: Any, statement: Statement, **values: Any) -> Any:
-        cur.execute(statement.sql, statement.bind(values))
-        return cur
-
     # ---- tags -----------------------------------------------------------------------------------
     def _batch_prefix(self, batch_id: int) -> str:
         return f"{self._writer_key}{batch_id:016x}"
@@ -102,20 +95,20 @@ class Producer:
         hold an update lock on one of its rows; taking all rows before any tag means publish
         waits for that claim rather than the two waiting for each other.
         """
-        deleted = max(self._run(cur, self.sql.delete_staged(self.table), lo=lo, hi=hi).rowcount, 0)
-        listed = self._run(cur, self.sql.unpublished_in(self.table), lo=lo, hi=hi).fetchall()
+        deleted = max(execute(cur, self.sql.delete_staged(self.table), lo=lo, hi=hi).rowcount, 0)
+        listed = execute(cur, self.sql.unpublished_in(self.table), lo=lo, hi=hi).fetchall()
         for tag, id_after, id_upto, count in listed:
             if tag in publishing:
                 continue
-            ranged = self._run(
+            ranged = execute(
                 cur, self.sql.delete_unpublished_rows(self.table, True), tag=tag, id_after=id_after, id_upto=id_upto
             )
             dropped = max(ranged.rowcount, 0)
             if dropped < count:  # ids outside the range: given explicitly, or from a cached sequence
-                dropped += max(self._run(cur, self.sql.delete_unpublished_rows(self.table, False), tag=tag).rowcount, 0)
+                dropped += max(execute(cur, self.sql.delete_unpublished_rows(self.table, False), tag=tag).rowcount, 0)
             deleted += dropped
         for tag, *_ in listed:
-            self._run(cur, self.sql.delete_unpublished(self.table), tag=tag)
+            execute(cur, self.sql.delete_unpublished(self.table), tag=tag)
         return deleted
 
     # ---- the protocol ---------------------------------------------------------------------------
@@ -163,10 +156,10 @@ class Producer:
             if keyed(columns):
                 self.queue.stage(cur, columns, counted, tag)
             else:
-                id_after = self._run(cur, self.sql.last_id(self.table)).fetchone()[0]
+                id_after = execute(cur, self.sql.last_id(self.table)).fetchone()[0]
                 self.queue.insert_unpublished(cur, columns, counted, tag)
-                id_upto = self._run(cur, self.sql.last_id(self.table)).fetchone()[0]
-                self._run(
+                id_upto = execute(cur, self.sql.last_id(self.table)).fetchone()[0]
+                execute(
                     cur,
                     self.sql.register_unpublished(self.table),
                     tag=tag,
@@ -193,7 +186,7 @@ class Producer:
         published = 0
         for task in tasks:
             self._check(
-                batch_id, task, self._run(cur, self.sql.count_staged(self.table), tag=task.stage_tag).fetchone()[0]
+                batch_id, task, execute(cur, self.sql.count_staged(self.table), tag=task.stage_tag).fetchone()[0]
             )
             cur.execute(publish.sql, publish.bind({"tag": task.stage_tag}))
             published += max(cur.rowcount, 0)
@@ -203,8 +196,8 @@ class Producer:
         batch = self._batch_prefix(batch_id)
         listed = {
             tag: count
-            for tag, _, _, count in self._run(
-                cur, self.sql.unpublished_in(self.table), lo=batch, hi=batch + _PAST_HEX
+            for tag, _, _, count in execute(
+                cur, self.sql.unpublished_in(self.table), lo=batch, hi=batch + PAST_HEX
             ).fetchall()
         }
         for task in tasks:
@@ -227,7 +220,7 @@ class Producer:
                 published = self._publish_staged(cur, batch_id, columns, tasks)
             else:
                 published = self._check_unpublished(cur, batch_id, tasks)
-            self._drop(cur, self._writer_key, self._batch_prefix(batch_id) + _PAST_HEX, {t.stage_tag for t in tasks})
+            self._drop(cur, self._writer_key, self._batch_prefix(batch_id) + PAST_HEX, {t.stage_tag for t in tasks})
             self.ledger.record(cur, batch_id, published)
         return published
 
@@ -235,4 +228,4 @@ class Producer:
         """Delete everything written for a batch that will not be published (an aborted batch)."""
         batch = self._batch_prefix(batch_id)
         with self.queue.transaction() as cur:
-            return self._drop(cur, batch, batch + _PAST_HEX)
+            return self._drop(cur, batch, batch + PAST_HEX)

@@ -102,9 +102,6 @@ class Queue:
 
     def fetch(self, statement: Statement, values: dict[str, Any]) -> list[tuple]:
         """Every row of a query the dialect built, outside any transaction."""
-        return self._fetch(statement, values)
-
-    def _fetch(self, statement: Statement, values: dict[str, Any]) -> list[tuple]:
         conn = self.conn
         with self._errors():
             cur = self.dialect.autocommit_cursor(conn)
@@ -115,7 +112,7 @@ class Queue:
     def create(self, domain: Sequence[Column] = (Column("payload", "text"),), order: str = "fifo") -> None:
         """Create what is missing of the queue; refused over a table of another layout (migrate it)."""
         spec = QueueSpec(self.table, tuple(domain), order)
-        if self._fetch(self.dialect.table_columns(self.table), self._names()):
+        if self.fetch(self.dialect.table_columns(self.table), self._names()):
             self.require_layout()
         with self.transaction() as cur:
             for sql in self.dialect.create_statements(spec):
@@ -128,7 +125,7 @@ class Queue:
 
     def columns(self) -> tuple[Column, ...]:
         """The table's columns as the database reports them, lifecycle columns included."""
-        rows = self._fetch(self.dialect.table_columns(self.table), self._names())
+        rows = self.fetch(self.dialect.table_columns(self.table), self._names())
         if not rows:
             raise SchemaError(f"queue table {self.table} does not exist at {self.spec.display}: create it first")
         return tuple(
@@ -145,8 +142,8 @@ class Queue:
         were recorded (it has every layout-1 lifecycle column). Reads only the catalog and the layout
         table, so it is safe on any table."""
         names = {c.name for c in self.columns()}
-        if self._fetch(self.dialect.has_layout_table(self.table), {})[0][0]:
-            recorded = self._fetch(self.dialect.recorded_layout(self.table), {})[0][0]
+        if self.fetch(self.dialect.has_layout_table(self.table), {})[0][0]:
+            recorded = self.fetch(self.dialect.recorded_layout(self.table), {})[0][0]
             if recorded is not None:
                 return int(recorded)
         missing = [n for n in LAYOUT_1_COLUMNS if n not in names]
@@ -166,7 +163,7 @@ class Queue:
     def run_step(self, step: Step, chunk: int) -> int | None:
         """Run one migration step: None when its ``todo`` query found nothing to do, else the rows it
         moved (0 for a step that moves none). A chunked step commits each chunk on its own."""
-        if step.todo is not None and not self._fetch(self.dialect.compile(step.todo), {})[0][0]:
+        if step.todo is not None and not self.fetch(self.dialect.compile(step.todo), {})[0][0]:
             return None
         if step.chunked:
             statements = [self.dialect.compile(sql) for sql in step.statements]
@@ -282,11 +279,11 @@ class Queue:
         return claimed
 
     def count_claimed(self, consumer: str, seq: int) -> int:
-        return self._fetch(self.dialect.count_held(self.table), {"consumer": consumer, "seq": seq})[0][0]
+        return self.fetch(self.dialect.count_held(self.table), {"consumer": consumer, "seq": seq})[0][0]
 
     def partition_bounds(self, consumer: str, after_seq: int, upto_seq: int, parts: int) -> list[tuple[int, int]]:
         """Id ranges that split the rows of claims (after_seq, upto_seq] into ``parts`` even groups."""
-        rows = self._fetch(
+        rows = self.fetch(
             self.dialect.partition_bounds(self.table, parts),
             {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq},
         )
@@ -391,23 +388,23 @@ class Queue:
 
     def count_ready(self) -> int:
         """Rows a claim could take now: the backlog."""
-        return self._fetch(self.dialect.count_ready(self.table), {})[0][0]
+        return self.fetch(self.dialect.count_ready(self.table), {})[0][0]
 
     def backlog(self) -> Backlog:
         """The ready rows and the age of the oldest, in one pass: what shows whether a stream keeps up."""
-        return Backlog.from_row(self._fetch(self.dialect.backlog(self.table), {})[0])
+        return Backlog.from_row(self.fetch(self.dialect.backlog(self.table), {})[0])
 
     def claim_waits(self, consumer: str, seq: int) -> Waits:
         """How long the rows of claim ``seq`` waited between enqueue and claim."""
-        return Waits.from_row(self._fetch(self.dialect.claim_waits(self.table), {"consumer": consumer, "seq": seq})[0])
+        return Waits.from_row(self.fetch(self.dialect.claim_waits(self.table), {"consumer": consumer, "seq": seq})[0])
 
     def recent_waits(self, since: dt.datetime) -> Waits:
         """How long the rows claimed since a time waited, of those still in the table: with
         completion=keep every one, with delete those not completed yet (in flight, failed, retrying)."""
-        return Waits.from_row(self._fetch(self.dialect.recent_waits(self.table), {"since": self._time(since)})[0])
+        return Waits.from_row(self.fetch(self.dialect.recent_waits(self.table), {"since": self._time(since)})[0])
 
     def max_ready_id(self) -> int | None:
-        return self._fetch(self.dialect.max_ready_id(self.table), {})[0][0]
+        return self.fetch(self.dialect.max_ready_id(self.table), {})[0][0]
 
     def _time(self, value: dt.datetime) -> Any:
         return self.dialect.encode(LIFECYCLE_TYPES["completed_at"], value)
@@ -415,28 +412,28 @@ class Queue:
     def peek(self, limit: int, order: str = "fifo", columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """The next ``limit`` ready rows in claim order, as dicts; nothing is claimed or locked."""
         names = tuple(columns or [c.name for c in self.columns()])
-        rows = self._fetch(self.dialect.peek(self.table, order, names), {"limit": limit})
+        rows = self.fetch(self.dialect.peek(self.table, order, names), {"limit": limit})
         return [dict(zip(names, row)) for row in rows]
 
     def count_done_since(self, since: dt.datetime) -> int:
         """Rows completed since a time and kept as done (completion=keep)."""
-        return self._fetch(self.dialect.count_done_since(self.table), {"since": self._time(since)})[0][0]
+        return self.fetch(self.dialect.count_done_since(self.table), {"since": self._time(since)})[0][0]
 
     def facts(self, builder: Callable[[TableName], Statement]) -> list[tuple]:
         """Rows of one of the dialect's catalog queries (``builder``) about this table and its database."""
-        return self._fetch(builder(self.table), self._names())
+        return self.fetch(builder(self.table), self._names())
 
     def stats(self) -> dict[str, dict[str, Any]]:
         """Rows per state and the enqueue time of the oldest row in each."""
         return {
             state: {"rows": count, "oldest_enqueued_at": oldest}
-            for state, count, oldest in self._fetch(self.dialect.count_by_state(self.table), {})
+            for state, count, oldest in self.fetch(self.dialect.count_by_state(self.table), {})
         }
 
     def unpublished_rows(self) -> int:
         """Rows of sink batches not committed yet (or left by a checkpoint since deleted): in the
         staging table, and in the queue table under unpublished tags."""
-        return self._fetch(self.dialect.count_unpublished(self.table), {})[0][0]
+        return self.fetch(self.dialect.count_unpublished(self.table), {})[0][0]
 
     def look(self, at: Callable[[Any], T]) -> T:
         """``at(connection)``: what the driver reports, or a statement that changes nothing (the doctor)."""

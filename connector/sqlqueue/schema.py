@@ -81,6 +81,8 @@ WRITABLE_LIFECYCLE = ("priority", "due_at", "dedup_key", "max_attempts")
 # staging table always and in the queue table until the row is claimed. A dead-letter move reuses the
 # column to mark the failed rows it holds (deadletter:<mover>:<number>).
 STAGE_TAG = Column("stage_tag", "string", False)
+# Sorts after every hex digit: [prefix, prefix + PAST_HEX] is every tag whose prefix is followed by hex.
+PAST_HEX = "g"
 
 # Queue table layouts. ``create`` records the layout it builds in the queue's layout table; code
 # runs only on the layout it was written for, and ``sqlqueue migrate`` brings an older table there.

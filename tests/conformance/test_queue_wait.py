@@ -28,7 +28,7 @@ def recorded(queue, consumer: str, seq: int) -> list[tuple[dt.datetime, dt.datet
     statement = d.compile(
         f"SELECT {q('enqueued_at')}, {q('claimed_at')} FROM {d.table(queue.table)} WHERE {d.held(exact=True)}"
     )
-    rows = queue._fetch(statement, {"consumer": consumer, "seq": seq})
+    rows = queue.fetch(statement, {"consumer": consumer, "seq": seq})
     return [(d.decode_timestamp(e), d.decode_timestamp(c)) for e, c in rows]
 
 

@@ -146,7 +146,7 @@ def shape_tables(queue: Queue) -> dict[str, bool]:
     """Which of the queue's tables exist."""
     d, t = queue.dialect, queue.table
     return {
-        table.name: bool(queue._fetch(d.table_columns(table), queue._names(table)))
+        table.name: bool(queue.fetch(d.table_columns(table), queue._names(table)))
         for table in (t, d.staging(t), d.unpublished(t), d.layout_table(t))
     }
 
@@ -159,7 +159,7 @@ def shape(queue: Queue) -> dict[str, object]:
     name = re.compile(rf"(?<![A-Za-z0-9]){re.escape(t.name)}(?![A-Za-z0-9])")
     tables = (t, d.staging(t), d.unpublished(t), d.layout_table(t))
     described: dict[str, object] = {
-        f"columns of {name.sub('<q>', table.name)}": sorted(queue._fetch(d.table_columns(table), queue._names(table)))
+        f"columns of {name.sub('<q>', table.name)}": sorted(queue.fetch(d.table_columns(table), queue._names(table)))
         for table in tables
     }
     with queue.transaction() as cur:

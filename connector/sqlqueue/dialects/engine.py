@@ -36,6 +36,12 @@ class Statement:
         return [values[n] for n in self.names]
 
 
+def execute(cur: Any, statement: Statement, **values: Any) -> Any:
+    """Run ``statement`` with named ``values`` on the caller's cursor (inside its transaction); returns the cursor."""
+    cur.execute(statement.sql, statement.bind(values))
+    return cur
+
+
 P = ParamSpec("P")
 D = TypeVar("D", bound="Engine")
 

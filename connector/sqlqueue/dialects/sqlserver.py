@@ -187,16 +187,20 @@ class SqlServerDialect(Dialect):
         # leaves the join strategy to the optimizer. `sqlqueue doctor` flags a claim plan that
         # scans the clustered index; this was reasoned from the documentation, not measured.
         hints = f"{STRICT_HINTS if strict else CLAIM_HINTS}, INDEX({self.quote(self.ready_index(table))})"
-        out = f"OUTPUT inserted.{self.quote('id')}"
-        t = self.table(table)
         if order == "heap":
-            return f"UPDATE TOP (:limit) {t}\nSET {set_sql}\n{out}\nFROM {t} WITH ({hints})\nWHERE {where}"
+            return self._update_top(table, set_sql, where, hints)
         # UPDATE has no ORDER BY: order the rows in a CTE, whose scan takes update locks.
         return (
-            f"WITH [batch] AS (\n  SELECT TOP (:limit) * FROM {t} WITH ({hints})\n"
+            f"WITH [batch] AS (\n  SELECT TOP (:limit) * FROM {self.table(table)} WITH ({hints})\n"
             f"  WHERE {where}\n  ORDER BY {self.order_by(order)}\n)\n"
-            f"UPDATE [batch]\nSET {set_sql}\n{out}"
+            f"UPDATE [batch]\nSET {set_sql}\nOUTPUT inserted.{self.quote('id')}"
         )
+
+    def _update_top(self, table: TableName, set_sql: str, where: str, hints: str) -> str:
+        """UPDATE of up to ``:limit`` rows in no order, read with table ``hints``; returns their ids."""
+        t = self.table(table)
+        out = f"OUTPUT inserted.{self.quote('id')}"
+        return f"UPDATE TOP (:limit) {t}\nSET {set_sql}\n{out}\nFROM {t} WITH ({hints})\nWHERE {where}"
 
     def limited_update(self, table: TableName, set_sql: str, where: str, limited: bool) -> str:
         top = "TOP (:limit) " if limited else ""
@@ -602,6 +606,4 @@ class SqlServerDialect(Dialect):
         # The heap claim's hints without its INDEX hint: no index holds failed rows (the ready index's
         # filter would not match, error 8622), so this reads the clustered index, past the rows claims
         # and writers hold (READPAST; READCOMMITTEDLOCK as in every READPAST here), locking rows only.
-        t = self.table(table)
-        out = f"OUTPUT inserted.{self.quote('id')}"
-        return f"UPDATE TOP (:limit) {t}\nSET {set_sql}\n{out}\nFROM {t} WITH ({CLAIM_HINTS})\nWHERE {where}"
+        return self._update_top(table, set_sql, where, CLAIM_HINTS)

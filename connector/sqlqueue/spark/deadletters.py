@@ -24,7 +24,7 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,11 +35,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from ..deadletters import DeadLetters, Move, Redrive
+from ..deadletters import DeadLetters, Move, Redrive, dead_letter_columns
 from ..errors import ConfigError, SchemaError, missing_option
 from ..options import QueueAddress, SourceOptions
 from ..queue import Queue
 from ..retry import RetryPolicy
+from ..schema import Column
 from .delta import AppendOnce, BatchWriter, delta_table
 from .types import arrow_schema, record_batch, spark_ddl
 
@@ -155,7 +156,7 @@ class DeadLetterMover:
         domain = dead.queue.domain_columns()
         rows = dead.rows(move, domain)
         if rows:
-            self._append(frame(spark, dead, rows), move.number)
+            self._append(frame(spark, dead_letter_columns(domain), rows), move.number)
         self.before_delete(move)
         dead.delete(move)
         return len(rows)
@@ -168,9 +169,9 @@ class DeadLetterMover:
         pass
 
 
-def frame(spark: SparkSession, dead: DeadLetters, rows: list[tuple]) -> DataFrame:
-    """Dead-letter rows as a DataFrame with the dead-letter table's schema."""
-    schema = StructType.fromDDL(spark_ddl(dead.columns()))
+def frame(spark: SparkSession, columns: Sequence[Column], rows: list[tuple]) -> DataFrame:
+    """Dead-letter rows as a DataFrame with the dead-letter table's ``columns``."""
+    schema = StructType.fromDDL(spark_ddl(columns))
     assert isinstance(schema, StructType)
     return spark.createDataFrame(pa.Table.from_batches([record_batch(rows, arrow_schema(schema))]))
 

@@ -93,7 +93,7 @@ def checked_columns(options: SinkOptions, schema: StructType) -> tuple[Column, .
     return _CHECKED[key]
 
 
-class _Staging:
+class _Publishing:
     """What the batch and the streaming writer share: write in tasks, publish or discard after."""
 
     def __init__(self, options: SinkOptions, columns: tuple[Column, ...]) -> None:
@@ -202,7 +202,7 @@ def batch_identity(options: SinkOptions) -> tuple[str, int]:
     return f"batch-{uuid.uuid4()}", ONLY_BATCH
 
 
-class QueueStreamWriter(_Staging, DataSourceStreamArrowWriter):
+class QueueStreamWriter(_Publishing, DataSourceStreamArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WrittenTask:
         writer_id, batch_id, run_id = stream_ids(self.options)
         return self._write_task(iterator, writer_id, batch_id, run_id)
@@ -217,7 +217,7 @@ class QueueStreamWriter(_Staging, DataSourceStreamArrowWriter):
         self._discard(named | {m.writer_id for m in messages if m is not None}, batchId)
 
 
-class QueueBatchWriter(_Staging, DataSourceArrowWriter):
+class QueueBatchWriter(_Publishing, DataSourceArrowWriter):
     def __init__(self, options: SinkOptions, columns: tuple[Column, ...]) -> None:
         super().__init__(options, columns)
         self.writer_id, self.batch_id = batch_identity(options)
