@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from .dialects.statements.doctor import NOTE, OK, PROBLEM, Finding
+from .dialects.statements.doctor import NOTE, OK, PROBLEM, Finding, guarded
 from .queue import Queue
 from .schema import CLAIMED, LAYOUT, READY, READY_INDEX_KEY
 
@@ -34,10 +34,11 @@ class Index:
 
 def examine(queue: Queue, order: str) -> list[Finding]:
     """Every finding for the queue table, whose claims use ``order``."""
-    findings = [_layout(queue)]
-    findings += list(_indexes(queue, order))
-    findings += list(queue.dialect.checks(queue, order))
-    return findings
+    return [
+        *guarded("layout", lambda: [_layout(queue)]),
+        *guarded("indexes", lambda: _indexes(queue, order)),
+        *queue.dialect.checks(queue, order),
+    ]
 
 
 def _layout(queue: Queue) -> Finding:

@@ -25,14 +25,14 @@ def claimed_ids(queue, consumer: str, after: int, upto: int) -> list[int]:
 def test_claim_takes_at_most_the_limit(engine):
     queue = engine.new_queue()
     fill(queue, 10)
-    assert queue.claim("c1", 1, 4) == 4
+    assert queue.claim("c1", 1, 4, order=engine.order) == 4
     assert queue.stats()["claimed"]["rows"] == 4
 
 
 def test_claim_in_chunks_takes_the_whole_limit(engine):
     queue = engine.new_queue()
     fill(queue, 30)
-    assert queue.claim("c1", 1, 20, chunk=7) == 20
+    assert queue.claim("c1", 1, 20, chunk=7, order=engine.order) == 20
 
 
 class CountingCursor:
@@ -63,7 +63,7 @@ def test_a_claim_commits_each_chunk_in_a_transaction_of_its_own(engine, monkeypa
             yield CountingCursor(cur, transactions[-1])
 
     monkeypatch.setattr(queue, "transaction", counted)
-    assert queue.claim("c1", 1, 25, chunk=10) == 25
+    assert queue.claim("c1", 1, 25, chunk=10, order=engine.order) == 25
     assert transactions == [[10], [10], [5]]
     monkeypatch.undo()
     assert claimed_ids(queue, "c1", 0, 1) == list(range(1, 26))
@@ -72,8 +72,8 @@ def test_a_claim_commits_each_chunk_in_a_transaction_of_its_own(engine, monkeypa
 def test_claimed_rows_are_not_claimed_again(engine):
     queue = engine.new_queue()
     fill(queue, 10)
-    first = queue.claim("c1", 1, 6)
-    second = queue.claim("c2", 1, 6)
+    first = queue.claim("c1", 1, 6, order=engine.order)
+    second = queue.claim("c2", 1, 6, order=engine.order)
     assert (first, second) == (6, 4)
     assert set(claimed_ids(queue, "c1", 0, 1)).isdisjoint(claimed_ids(queue, "c2", 0, 1))
 
@@ -88,8 +88,8 @@ def test_fifo_claim_takes_the_oldest_rows(engine):
 def test_advance_serves_rows_tagged_before_a_crash_instead_of_claiming_more(engine):
     queue = engine.new_queue()
     fill(queue, 10)
-    queue.claim("c1", 1, 3)  # claimed, then the driver died before Spark logged the offset
-    consumer = Consumer(queue, "c1", ClaimPolicy())
+    queue.claim("c1", 1, 3, order=engine.order)  # claimed, then the driver died before Spark logged the offset
+    consumer = Consumer(queue, "c1", ClaimPolicy(order=engine.order))
     assert consumer.advance(0, 5) == 1
     assert consumer.last_claimed_rows == 3
     assert claimed_ids(queue, "c1", 0, 1) == [1, 2, 3]
@@ -97,13 +97,13 @@ def test_advance_serves_rows_tagged_before_a_crash_instead_of_claiming_more(engi
 
 def test_advance_returns_the_start_when_nothing_is_ready(engine):
     queue = engine.new_queue()
-    assert Consumer(queue, "c1", ClaimPolicy()).advance(7, 5) == 7
+    assert Consumer(queue, "c1", ClaimPolicy(order=engine.order)).advance(7, 5) == 7
 
 
 def test_advance_completes_the_committed_claims(engine):
     queue = engine.new_queue()
     fill(queue, 10)
-    consumer = Consumer(queue, "c1", ClaimPolicy())
+    consumer = Consumer(queue, "c1", ClaimPolicy(order=engine.order))
     assert consumer.advance(0, 4) == 1
     assert consumer.advance(1, 4) == 2
     assert queue.stats()["claimed"]["rows"] == 4
@@ -115,7 +115,7 @@ def test_completion_can_keep_rows_as_done(engine):
     before = dt.datetime.now(dt.timezone.utc)
     fill(queue, 5)
     after = dt.datetime.now(dt.timezone.utc)
-    consumer = Consumer(queue, "c1", ClaimPolicy(keep_completed=True))
+    consumer = Consumer(queue, "c1", ClaimPolicy(order=engine.order, keep_completed=True))
     consumer.advance(0, 5)
     consumer.complete_through(1)
     stats = queue.stats()
@@ -128,7 +128,7 @@ def test_completion_can_keep_rows_as_done(engine):
 def test_completion_in_chunks_finishes_every_row(engine):
     queue = engine.new_queue()
     fill(queue, 25)
-    queue.claim("c1", 1, 25)
+    queue.claim("c1", 1, 25, order=engine.order)
     assert queue.complete("c1", 1, chunk=10) == 25
     assert queue.stats() == {}
 
@@ -136,8 +136,8 @@ def test_completion_in_chunks_finishes_every_row(engine):
 def test_completion_leaves_later_claims_alone(engine):
     queue = engine.new_queue()
     fill(queue, 10)
-    queue.claim("c1", 1, 4)
-    queue.claim("c1", 2, 4)
+    queue.claim("c1", 1, 4, order=engine.order)
+    queue.claim("c1", 2, 4, order=engine.order)
     queue.complete("c1", 1)
     assert claimed_ids(queue, "c1", 1, 2) == [5, 6, 7, 8]
     assert claimed_ids(queue, "c1", 0, 1) == []
@@ -146,8 +146,8 @@ def test_completion_leaves_later_claims_alone(engine):
 def test_partitions_cover_every_claimed_row_exactly_once(engine):
     queue = engine.new_queue()
     fill(queue, 103)
-    queue.claim("c1", 1, 50)
-    queue.claim("c1", 2, 53)
+    queue.claim("c1", 1, 50, order=engine.order)
+    queue.claim("c1", 2, 53, order=engine.order)
     bounds = queue.partition_bounds("c1", 0, 2, 4)
     assert len(bounds) == 4
     ids = []
@@ -162,7 +162,7 @@ def test_bounded_claim_ignores_rows_enqueued_after_the_bound(engine):
     fill(queue, 5)
     bound = queue.max_ready_id()
     fill(queue, 5)
-    assert queue.claim("c1", 1, 100, max_id=bound) == 5
+    assert queue.claim("c1", 1, 100, max_id=bound, order=engine.order) == 5
 
 
 def test_four_concurrent_claimers_take_every_row_exactly_once(engine):
@@ -179,7 +179,7 @@ def test_four_concurrent_claimers_take_every_row_exactly_once(engine):
         try:
             while True:
                 seq += 1
-                if not own.claim(name, seq, 250):
+                if not own.claim(name, seq, 250, order=engine.order):
                     return
                 ids = claimed_ids(own, name, seq - 1, seq)
                 own.complete(name, seq)
@@ -202,7 +202,7 @@ def test_four_concurrent_claimers_take_every_row_exactly_once(engine):
 def test_prefetch_claims_the_next_batch_while_the_current_one_is_processed(engine):
     queue = engine.new_queue()
     fill(queue, 10)
-    consumer = Consumer(queue, "c1", ClaimPolicy(prefetch=True))
+    consumer = Consumer(queue, "c1", ClaimPolicy(order=engine.order, prefetch=True))
     assert consumer.advance(0, 4) == 1
     consumer.close()  # waits for the background claim
     assert claimed_ids(queue, "c1", 1, 2) == [5, 6, 7, 8]
@@ -215,7 +215,7 @@ def test_prefetch_claims_the_next_batch_while_the_current_one_is_processed(engin
 def test_only_a_full_claim_is_followed_by_a_claim_ahead(engine, monkeypatch):
     queue = engine.new_queue()
     fill(queue, 7)
-    consumer = Consumer(queue, "c1", ClaimPolicy(prefetch=True))
+    consumer = Consumer(queue, "c1", ClaimPolicy(order=engine.order, prefetch=True))
     ahead = []
     monkeypatch.setattr(consumer, "_start_prefetch", lambda seq, *rest: ahead.append(seq))
     assert consumer.advance(0, 4) == 1  # 4 of 7: full

@@ -14,7 +14,7 @@ from sqlqueue.producer import Producer
 from sqlqueue.queue import Ack
 from sqlqueue.schema import Column
 from tests.support.clock import move_back, set_times
-from tests.support.engines import config_file
+from tests.support.engines import config_file, fresh_name
 from tests.support.layouts import fill_layout1, layout1_queue
 
 
@@ -30,13 +30,15 @@ def run(engine, tmp_path, monkeypatch, capsys):
         return status, out, err
 
     invoke.queue = queue
+    invoke.order = engine.order
     return invoke
 
 
 def test_create_makes_a_queue_with_the_given_columns(run, engine):
-    status, out, _ = run("create", "--columns", "payload text, customer bigint not null", table="made_by_cli")
-    fresh = engine.queue("made_by_cli")
-    assert status == 0 and "made_by_cli is ready" in out
+    name = fresh_name("made_by_cli_")
+    status, out, _ = run("create", "--columns", "payload text, customer bigint not null", table=name)
+    fresh = engine.queue(name)
+    assert status == 0 and f"{name} is ready" in out
     assert [(c.name, c.type, c.nullable) for c in fresh.domain_columns()] == [
         ("payload", "text", True),
         ("customer", "bigint", False),
@@ -78,7 +80,7 @@ def test_peek_shows_the_next_ready_rows_in_order_without_claiming(run):
 
 def test_stats_shows_rows_per_state_and_the_oldest_age(run):
     run.queue.enqueue([{"payload": p} for p in "abc"])
-    run.queue.claim("c", 1, 1)
+    run.queue.claim("c", 1, 1, order=run.order)
     Producer(run.queue, "w").write(0, 0, (Column("payload", "text"),), [("unpublished",)])
     status, out, _ = run("stats")
     lines = {line.split()[0]: line.split()[1] for line in out.splitlines()[2:7]}
@@ -88,7 +90,7 @@ def test_stats_shows_rows_per_state_and_the_oldest_age(run):
 
 def test_stats_shows_the_oldest_claimable_row_and_the_waits_of_recent_claims(run):
     run.queue.enqueue([{"payload": p} for p in "abc"])
-    run.queue.claim("c", 1, 2)  # rows 1 and 2
+    run.queue.claim("c", 1, 2, order=run.order)  # rows 1 and 2
     claimed = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=5)
     set_times(run.queue, "claimed_at", {1: claimed, 2: claimed})
     set_times(run.queue, "enqueued_at", {1: claimed - dt.timedelta(seconds=10), 2: claimed - dt.timedelta(seconds=20)})
@@ -103,7 +105,7 @@ def test_stats_shows_the_oldest_claimable_row_and_the_waits_of_recent_claims(run
 
 def fail_all(queue) -> None:
     queue.enqueue([{"payload": p, "dedup_key": p} for p in "abc"])
-    queue.claim("c", 1, 3)
+    queue.claim("c", 1, 3, order="heap")
     with queue.transaction() as cur:
         queue.apply_acks(cur, [Ack(i, "failed", "boom") for i in range(1, 4)], keep=False, max_attempts=5)
 
@@ -132,7 +134,7 @@ def test_purge_deletes_finished_rows_older_than_the_age(run):
 def test_purge_without_a_filter_says_first_that_it_deletes_done_rows_older_than_a_week(run, monkeypatch, capsys):
     fail_all(run.queue)  # rows 1-3: dead letters, which no default may delete
     run.queue.enqueue([{"payload": p} for p in "de"])
-    run.queue.claim("c", 2, 2)
+    run.queue.claim("c", 2, 2, order=run.order)
     run.queue.complete("c", 2, keep=True)
     move_back(run.queue, "completed_at", 8 * 86400, ids=[4])  # row 4 done 8 days ago, row 5 just now
     said_before: list[str] = []

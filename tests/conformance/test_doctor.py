@@ -27,6 +27,11 @@ def problems(queue: Queue, order: str = "fifo") -> dict[str, tuple[str, ...]]:
         looker.close()
 
 
+def drop(queue: Queue, index: str) -> str:
+    """``index`` as DROP INDEX names it (SQL Server wants the table too: DROP INDEX ix ON t)."""
+    return queue.dialect.index_name(queue.table, index)
+
+
 def run_fixes(queue: Queue, fixes) -> None:
     with queue.transaction() as cur:
         for sql in fixes:
@@ -42,7 +47,7 @@ def test_missing_ready_and_claimed_indexes_are_problems_fixed_by_the_printed_sta
     t = queue.table.name
     run_fixes(
         queue,
-        [f"DROP INDEX {queue.dialect.quote(f'ix_{t}_ready')}", f"DROP INDEX {queue.dialect.quote(f'ix_{t}_claimed')}"],
+        [f"DROP INDEX {drop(queue, f'ix_{t}_ready')}", f"DROP INDEX {drop(queue, f'ix_{t}_claimed')}"],
     )
     found = problems(queue)
     assert set(found) == {"ready index", "claimed index"}
@@ -76,7 +81,7 @@ def test_postgres_dead_tuple_build_up_is_a_problem_fixed_by_vacuum(engine):
     queue = engine.new_queue()
     run_fixes(queue, [f"ALTER TABLE {queue.dialect.table(queue.table)} SET (autovacuum_enabled = false)"])
     queue.enqueue([{"payload": str(i)} for i in range(1500)])
-    queue.claim("c", 1, 1500)
+    queue.claim("c", 1, 1500, order=engine.order)
     queue.complete("c", 1)
     queue.conn.execute("SELECT pg_stat_force_next_flush()")
     queue.close()  # a backend flushes its statistics when it ends
@@ -92,7 +97,7 @@ def test_postgres_dead_tuple_build_up_is_a_problem_fixed_by_vacuum(engine):
 
 def test_doctor_command_prints_findings_and_fixes_and_fails_on_a_problem(engine, tmp_path, monkeypatch, capsys):
     queue = engine.new_queue()
-    run_fixes(queue, [f"DROP INDEX {queue.dialect.quote(f'ix_{queue.table.name}_ready')}"])
+    run_fixes(queue, [f"DROP INDEX {drop(queue, f'ix_{queue.table.name}_ready')}"])
     status = cli.main(["doctor", "-c", config_file(engine, tmp_path, monkeypatch), "--queue", str(queue.table)])
     out = capsys.readouterr().out
     assert status == 1

@@ -19,6 +19,7 @@ from sqlqueue.errors import DatabaseError, SchemaError
 from sqlqueue.producer import Producer
 from sqlqueue.queue import Queue
 from sqlqueue.schema import LAYOUT, Column, QueueSpec
+from tests.support.engines import fresh_name
 from tests.support.layouts import OLDEST, SHAPES, Filled, fill_layout1, layout1_queue, rows_by_state, shape
 
 PLAIN = (Column("payload", "text"),)
@@ -53,7 +54,7 @@ def test_a_queue_table_an_earlier_sqlqueue_made_is_layout_1(engine, shape_name):
 
 
 def test_a_table_that_is_not_a_queue_is_named_in_one_line_and_left_alone(engine):
-    queue = engine.queue(f"not_a_queue_{engine.name}")
+    queue = engine.queue(fresh_name("not_a_queue_"))
     with queue.transaction() as cur:
         cur.execute(f"CREATE TABLE {queue.dialect.table(queue.table)} (id INT, state VARCHAR(20))")
     for look in (queue.layout, lambda: layouts.migrate(queue, say=quietly)):
@@ -99,7 +100,7 @@ def test_a_migrated_queue_loses_no_row_through_the_claim_and_sink_protocols(engi
     queue = layout1_queue(engine)
     filled: Filled = fill_layout1(queue)
     layouts.migrate(queue, chunk=2, say=quietly)
-    consumer = Consumer(queue, "c1", ClaimPolicy(rescue_interval_s=3600))
+    consumer = Consumer(queue, "c1", ClaimPolicy(order=engine.order, rescue_interval_s=3600))
     served: list[list[str]] = []
     committed = 0
 

@@ -75,12 +75,16 @@ def test_rows_due_later_are_not_claimed_yet(engine):
 def test_expired_lease_gives_the_rows_to_another_consumer_with_attempts_raised(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": p} for p in "abc"])
-    dead = Consumer(queue, "dead", ClaimPolicy(lease_seconds=300, rescue_interval_s=0))
+    dead = Consumer(queue, "dead", ClaimPolicy(order=engine.order, lease_seconds=300, rescue_interval_s=0))
     assert dead.advance(0, 10) == 1  # claims, then its process dies and never comes back
     survivor_queue = engine.queue(str(queue.table))
-    assert Consumer(survivor_queue, "early", ClaimPolicy(rescue_interval_s=0)).advance(0, 10) == 0  # lease holds
+    assert (
+        Consumer(survivor_queue, "early", ClaimPolicy(order=engine.order, rescue_interval_s=0)).advance(0, 10) == 0
+    )  # lease holds
     assert move_back(queue, "lease_until", 60) == 3  # ...until it runs out
-    survivor = Consumer(engine.queue(str(queue.table)), "survivor", ClaimPolicy(rescue_interval_s=0))
+    survivor = Consumer(
+        engine.queue(str(queue.table)), "survivor", ClaimPolicy(order=engine.order, rescue_interval_s=0)
+    )
     assert survivor.advance(0, 10) == 1
     assert claimed(queue, "survivor", 1, ("payload", "attempts")) == [("a", 2), ("b", 2), ("c", 2)]
 
@@ -88,7 +92,7 @@ def test_expired_lease_gives_the_rows_to_another_consumer_with_attempts_raised(e
 def test_expired_lease_on_the_last_attempt_fails_the_row(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
-    queue.claim("dead", 1, 1, lease_seconds=300)
+    queue.claim("dead", 1, 1, lease_seconds=300, order=engine.order)
     assert queue.rescue_expired(max_attempts=1) == 0
     move_back(queue, "lease_until", 60)
     assert queue.rescue_expired(max_attempts=1) == 1
@@ -107,7 +111,7 @@ def fail_time(queue, id_: int) -> dt.datetime:
 def test_a_row_whose_last_lease_ran_out_failed_when_it_ran_out_not_when_it_was_noticed(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
-    queue.claim("dead", 1, 1, lease_seconds=300)
+    queue.claim("dead", 1, 1, lease_seconds=300, order=engine.order)
     move_back(queue, "lease_until", 3600)  # nobody rescued it for an hour
     assert queue.rescue_expired(max_attempts=1) == 1
     assert abs((fail_time(queue, 1) - ago(3600)).total_seconds()) < 60
@@ -116,7 +120,7 @@ def test_a_row_whose_last_lease_ran_out_failed_when_it_ran_out_not_when_it_was_n
 def test_a_row_failed_by_an_acknowledgement_failed_then(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}, {"payload": "y"}])
-    queue.claim("c", 1, 2)
+    queue.claim("c", 1, 2, order=engine.order)
     with queue.transaction() as cur:
         queue.apply_acks(cur, [Ack(1, "failed", "bad"), Ack(2, "retry", "again")], keep=False, max_attempts=1)
     for id_ in (1, 2):
@@ -127,7 +131,7 @@ def test_a_row_failed_by_an_acknowledgement_failed_then(engine):
 def test_live_leases_are_not_rescued(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
-    queue.claim("alive", 1, 1, lease_seconds=300)
+    queue.claim("alive", 1, 1, lease_seconds=300, order=engine.order)
     assert queue.rescue_expired(max_attempts=5) == 0
 
 
@@ -139,7 +143,7 @@ def ack(queue, acks, keep=False, max_attempts=5):
 def test_retry_returns_the_row_after_its_backoff_with_the_error(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
-    queue.claim("c", 1, 1)
+    queue.claim("c", 1, 1, order=engine.order)
     ack(queue, [Ack(1, "retry", "timeout talking to the mailer", delay_seconds=60)])
     assert row(queue, 1) == {
         "state": "ready",
@@ -147,15 +151,15 @@ def test_retry_returns_the_row_after_its_backoff_with_the_error(engine):
         "last_error": "timeout talking to the mailer",
         "consumer": None,
     }
-    assert queue.claim("c", 2, 1) == 0  # not due yet
+    assert queue.claim("c", 2, 1, order=engine.order) == 0  # not due yet
     move_back(queue, "due_at", 1)  # the minute has passed
-    assert queue.claim("c", 2, 1) == 1
+    assert queue.claim("c", 2, 1, order=engine.order) == 1
 
 
 def test_retry_on_the_last_attempt_fails_the_row_with_its_error(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
-    queue.claim("c", 1, 1)
+    queue.claim("c", 1, 1, order=engine.order)
     ack(queue, [Ack(1, "retry", "still broken")], max_attempts=1)
     assert row(queue, 1)["state"] == "failed"
     assert row(queue, 1)["last_error"] == "still broken"
@@ -164,7 +168,7 @@ def test_retry_on_the_last_attempt_fails_the_row_with_its_error(engine):
 def test_a_rows_own_max_attempts_overrides_the_queue_default(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x", "max_attempts": 3}])
-    queue.claim("c", 1, 1)
+    queue.claim("c", 1, 1, order=engine.order)
     ack(queue, [Ack(1, "retry", "e")], max_attempts=1)
     assert row(queue, 1)["state"] == "ready"
 
@@ -172,7 +176,7 @@ def test_a_rows_own_max_attempts_overrides_the_queue_default(engine):
 def test_done_and_failed_outcomes(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": p} for p in "abc"])
-    queue.claim("c", 1, 3)
+    queue.claim("c", 1, 3, order=engine.order)
     ack(queue, [Ack(1, "done"), Ack(2, "failed", "bad input"), Ack(3, "done")], keep=True)
     assert [row(queue, i)["state"] for i in (1, 2, 3)] == ["done", "failed", "done"]
     assert row(queue, 2)["last_error"] == "bad input"
@@ -181,9 +185,9 @@ def test_done_and_failed_outcomes(engine):
 def test_acknowledging_twice_changes_nothing_the_second_time(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
-    queue.claim("c", 1, 1)
+    queue.claim("c", 1, 1, order=engine.order)
     ack(queue, [Ack(1, "retry", "e")])
-    queue.claim("other", 1, 1)  # someone else holds it now
+    queue.claim("other", 1, 1, order=engine.order)  # someone else holds it now
     ack(queue, [Ack(1, "retry", "e")])  # a replay of the first acknowledgement
     assert row(queue, 1)["consumer"] is None or row(queue, 1)["consumer"] == "other"
     assert row(queue, 1)["state"] == "ready"
@@ -192,7 +196,7 @@ def test_acknowledging_twice_changes_nothing_the_second_time(engine):
 def test_ack_completion_leaves_committed_rows_claimed_until_acknowledged(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
-    consumer = Consumer(queue, "c", ClaimPolicy(complete_on_commit=False))
+    consumer = Consumer(queue, "c", ClaimPolicy(order=engine.order, complete_on_commit=False))
     assert consumer.advance(0, 5) == 1
     assert consumer.advance(1, 5) == 1
     assert queue.stats()["claimed"]["rows"] == 1
@@ -201,7 +205,7 @@ def test_ack_completion_leaves_committed_rows_claimed_until_acknowledged(engine)
 def test_purge_deletes_finished_rows_older_than_the_cutoff_in_chunks(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": str(i)} for i in range(25)])
-    queue.claim("c", 1, 25)
+    queue.claim("c", 1, 25, order=engine.order)
     queue.complete("c", 1, keep=True)
     assert queue.purge("done", ago(-60), chunk=10) == 25
     assert queue.stats() == {}
@@ -210,7 +214,7 @@ def test_purge_deletes_finished_rows_older_than_the_cutoff_in_chunks(engine):
 def test_purge_keeps_rows_completed_after_the_cutoff(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
-    queue.claim("c", 1, 1)
+    queue.claim("c", 1, 1, order=engine.order)
     queue.complete("c", 1, keep=True)
     assert queue.purge("done", ago(3600)) == 0
 
@@ -218,7 +222,7 @@ def test_purge_keeps_rows_completed_after_the_cutoff(engine):
 def test_requeue_failed_rows_by_id_by_key_or_all(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": p, "dedup_key": f"k{p}"} for p in "abcd"])
-    queue.claim("c", 1, 4)
+    queue.claim("c", 1, 4, order=engine.order)
     ack(queue, [Ack(i, "failed", "boom") for i in (1, 2, 3, 4)])
     assert queue.requeue_failed(ids=[1]) == 1
     assert queue.requeue_failed(dedup_keys=["kb"]) == 1

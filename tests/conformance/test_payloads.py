@@ -44,7 +44,7 @@ NAMES = [c.name for c in DOMAIN]
 
 def read_back(queue) -> list[tuple]:
     """The rows, claimed and read as a consumer reads them, with each timestamp decoded by the dialect."""
-    queue.claim("reader", 1, 100)
+    queue.claim("reader", 1, 100, order="heap")
     got = []
     for lo, hi in queue.partition_bounds("reader", 0, 1, 1):
         for chunk in queue.read_claimed("reader", 0, 1, lo, hi, ["id", *NAMES]):

@@ -32,7 +32,7 @@ def rows(columns: tuple[Column, ...], *payloads: str | None) -> list[tuple]:
 def take_ready(queue) -> list[str]:
     """Claim every claimable row and return the payloads, sorted."""
     seq = next(_claims)
-    queue.claim("reader", seq, 1_000_000)
+    queue.claim("reader", seq, 1_000_000, order="heap")
     taken = []
     for lo, hi in queue.partition_bounds("reader", seq - 1, seq, 1):
         for chunk in queue.read_claimed("reader", seq - 1, seq, lo, hi, ["payload"]):
@@ -43,7 +43,7 @@ def take_ready(queue) -> list[str]:
 def test_rows_of_an_unpublished_batch_cannot_be_claimed(engine, columns):
     queue = engine.new_queue()
     Producer(queue, "w").write(0, 0, columns, rows(columns, "a", "b"))
-    assert queue.claim("c", 1, 10) == 0
+    assert queue.claim("c", 1, 10, order=engine.order) == 0
     assert queue.unpublished_rows() == 2
 
 

@@ -48,10 +48,10 @@ def test_a_claims_waits_are_the_nearest_rank_percentiles_of_claim_time_minus_enq
     # Waits of 1.25 s, 2.25 s, ... in an order unrelated to the ids, some of them repeated.
     waits_ms = [((7 * i) % n) // 2 * 1000 + 1250 for i in range(n)]
     set_times(queue, "enqueued_at", {i + 1: T0 - dt.timedelta(milliseconds=w) for i, w in enumerate(waits_ms)})
-    assert queue.claim("c", 1, n) == n
+    assert queue.claim("c", 1, n, order=engine.order) == n
     set_times(queue, "claimed_at", dict.fromkeys(range(1, n + 1), T0))
     queue.enqueue([{"payload": "later"}])  # another claim's row, claimed as it arrives
-    queue.claim("c", 2, 1)
+    queue.claim("c", 2, 1, order=engine.order)
     assert queue.claim_waits("c", 1) == expected(waits_ms)
 
 
@@ -60,7 +60,7 @@ def test_the_waits_of_twenty_rows_of_one_to_twenty_seconds(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": f"p{i}"} for i in range(20)])
     set_times(queue, "enqueued_at", {i: T0 - dt.timedelta(seconds=21 - i) for i in range(1, 21)})
-    queue.claim("c", 1, 20)
+    queue.claim("c", 1, 20, order=engine.order)
     set_times(queue, "claimed_at", dict.fromkeys(range(1, 21), T0))
     assert queue.claim_waits("c", 1) == Waits(20, 10_000, 19_000, 20_000)
 
@@ -70,7 +70,7 @@ def test_a_consumer_reports_the_waits_of_its_claim_from_the_claim_time_the_datab
     queue.enqueue([{"payload": f"p{i}"} for i in range(10)])
     for i in range(1, 11):
         move_back(queue, "enqueued_at", 30 * i, ids=[i])
-    consumer = Consumer(queue, "c", ClaimPolicy(prefetch=False))
+    consumer = Consumer(queue, "c", ClaimPolicy(order=engine.order, prefetch=False))
     assert consumer.advance(0, 10) == 1
     waits = consumer.last_waits
     # The reference from the recorded times; engines round to the millisecond differently.
@@ -84,7 +84,7 @@ def test_a_consumer_reports_the_waits_of_its_claim_from_the_claim_time_the_datab
 def test_a_claim_with_no_rows_has_no_waits(engine):
     queue = engine.new_queue()
     assert queue.claim_waits("c", 1) == Waits()
-    consumer = Consumer(queue, "c", ClaimPolicy())
+    consumer = Consumer(queue, "c", ClaimPolicy(order=engine.order))
     assert consumer.advance(0, 10) == 0 and consumer.last_waits == Waits()
 
 
@@ -97,7 +97,7 @@ def test_a_claim_made_ahead_hands_its_waits_to_the_batch_it_serves(engine, monke
     queue = engine.new_queue()
     queue.enqueue([{"payload": f"p{i}"} for i in range(10)])
     spread_enqueue_times(queue, 10)
-    consumer = Consumer(queue, "c", ClaimPolicy(prefetch=True))
+    consumer = Consumer(queue, "c", ClaimPolicy(order=engine.order, prefetch=True))
     consumer.advance(0, 4)  # claims 1, and 2 ahead
     read_again: list[int] = []
     measure = queue.claim_waits
@@ -111,9 +111,9 @@ def test_rows_claimed_before_a_crash_are_measured_from_the_table(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": f"p{i}"} for i in range(6)])
     spread_enqueue_times(queue, 6)
-    queue.claim("c", 1, 6)  # the offset of claim 1 was never logged
+    queue.claim("c", 1, 6, order=engine.order)  # the offset of claim 1 was never logged
     set_times(queue, "claimed_at", dict.fromkeys(range(1, 7), T0))  # waits of 1 s to 6 s
-    consumer = Consumer(queue, "c", ClaimPolicy(prefetch=False))
+    consumer = Consumer(queue, "c", ClaimPolicy(order=engine.order, prefetch=False))
     assert consumer.advance(0, 100) == 1
     assert consumer.last_waits == Waits(6, 3_000, 6_000, 6_000)
 
@@ -124,7 +124,7 @@ def test_the_backlog_ages_the_oldest_row_a_claim_could_take_by_the_database_cloc
     queue.enqueue([{"payload": "claimable"}, {"payload": "fresh"}, {"payload": "claimed"}])
     queue.enqueue([{"payload": "not due", "due_at": dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)}])
     Producer(queue, "w").write(0, 0, (Column("payload", "text"),), [("unpublished",)])
-    queue.claim("c", 1, 1)  # row 1, the oldest id: claimed, not ready any more
+    queue.claim("c", 1, 1, order=engine.order)  # row 1, the oldest id: claimed, not ready any more
     move_back(queue, "enqueued_at", 3000, ids=[1])
     move_back(queue, "enqueued_at", 300, ids=[2])
     move_back(queue, "enqueued_at", 600, ids=[4])  # not due yet
@@ -143,7 +143,7 @@ def test_recent_waits_count_every_row_claimed_since_a_time_that_is_still_in_the_
     queue = engine.new_queue()
     queue.enqueue([{"payload": f"p{i}"} for i in range(6)])
     set_times(queue, "enqueued_at", {i: T0 - dt.timedelta(seconds=i) for i in range(1, 7)})
-    queue.claim("c", 1, 6)
+    queue.claim("c", 1, 6, order=engine.order)
     set_times(queue, "claimed_at", {i: T0 for i in range(1, 5)} | {5: T0 - dt.timedelta(hours=2), 6: T0})
     queue.complete("c", 1, keep=True)  # rows 1-6 done and kept, claimed_at kept with them
     queue.enqueue([{"payload": "ready, never claimed"}])

@@ -26,7 +26,7 @@ def reader(engine, queue, **options) -> QueueStreamReader:
 def test_a_consumer_claims_nothing_while_fewer_rows_than_min_are_ready(engine):
     queue = engine.new_queue()
     fill(queue, 5)
-    consumer = Consumer(queue, "c1", ClaimPolicy())
+    consumer = Consumer(queue, "c1", ClaimPolicy(order=engine.order))
     assert consumer.advance(0, 100, min_rows=6) == 0
     assert queue.count_ready() == 5
     fill(queue, 1)
@@ -96,7 +96,7 @@ def test_max_trigger_delay_takes_a_unit(text, ms):
 def test_a_claim_ahead_waits_for_min_rows_too(engine):
     queue = engine.new_queue()
     fill(queue, 60)
-    consumer = Consumer(queue, "c1", ClaimPolicy(prefetch=True))
+    consumer = Consumer(queue, "c1", ClaimPolicy(order=engine.order, prefetch=True))
     assert consumer.advance(0, 50, min_rows=50) == 1
     assert consumer.advance(1, 50, min_rows=50) == 1  # the 10 left were not claimed ahead
     assert queue.count_ready() == 10

@@ -49,7 +49,7 @@ def write_input(folder: Path) -> None:
 
 
 def keys_in(queue) -> Counter:
-    queue.claim("checker", 1, ROWS * 2)
+    queue.claim("checker", 1, ROWS * 2, order="heap")
     found: Counter = Counter()
     for lo, hi in queue.partition_bounds("checker", 0, 1, 1):
         for rows in queue.read_claimed("checker", 0, 1, lo, hi, ["k"]):
@@ -63,7 +63,7 @@ def test_every_key_is_enqueued_exactly_once_across_kills_and_task_retries(engine
     rng = random.Random(seed)
     queue = engine.new_queue(domain=(Column("k", "bigint", nullable=False), Column("payload", "text")))
     write_input(tmp_path / "in")
-    options = engine.source_options(queue)
+    options = engine.sink_options(queue)
     if "password" in options:
         monkeypatch.setenv("SQLQUEUE_PASSWORD", options.pop("password"))
     evidence, markers = tmp_path / "evidence", tmp_path / "markers"

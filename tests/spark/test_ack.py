@@ -38,7 +38,7 @@ def test_every_tenth_row_comes_back_after_its_backoff_and_the_rest_are_done_once
         (
             df.drop("key")
             .write.format("sqlqueue")
-            .options(**engine.source_options(queue))
+            .options(**engine.sink_options(queue))
             .option("operation", "ack")
             .option("writerId", "ack-test")
             .option("batchId", batch_id)
@@ -78,7 +78,7 @@ def test_a_poison_row_fails_after_its_attempts_while_the_rest_flows(spark, engin
         F.when(F.col("key") == 13, F.lit("ValueError: cannot parse key 13")).alias("error"),
         F.when(F.col("key") == 13, F.lit(0)).alias("retryAfterSeconds"),
     )
-    sink = engine.source_options(queue, operation="ack", maxAttempts=3)
+    sink = engine.sink_options(queue, operation="ack", maxAttempts=3)
     query = (
         outcomes.writeStream.format("sqlqueue")
         .options(**sink)
@@ -102,4 +102,4 @@ def test_unknown_ack_column_is_refused_before_anything_is_written(spark, engine)
     queue = engine.new_queue(domain=KEYED)
     df = spark.createDataFrame([(1, "done", "x")], "id bigint, outcome string, payload string")
     with pytest.raises(Exception, match="unknown column\\(s\\) payload"):
-        df.write.format("sqlqueue").options(**engine.source_options(queue, operation="ack")).mode("append").save()
+        df.write.format("sqlqueue").options(**engine.sink_options(queue, operation="ack")).mode("append").save()

@@ -28,7 +28,7 @@ WHEN = dt.datetime(2024, 5, 17, 8, 30, 15, 250000, tzinfo=dt.timezone.utc)
 
 def fail_rows(queue, count: int, consumer: str = "worker-7", seq: int = 1) -> list[int]:
     """Claim ``count`` rows and fail each through an acknowledgement, as a job's ack sink would."""
-    queue.claim(consumer, seq, count)
+    queue.claim(consumer, seq, count, order="heap")
     ids = [
         r[0]
         for lo, hi in queue.partition_bounds(consumer, seq - 1, seq, 1)

@@ -62,7 +62,7 @@ def test_queue_to_delta_delivers_every_row_once_and_empties_the_queue(spark, eng
 def test_queue_to_delta_with_a_dead_letter_table_moves_the_failed_rows_there(spark, engine, conf, tmp_path):
     queue = engine.new_queue()
     queue.enqueue([{"payload": f"p{i}"} for i in range(30)])
-    queue.claim("worker", 1, 10)
+    queue.claim("worker", 1, 10, order=engine.order)
     with queue.transaction() as cur:
         queue.apply_acks(cur, [Ack(i, FAILED_OUTCOME, "poison") for i in range(1, 11)], keep=False, max_attempts=5)
     status = run_job(

@@ -42,7 +42,7 @@ def stream(df, options: dict, checkpoint: str):
 def take(queue, columns: list[str], consumer: str = "reader") -> list[tuple]:
     """Claim every claimable row and return the given columns."""
     seq = next(_claims)
-    queue.claim(consumer, seq, 10_000_000)
+    queue.claim(consumer, seq, 10_000_000, order="heap")
     rows = []
     for lo, hi in queue.partition_bounds(consumer, seq - 1, seq, 1):
         for chunk in queue.read_claimed(consumer, seq - 1, seq, lo, hi, columns):
@@ -69,7 +69,7 @@ def parquet_source(spark, tmp_path, files: int, rows_per_file: int):
 # ---- batch writes ---------------------------------------------------------------------------------
 def test_batch_append_enqueues_every_row_once(spark, engine):
     queue = engine.new_queue(domain=DOMAIN)
-    writer(customers(spark, 3_000).repartition(3), engine.source_options(queue)).mode("append").save()
+    writer(customers(spark, 3_000).repartition(3), engine.sink_options(queue)).mode("append").save()
     got = spark.createDataFrame(take(queue, ["payload", "customer"]), "payload string, customer bigint")
     assert_df_equality(got, customers(spark, 3_000), ignore_row_order=True, ignore_nullable=True)
     assert queue.stats().keys() == {"claimed"}
@@ -82,7 +82,7 @@ def test_optional_lifecycle_columns_are_written_and_nulls_take_the_defaults(spar
         [("later", 5, due, 2), ("now", None, None, None)],
         "payload string, priority int, due_at timestamp, max_attempts int",
     )
-    writer(df, engine.source_options(queue)).mode("append").save()
+    writer(df, engine.sink_options(queue)).mode("append").save()
     assert take(queue, ["payload", "priority", "max_attempts"]) == [("now", 0, None)]  # "later" is not due
     assert queue.stats()["ready"]["rows"] == 1
 
@@ -90,8 +90,8 @@ def test_optional_lifecycle_columns_are_written_and_nulls_take_the_defaults(spar
 def test_dedup_key_makes_writing_the_same_item_again_a_no_op(spark, engine):
     queue = engine.new_queue()
     df = spark.createDataFrame([("a", "k1"), ("a-again", "k1"), ("b", "k2")], "payload string, dedup_key string")
-    writer(df, engine.source_options(queue)).mode("append").save()
-    writer(df, engine.source_options(queue)).mode("append").save()
+    writer(df, engine.sink_options(queue)).mode("append").save()
+    writer(df, engine.sink_options(queue)).mode("append").save()
     assert sorted(k for _, k in take(queue, ["payload", "dedup_key"])) == ["k1", "k2"]
 
 
@@ -108,7 +108,7 @@ def test_batch_write_modes_other_than_append_are_refused(spark, engine, mode, me
     queue = engine.new_queue()
     df = spark.createDataFrame([("a",)], "payload string")
     with pytest.raises(Exception, match=message):
-        writer(df, engine.source_options(queue)).mode(mode).save()
+        writer(df, engine.sink_options(queue)).mode(mode).save()
     assert queue.stats() == {}
 
 
@@ -116,14 +116,14 @@ def test_writer_id_without_batch_id_is_refused_for_batch_writes(spark, engine):
     queue = engine.new_queue(domain=DOMAIN)
     df = customers(spark, 3)
     with pytest.raises(Exception, match="options 'writerId' and 'batchId' go together"):
-        writer(df, engine.source_options(queue, writerId="w")).mode("append").save()
+        writer(df, engine.sink_options(queue, writerId="w")).mode("append").save()
 
 
 def test_batch_write_with_writer_and_batch_id_is_applied_once(spark, engine):
     queue = engine.new_queue(domain=DOMAIN)
     df = customers(spark, 5)
     for _ in range(2):  # foreachBatch running the same batch again after a crash
-        writer(df, engine.source_options(queue, writerId="job-7", batchId=3)).mode("append").save()
+        writer(df, engine.sink_options(queue, writerId="job-7", batchId=3)).mode("append").save()
     assert queue.stats()["ready"]["rows"] == 5
 
 
@@ -146,21 +146,21 @@ def test_a_column_mismatch_fails_before_anything_is_written_and_names_the_column
     queue = engine.new_queue(domain=DOMAIN)
     df = spark.createDataFrame([], ddl)
     with pytest.raises(Exception, match=message):
-        writer(df, engine.source_options(queue)).mode("append").save()
+        writer(df, engine.sink_options(queue)).mode("append").save()
     assert queue.stats() == {}
 
 
 def test_columns_match_ignoring_case_and_may_come_in_any_order(spark, engine):
     queue = engine.new_queue(domain=DOMAIN)
     df = spark.createDataFrame([(7, "x")], "CUSTOMER bigint, Payload string")
-    writer(df, engine.source_options(queue)).mode("append").save()
+    writer(df, engine.sink_options(queue)).mode("append").save()
     assert take(queue, ["payload", "customer"]) == [("x", 7)]
 
 
 # ---- streams ------------------------------------------------------------------------------------
 def test_stream_enqueues_every_row_once_per_micro_batch(spark, engine, tmp_path):
     queue = engine.new_queue(domain=DOMAIN)
-    query = stream(parquet_source(spark, tmp_path, 3, 500), engine.source_options(queue), str(tmp_path / "ck"))
+    query = stream(parquet_source(spark, tmp_path, 3, 500), engine.sink_options(queue), str(tmp_path / "ck"))
     query.trigger(availableNow=True).start().awaitTermination()
     got = spark.createDataFrame(take(queue, ["payload", "customer"]), "payload string, customer bigint")
     assert_df_equality(got, customers(spark, 1_500), ignore_row_order=True, ignore_nullable=True)
@@ -170,7 +170,7 @@ def test_stream_enqueues_every_row_once_per_micro_batch(spark, engine, tmp_path)
 def test_stream_column_mismatch_fails_the_query_and_writes_nothing(spark, engine, tmp_path):
     queue = engine.new_queue(domain=DOMAIN)
     source = parquet_source(spark, tmp_path, 1, 10).withColumnRenamed("customer", "client")
-    query = stream(source, engine.source_options(queue), str(tmp_path / "ck")).trigger(availableNow=True).start()
+    query = stream(source, engine.sink_options(queue), str(tmp_path / "ck")).trigger(availableNow=True).start()
     with pytest.raises(Exception, match="column 'client' is not in queue table"):
         query.awaitTermination()
     assert queue.stats() == {} and queue.unpublished_rows() == 0
@@ -179,7 +179,7 @@ def test_stream_column_mismatch_fails_the_query_and_writes_nothing(spark, engine
 def test_complete_output_mode_is_refused(spark, engine, tmp_path):
     queue = engine.new_queue(domain=DOMAIN)
     counts = parquet_source(spark, tmp_path, 1, 10).groupBy("payload").agg(F.count("*").alias("customer"))
-    query = stream(counts, engine.source_options(queue), str(tmp_path / "ck"))
+    query = stream(counts, engine.sink_options(queue), str(tmp_path / "ck"))
     started = query.outputMode("complete").trigger(availableNow=True).start()
     with pytest.raises(Exception, match="outputMode 'complete' is not supported"):
         started.awaitTermination()
@@ -250,7 +250,7 @@ def test_an_aborted_stream_batch_leaves_nothing_behind(spark, engine, tmp_path):
     queue = engine.new_queue(domain=DOMAIN)
     source = parquet_source(spark, tmp_path, 1, 300).repartition(3)  # 100 rows a task
     failing = _per_task(source, fail_task(2, engine, queue, others_staged=200))
-    query = stream(failing, engine.source_options(queue), str(tmp_path / "ck")).trigger(availableNow=True).start()
+    query = stream(failing, engine.sink_options(queue), str(tmp_path / "ck")).trigger(availableNow=True).start()
     with pytest.raises(Exception, match="task failed on purpose"):
         query.awaitTermination()
     assert queue.stats() == {} and queue.unpublished_rows() == 0
@@ -261,7 +261,7 @@ def test_an_aborted_batch_write_leaves_nothing_behind(spark, engine):
     df = customers(spark, 300).repartition(3)  # 100 rows a task
     with pytest.raises(Exception, match="task failed on purpose"):
         failing = _per_task(df, fail_task(2, engine, queue, others_staged=200))
-        writer(failing, engine.source_options(queue)).mode("append").save()
+        writer(failing, engine.sink_options(queue)).mode("append").save()
     assert queue.stats() == {} and queue.unpublished_rows() == 0
 
 
@@ -286,7 +286,7 @@ def test_a_batch_write_whose_tasks_all_fail_after_staging_leaves_nothing(spark, 
     spark.dataSource.register(StageThenFailSource)
     df = customers(spark, 200).repartition(2)
     with pytest.raises(Exception, match="task failed after staging"):
-        writer(df, engine.source_options(queue), StageThenFailSource.name()).mode("append").save()
+        writer(df, engine.sink_options(queue), StageThenFailSource.name()).mode("append").save()
     assert queue.stats() == {} and queue.unpublished_rows() == 0
 
 
@@ -302,13 +302,13 @@ def test_a_consumer_polling_during_a_slow_batch_sees_all_of_it_or_none(spark, en
         seq = 0
         while not done.is_set():
             seq += 1
-            seen.append(poller.claim("poller", seq, 1_000_000))
+            seen.append(poller.claim("poller", seq, 1_000_000, order=engine.order))
             time.sleep(0.05)
 
     thread = threading.Thread(target=poll)
     thread.start()
     try:
-        query = stream(slow, engine.source_options(queue), str(tmp_path / "ck")).trigger(availableNow=True).start()
+        query = stream(slow, engine.sink_options(queue), str(tmp_path / "ck")).trigger(availableNow=True).start()
         query.awaitTermination()
         assert wait_until(lambda: sum(seen) >= 3_000, timeout=60), seen  # a poll after the commit took it
     finally:

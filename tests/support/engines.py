@@ -20,6 +20,11 @@ SQLSERVER_DRIVER_ENV = "SQLQUEUE_TEST_SQLSERVER_DRIVER"
 _names = itertools.count(1)
 
 
+def fresh_name(prefix: str) -> str:
+    """A table name no other test or earlier run uses: a server outlives the test run that made a table."""
+    return f"{prefix}{os.getpid()}_{next(_names)}"
+
+
 def sqlserver_options(value: str | None = None, driver: str | None = None) -> dict[str, str] | None:
     """Engine options for the SQL Server in ``SQLQUEUE_TEST_SQLSERVER``, or None when it names none.
 
@@ -67,10 +72,16 @@ def _same_driver(named: str | None, driver: str) -> None:
 
 @dataclass
 class Engine:
-    """Connection options for one engine, and a factory of fresh queue tables on it."""
+    """Connection options for one engine, and a factory of fresh queue tables on it.
+
+    ``order`` is the claim order of tests whose subject is not the order: fifo, except on Babelfish,
+    which cannot run the ordered claims (an UPDATE through a CTE, see tests/support/babelfish.py), so
+    there they claim in heap order and still test what they are about.
+    """
 
     name: str
     options: dict[str, str]
+    order: str = "fifo"
     created: list[Queue] = field(default_factory=list)
 
     def connection(self):
@@ -84,13 +95,24 @@ class Engine:
         self.created.append(q)
         return q
 
-    def new_queue(self, domain: tuple[Column, ...] = (Column("payload", "text"),), order: str = "fifo") -> Queue:
-        q = self.queue(f"q{os.getpid()}_{next(_names)}")
-        q.create(domain, order)
+    def new_queue(self, domain: tuple[Column, ...] = (Column("payload", "text"),), order: str | None = None) -> Queue:
+        q = self.queue(fresh_name("q"))
+        q.create(domain, order or self.order)
         return q
 
-    def source_options(self, queue: Queue, **extra: Any) -> dict[str, str]:
+    def sink_options(self, queue: Queue, **extra: Any) -> dict[str, str]:
         return {**self.options, "queue": str(queue.table), **{k: str(v) for k, v in extra.items()}}
+
+    def source_options(self, queue: Queue, **extra: Any) -> dict[str, str]:
+        return self.sink_options(queue, order=self.order, **extra)
+
+    def server_version(self) -> str:
+        """``SELECT @@VERSION`` on SQL Server (and on what speaks TDS like it)."""
+        q = Queue(self.connection(), TableName.parse("unused"))
+        try:
+            return str(q.conn.execute("SELECT @@VERSION").fetchone()[0])
+        finally:
+            q.close()
 
     def close(self) -> None:
         for q in self.created:

@@ -7,15 +7,13 @@ tests/fixtures/layout1/<shape>/<engine>.sql hold `sqlqueue create`'s output at f
 from __future__ import annotations
 
 import hashlib
-import itertools
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlqueue.identifiers import TableName
 from sqlqueue.queue import Queue
-from tests.support.engines import Engine
+from tests.support.engines import Engine, fresh_name
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "layout1"
 # Oldest first: the sink's 'staged' rows, then its staging table, then unpublished tags (0.1.0),
@@ -24,7 +22,6 @@ SHAPES = ("sink_staged", "staging_table", "unpublished", "tag_index_everywhere")
 # The shape that differs most from layout 2, and the only one whose sink left rows in the queue table.
 OLDEST = SHAPES[0]
 _EXAMPLE = re.compile(r"(?<![A-Za-z0-9])jobs(?![A-Za-z0-9])")
-_names = itertools.count(1)
 
 
 def fixture_statements(engine: str, shape: str, table: TableName) -> list[str]:
@@ -33,7 +30,7 @@ def fixture_statements(engine: str, shape: str, table: TableName) -> list[str]:
     text = "\n".join(line for line in text.splitlines() if not line.startswith("--"))
     if engine == "sqlserver":
         text = re.sub(r"\[dbo\]\.|\bdbo\.", "", text)  # the default schema, as the tests' queues use
-        parts = text.split("\nGO\n")
+        parts = re.split(r"(?m)^GO[ \t]*$", text)  # GO is sqlcmd's batch separator, not T-SQL
     else:
         parts = text.split(";\n")
     return [_EXAMPLE.sub(table.name, p).strip() for p in parts if p.strip()]
@@ -41,7 +38,7 @@ def fixture_statements(engine: str, shape: str, table: TableName) -> list[str]:
 
 def layout1_queue(engine: Engine, shape: str = OLDEST) -> Queue:
     """A fresh queue table made by the fixture DDL of ``shape``."""
-    queue = engine.queue(f"old{os.getpid()}_{next(_names)}")
+    queue = engine.queue(fresh_name("old"))
     with queue.transaction() as cur:
         for sql in fixture_statements(engine.name, shape, queue.table):
             cur.execute(sql)

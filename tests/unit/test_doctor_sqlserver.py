@@ -45,6 +45,8 @@ def showplan(*reads: tuple[str, str]) -> str:
 
 
 SEEKS_READY = showplan(("Index Scan", "ix_jobs_ready"), ("Clustered Index Seek", "pk_jobs"))
+# What the planning connection answers for a login without the SHOWPLAN permission.
+REFUSED = "refused"
 
 
 @dataclass
@@ -64,8 +66,14 @@ class FactsQueue:
     def facts(self, builder) -> list[tuple]:
         return self.answers[builder.__name__]
 
+    connection: PlanningConnection | None = None
+
     def look(self, at):
-        return at(PlanningConnection(self.plan, self.reported_driver))
+        self.connection = PlanningConnection(self.plan, self.reported_driver)
+        try:
+            return at(self.connection)
+        except pyodbc.Error as exc:  # as Queue.look maps a driver's error
+            raise self.dialect.map_error(exc, None, True) from None
 
 
 @dataclass
@@ -76,6 +84,10 @@ class PlanningConnection:
     plan: str
     driver: Driver
     executed: list[str] = field(default_factory=list)
+    autocommit: bool = True
+
+    def rollback(self) -> None:
+        self.executed.append("ROLLBACK")
 
     def getinfo(self, key: int) -> str:
         return {pyodbc.SQL_DRIVER_NAME: self.driver.name, pyodbc.SQL_DRIVER_VER: self.driver.version}[key]
@@ -84,22 +96,26 @@ class PlanningConnection:
         return self
 
     def execute(self, sql: str) -> None:
-        self.executed.append(sql)
+        if self.plan == REFUSED and "SHOWPLAN" not in sql:
+            raise pyodbc.ProgrammingError("42000", "[42000] SHOWPLAN permission denied in database 'q'. (262)")
+        self.executed.append(sql if self.autocommit else f"in a transaction: {sql}")
 
     def fetchall(self) -> list[tuple[str]]:
         return [(self.plan,)]
 
 
+FACTS = {
+    "table_indexes": HEALTHY_INDEXES,
+    "database_settings": [(False, "DISABLE", 160)],
+    "enabled_triggers": [],
+    "session_isolation": [(2,)],
+}
+
+
 def findings(
     plan: str = SEEKS_READY, driver: Driver = MICROSOFT, layout: int = LAYOUT, **answers: list[tuple]
 ) -> dict[str, tuple[str, tuple[str, ...]]]:
-    facts = {
-        "table_indexes": HEALTHY_INDEXES,
-        "database_settings": [(False, "DISABLE", 160)],
-        "enabled_triggers": [],
-        "session_isolation": [(2,)],
-    }
-    facts.update(answers)
+    facts = {**FACTS, **answers}
     queue = FactsQueue(facts, plan, driver, recorded_layout=layout)
     return {f.check: (f.severity, f.fix) for f in examine(queue, "fifo") if f.severity != "ok"}  # type: ignore[arg-type]
 
@@ -161,15 +177,7 @@ def test_a_compatibility_level_below_openjson_is_a_problem():
 
 
 def test_freetds_is_named_with_its_version_and_what_it_means_for_binding_and_tls():
-    queue = FactsQueue(
-        {
-            "table_indexes": HEALTHY_INDEXES,
-            "database_settings": [(False, "DISABLE", 160)],
-            "enabled_triggers": [],
-            "session_isolation": [(2,)],
-        },
-        reported_driver=Driver("libtdsodbc.so", "01.03.0017"),
-    )
+    queue = FactsQueue(dict(FACTS), reported_driver=Driver("libtdsodbc.so", "01.03.0017"))
     (driver,) = [f for f in examine(queue, "fifo") if f.check == "driver"]  # type: ignore[arg-type]
     assert driver.severity == NOTE
     assert "libtdsodbc.so 01.03.0017" in driver.message and "fast_executemany" in driver.message
@@ -186,3 +194,29 @@ def test_the_claim_goes_to_showplan_with_literal_values_and_still_parses():
     )
     assert "?" not in sql and "TOP (1000)" in sql and "[consumer] = N'o''brien'" in sql
     assert tsql_problems(sql) == []
+
+
+def test_the_plan_is_asked_inside_a_transaction_that_is_rolled_back():
+    # A server that ignores SET SHOWPLAN_XML ON runs the claim instead: the rollback takes it back.
+    queue = FactsQueue(dict(FACTS))
+    examine(queue, "fifo")  # type: ignore[arg-type]
+    assert queue.connection is not None
+    executed = queue.connection.executed
+    assert executed[0] == "in a transaction: SET SHOWPLAN_XML ON" and executed[-2:] == [
+        "in a transaction: SET SHOWPLAN_XML OFF",
+        "ROLLBACK",
+    ]
+    assert executed[1].startswith("in a transaction: WITH [batch] AS") and queue.connection.autocommit
+
+
+def test_an_answer_that_is_no_showplan_is_a_note_that_the_plan_was_not_checked():
+    found = {f.check: f for f in examine(FactsQueue(dict(FACTS), plan="42"), "fifo")}  # type: ignore[arg-type]
+    assert found["claim plan"].severity == NOTE
+    assert found["claim plan"].message.startswith("claim plan not checked: the server answered SET SHOWPLAN_XML ON")
+
+
+def test_a_check_the_login_may_not_run_is_a_note_and_the_other_checks_still_run():
+    found = {f.check: f for f in examine(FactsQueue(dict(FACTS), plan=REFUSED), "fifo")}  # type: ignore[arg-type]
+    assert found["claim plan"].severity == NOTE and "claim plan not checked:" in found["claim plan"].message
+    assert "SHOWPLAN permission denied" in found["claim plan"].message and "\n" not in found["claim plan"].message
+    assert {"driver", "isolation level", "lock escalation", "ready index"} <= set(found)

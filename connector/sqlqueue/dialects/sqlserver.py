@@ -15,7 +15,7 @@ import json
 import math
 import textwrap
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from ..connection import ConnectionSpec
@@ -285,14 +285,17 @@ class SqlServerDialect(Dialect):
         )
 
     def estimated_plan(self, conn: Any, sql: str) -> str:
-        """The estimated plan of ``sql`` as showplan XML; the statement is compiled, not run."""
-        cur = conn.cursor()
-        cur.execute("SET SHOWPLAN_XML ON")
-        try:
-            cur.execute(sql)
-            return "".join(str(row[0]) for row in cur.fetchall())
-        finally:
-            cur.execute("SET SHOWPLAN_XML OFF")
+        """The estimated plan of ``sql`` as showplan XML. Under SHOWPLAN_XML SQL Server compiles the
+        statement without running it (https://learn.microsoft.com/sql/t-sql/statements/set-showplan-xml-transact-sql);
+        a server that ignores the setting runs it, so it is asked inside a transaction that is always
+        rolled back: the doctor changes nothing on any server."""
+        with self.rolled_back(conn) as cur:
+            cur.execute("SET SHOWPLAN_XML ON")
+            try:
+                cur.execute(sql)
+                return "".join(str(row[0]) for row in cur.fetchall())
+            finally:
+                cur.execute("SET SHOWPLAN_XML OFF")
 
     @cached
     def enabled_triggers(self, table: TableName) -> Statement:
@@ -331,6 +334,23 @@ class SqlServerDialect(Dialect):
                 conn.rollback()
                 raise
             conn.commit()
+        finally:
+            conn.autocommit = True
+
+    @contextmanager
+    def rolled_back(self, conn: Any) -> Iterator[Any]:
+        """A cursor in a transaction that is rolled back however it ends."""
+        conn.autocommit = False
+        try:
+            try:
+                yield conn.cursor()
+            except BaseException:
+                # An error that ended the transaction (Babelfish's every error; SQL Server's deadlock
+                # victim) makes the rollback fail with 3903: the first error is the one to report.
+                with suppress(Exception):
+                    conn.rollback()
+                raise
+            conn.rollback()
         finally:
             conn.autocommit = True
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..schema import LAYOUT
 from .odbc import FREETDS_DESCRIBES_PARAMS, Driver
-from .statements.doctor import NOTE, OK, PROBLEM, Finding, LiveTable
+from .statements.doctor import NOTE, OK, PROBLEM, Finding, LiveTable, guarded
 
 if TYPE_CHECKING:
     from .sqlserver import SqlServerDialect
@@ -34,8 +34,15 @@ _EXAMPLE_CLAIM = {"limit": 1000, "consumer": "sqlqueue-doctor", "seq": 1, "lease
 
 
 def checks(d: SqlServerDialect, live: LiveTable, order: str) -> Iterator[Finding]:
-    t = live.table
-    yield _driver(live.look(d.driver))
+    yield from guarded("driver", lambda: [_driver(live.look(d.driver))])
+    yield from guarded("isolation level", lambda: _isolation(d, live))
+    yield from guarded("database settings", lambda: _database_settings(d, live))
+    yield from guarded("trigger", lambda: _triggers(d, live))
+    if live.layout() == LAYOUT:  # the claim of this sqlqueue reads tables an older layout lacks
+        yield from guarded("claim plan", lambda: [_claim_plan(d, live, order)])
+
+
+def _isolation(d: SqlServerDialect, live: LiveTable) -> Iterator[Finding]:
     (level,) = live.facts(d.session_isolation)[0]
     if level == 2:
         yield Finding(OK, "isolation level", "the session runs at READ COMMITTED")
@@ -46,8 +53,12 @@ def checks(d: SqlServerDialect, live: LiveTable, order: str) -> Iterator[Finding
             f"the session runs at {ISOLATION_LEVELS.get(level, level)}, not READ COMMITTED, although sqlqueue sets "
             "it when it connects (a login trigger or the driver's setup changed it): READPAST is refused outside "
             "READ COMMITTED and REPEATABLE READ (error 650)",
-            (d.session_setup(t).sql,),
+            (d.session_setup(live.table).sql,),
         )
+
+
+def _database_settings(d: SqlServerDialect, live: LiveTable) -> Iterator[Finding]:
+    t = live.table
     snapshot, escalation, compatibility = live.facts(d.database_settings)[0]
     if compatibility < OPENJSON_LEVEL:
         yield Finding(
@@ -84,6 +95,10 @@ def checks(d: SqlServerDialect, live: LiveTable, order: str) -> Iterator[Finding
         )
     else:
         yield Finding(OK, "lock escalation", "lock escalation is DISABLE")
+
+
+def _triggers(d: SqlServerDialect, live: LiveTable) -> Iterator[Finding]:
+    t = live.table
     for (trigger,) in live.facts(d.enabled_triggers):
         yield Finding(
             PROBLEM,
@@ -92,8 +107,6 @@ def checks(d: SqlServerDialect, live: LiveTable, order: str) -> Iterator[Finding
             "SQL Server refuses on a table with enabled triggers (error 334); move its work elsewhere or disable it",
             (d.disable_trigger(t, trigger).sql,),
         )
-    if live.layout() == LAYOUT:  # the claim of this sqlqueue reads tables an older layout lacks
-        yield _claim_plan(d, live, order)
 
 
 def indexes_read(showplan_xml: str, table: str) -> set[tuple[str, str]]:
@@ -110,7 +123,16 @@ def indexes_read(showplan_xml: str, table: str) -> set[tuple[str, str]]:
 def _claim_plan(d: SqlServerDialect, live: LiveTable, order: str) -> Finding:
     t, ready = live.table, d.ready_index(live.table)
     claim = d.inline(d.claim(t, order, False, False), _EXAMPLE_CLAIM)
-    read = indexes_read(live.look(lambda conn: d.estimated_plan(conn, claim)), t.name)
+    try:
+        read = indexes_read(live.look(lambda conn: d.estimated_plan(conn, claim)), t.name)
+    except ElementTree.ParseError:
+        return Finding(
+            NOTE,
+            "claim plan",
+            "claim plan not checked: the server answered SET SHOWPLAN_XML ON without a showplan XML document "
+            "(a server that is not SQL Server, such as Babelfish, may run the statement instead; sqlqueue asked "
+            "inside a transaction it rolled back, so nothing was claimed)",
+        )
     if any(index == ready for _, index in read) and not any(op == "Clustered Index Scan" for op, _ in read):
         return Finding(OK, "claim plan", f"the claim's estimated plan reads the ready rows through {ready}")
     shown = ", ".join(f"{op} on {index}" for op, index in sorted(read)) or "no index of the table"

@@ -7,11 +7,12 @@ the doctor's terms; ``sqlqueue.doctor`` adds the checks every engine shares.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from ...connection import ConnectionSpec
+from ...errors import DatabaseError
 from ...identifiers import TableName
 from ...schema import (
     DONE,
@@ -30,6 +31,16 @@ class Finding:
     check: str
     message: str
     fix: tuple[str, ...] = ()
+
+
+def guarded(check: str, findings: Callable[[], Iterable[Finding]]) -> list[Finding]:
+    """The findings of one check; a check the database cannot answer (a missing permission, a
+    catalog view or statement the server lacks) is a finding that says so, and the others still run."""
+    try:
+        return list(findings())
+    except DatabaseError as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return [Finding(NOTE, check, f"{check} not checked: {reason}")]
 
 
 class LiveTable(Protocol):
