@@ -14,7 +14,7 @@ export JAVA_HOME
 export SQLQUEUE_JARS_DIR := $(abspath $(CACHE)/jars)
 PYTEST_ARGS ?=
 
-.PHONY: setup system venv jars demo lint test test-fast test-cluster test-sqlserver test-pyspark-upper lint-workflows system-packages bench clean
+.PHONY: setup system venv jars demo lint test test-fast test-cluster test-sqlserver test-babelfish test-pyspark-upper lint-workflows system-packages bench clean
 setup: system venv jars
 
 system: $(CACHE)/system.stamp
@@ -74,6 +74,33 @@ else
 test-sqlserver: setup
 	$(SQLSERVER_PYTEST)
 endif
+
+# The sqlserver-marked suite against a live TDS server: Babelfish for PostgreSQL from ../shared/babelfish
+# (a clone with ../shared beside it, as CI's has), once per SQL Server driver. Babelfish is a witness of
+# drivers, binding, DDL and statement shapes, not of SQL Server's locking: its gaps are strict expected
+# failures (tests/support/babelfish.py). Microsoft's Driver 18, the one production runs, takes the whole
+# suite (Spark and crash tests included); the other drivers take the database-side tests, which is where
+# drivers differ (README "What has run against a live server"). Without ../shared it says so and passes.
+BABELFISH := $(abspath ../shared/babelfish)
+BABELFISH_URL := sqlserver://babelfish_user:12345678@127.0.0.1:1433/babelfish_db
+LIVE_FULL_DRIVER := ODBC Driver 18 for SQL Server
+LIVE_SUBSET_DRIVERS := FreeTDS
+LIVE_SUBSET := tests/conformance tests/drivers tests/unit
+test-babelfish: setup
+	@if [ ! -x "$(BABELFISH)/babelfish.sh" ]; then \
+	  echo "test-babelfish: skipped: no ../shared/babelfish beside this clone, so no live TDS server to run the sqlserver suite on"; \
+	  exit 0; fi; \
+	"$(BABELFISH)/babelfish.sh" start && bash "$(BABELFISH)/msodbc18.sh" >/dev/null || exit 1; \
+	status=0; \
+	echo "== sqlserver suite on Babelfish, driver $(LIVE_FULL_DRIVER): everything"; \
+	SQLQUEUE_TEST_SQLSERVER='$(BABELFISH_URL)' SQLQUEUE_TEST_SQLSERVER_DRIVER='$(LIVE_FULL_DRIVER)' \
+	  $(SQLSERVER_PYTEST) || status=1; \
+	for driver in $(LIVE_SUBSET_DRIVERS); do \
+	  echo "== sqlserver suite on Babelfish, driver $$driver: $(LIVE_SUBSET)"; \
+	  SQLQUEUE_TEST_SQLSERVER='$(BABELFISH_URL)' SQLQUEUE_TEST_SQLSERVER_DRIVER="$$driver" \
+	    $(SQLSERVER_PYTEST) $(LIVE_SUBSET) || status=1; \
+	done; \
+	exit $$status
 
 # The upper end of pyproject's pyspark range: the conformance suite and the Spark source and sink
 # tests (none needs Delta, which pins pyspark 4.2.0) in a venv of their own with that pyspark.
