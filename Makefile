@@ -82,7 +82,7 @@ endif
 # suite (Spark and crash tests included); the other drivers take the database-side tests, which is where
 # drivers differ (README "What has run against a live server"). Without ../shared it says so and passes.
 BABELFISH := $(abspath ../shared/babelfish)
-BABELFISH_URL := sqlserver://babelfish_user:12345678@127.0.0.1:1433/babelfish_db
+BABELFISH_URL := sqlserver://babelfish_user:12345678@127.0.0.1:1433/babelfish_db?TrustServerCertificate=yes
 LIVE_FULL_DRIVER := ODBC Driver 18 for SQL Server
 LIVE_SUBSET_DRIVERS := FreeTDS
 LIVE_SUBSET := tests/conformance tests/drivers tests/unit

@@ -54,8 +54,8 @@ def engine(request, tmp_path):
             )
         handle = Engine(name, options)
         if request.getfixturevalue("sqlserver_is_babelfish"):
-            handle.order = "heap"
-            mark_gaps(request.node)
+            handle.babelfish, handle.order = True, "heap"
+            mark_gaps(request.node, handle.driver)
     yield handle
     handle.close()
 

@@ -43,7 +43,7 @@ def test_every_key_arrives_once_after_repeated_kills(engine, spark, tmp_path, si
     rng = random.Random(seed)
     queue = engine.new_queue(domain=(Column("key", "bigint", nullable=False),))
     queue.enqueue([{"key": k} for k in range(KEYS)])
-    connection = {k: v for k, v in engine.options.items() if k != "password"}
+    connection = {**{k: v for k, v in engine.options.items() if k != "password"}, "order": engine.order}
     if "password" in engine.options:
         monkeypatch.setenv("SQLQUEUE_PASSWORD", engine.options["password"])
     args = [

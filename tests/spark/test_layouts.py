@@ -26,12 +26,13 @@ STARTS = {
 def test_a_layout_1_queue_is_refused_in_one_line_naming_migrate(engine, start):
     queue = layout1_queue(engine)
     with pytest.raises(SchemaError) as refused:
-        start(engine.source_options(queue))
+        start(engine.sink_options(queue))  # the options every start takes
     message = str(refused.value)
     assert "\n" not in message and f"queue table {queue.table} at " in message
     assert f"has layout 1, older than this sqlqueue's layout 2: run `sqlqueue migrate --queue {queue.table}`" in message
 
 
+@pytest.mark.babelfish_gap("nocheck")
 def test_a_migrated_queue_is_accepted(engine):
     queue = layout1_queue(engine)
     layouts.migrate(queue, say=lambda line: None)

@@ -67,7 +67,8 @@ def test_competing_queries_share_a_queue_without_delivering_a_row_twice(spark, e
     assert keys.count() == total
     assert keys.distinct().count() == total
     per_query = [spark.read.format("delta").load(t).count() for t in targets]
-    assert all(n > 0 for n in per_query), per_query  # every consumer took a share
+    if not engine.babelfish:  # READPAST is ignored there (a Babelfish gap): who gets a share is timing
+        assert all(n > 0 for n in per_query), per_query  # every consumer took a share
 
 
 def test_query_rides_out_a_database_restart(spark, tmp_path):

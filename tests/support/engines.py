@@ -74,13 +74,14 @@ def _same_driver(named: str | None, driver: str) -> None:
 class Engine:
     """Connection options for one engine, and a factory of fresh queue tables on it.
 
-    ``order`` is the claim order of tests whose subject is not the order: fifo, except on Babelfish,
+    ``order`` is the claim order of tests whose subject is not the order: fifo, except on ``babelfish``,
     which cannot run the ordered claims (an UPDATE through a CTE, see tests/support/babelfish.py), so
     there they claim in heap order and still test what they are about.
     """
 
     name: str
     options: dict[str, str]
+    babelfish: bool = False
     order: str = "fifo"
     created: list[Queue] = field(default_factory=list)
 
@@ -106,6 +107,13 @@ class Engine:
     def source_options(self, queue: Queue, **extra: Any) -> dict[str, str]:
         return self.sink_options(queue, order=self.order, **extra)
 
+    @property
+    def driver(self) -> str:
+        """The driver the options name: a URL's ``driver``, a connection string's DRIVER ('' if none)."""
+        if "connectionString" in self.options:
+            return named_driver(self.options["connectionString"]) or ""
+        return dict(parse_qsl(urlsplit(self.options["url"]).query)).get("driver", "")
+
     def server_version(self) -> str:
         """``SELECT @@VERSION`` on SQL Server (and on what speaks TDS like it)."""
         q = Queue(self.connection(), TableName.parse("unused"))
@@ -129,6 +137,11 @@ def config_file(engine: Engine, folder, monkeypatch, extra: str = "") -> str:
     if "password" in engine.options:
         monkeypatch.setenv(PASSWORD_VARIABLE, engine.options["password"])
         lines.append(f'passwordEnv = "{PASSWORD_VARIABLE}"')
+    # Sources claim in the engine's order (heap on Babelfish, see Engine).
+    order = f'order = "{engine.order}"\n'
+    extra = (
+        extra.replace("[source]\n", "[source]\n" + order, 1) if "[source]\n" in extra else f"{extra}\n[source]\n{order}"
+    )
     path = folder / f"{engine.name}.toml"
     path.write_text("\n".join(lines) + "\n" + extra)
     return str(path)
