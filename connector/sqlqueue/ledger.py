@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .dialects.engine import execute
+from .dialects.engine import execute, scalar
 from .queue import Queue
 
 # Entries kept per writer: Spark only ever replays its latest batch.
@@ -24,7 +24,7 @@ class Ledger:
         return {"queue": str(self.table), "writer": self.writer_id, "batch": batch_id}
 
     def contains(self, cur: Any, batch_id: int) -> bool:
-        return execute(cur, self.sql.ledger_contains(self.table), **self._key(batch_id)).fetchone()[0] > 0
+        return scalar(cur, self.sql.ledger_contains(self.table), **self._key(batch_id)) > 0
 
     def record(self, cur: Any, batch_id: int, row_count: int) -> None:
         """Enter the batch, and forget entries Spark can no longer replay."""
@@ -34,7 +34,7 @@ class Ledger:
 
     def last(self, cur: Any) -> int | None:
         """The highest batch entered (the ledger keeps only the latest LEDGER_KEEP of them)."""
-        return execute(cur, self.sql.ledger_last(self.table), **self._key(0)).fetchone()[0]
+        return scalar(cur, self.sql.ledger_last(self.table), **self._key(0))
 
     def forget(self, cur: Any) -> None:
         """Delete every entry, once nothing the writer wrote can be written again."""

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
-from .dialects.engine import execute
+from .dialects.engine import execute, scalar
 from .errors import DatabaseError
 from .ledger import Ledger
 from .queue import Queue
@@ -156,9 +156,9 @@ class Producer:
             if keyed(columns):
                 self.queue.stage(cur, columns, counted, tag)
             else:
-                id_after = execute(cur, self.sql.last_id(self.table)).fetchone()[0]
+                id_after = scalar(cur, self.sql.last_id(self.table))
                 self.queue.insert_unpublished(cur, columns, counted, tag)
-                id_upto = execute(cur, self.sql.last_id(self.table)).fetchone()[0]
+                id_upto = scalar(cur, self.sql.last_id(self.table))
                 execute(
                     cur,
                     self.sql.register_unpublished(self.table),
@@ -185,9 +185,7 @@ class Producer:
         publish = self.sql.publish_staged(self.table, tuple(c.name for c in columns))
         published = 0
         for task in tasks:
-            self._check(
-                batch_id, task, execute(cur, self.sql.count_staged(self.table), tag=task.stage_tag).fetchone()[0]
-            )
+            self._check(batch_id, task, scalar(cur, self.sql.count_staged(self.table), tag=task.stage_tag))
             cur.execute(publish.sql, publish.bind({"tag": task.stage_tag}))
             published += max(cur.rowcount, 0)
         return published

@@ -13,6 +13,7 @@ the command run):
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -57,7 +58,9 @@ def patch_mover() -> None:
 
 
 def patch_redrive() -> None:
-    deadletters.CHUNK = 100  # many chunks from a small table (the chunk size travels in the redrive id)
+    # Many chunks from a small table, on every engine (the chunk size travels in the redrive id; the
+    # command passes none, and SQL Server's own default, 4,000, would make one chunk of it).
+    deadletters.redrive = functools.partial(deadletters.redrive, chunk=100)
     chunks_done, send = core.Redrive.chunks_done, core.Redrive.send
 
     def chunks_done_then_pause(self) -> int:

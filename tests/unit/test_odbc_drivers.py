@@ -159,7 +159,8 @@ def test_each_driver_binds_the_json_as_nvarchar_max_and_never_fast_executemany(d
     cursor = RecordingCursor(conn)
     SqlServerDialect().load(cursor, "[dbo].[jobs]", [Column("payload", "text")], [("x",)])
     assert [what for what, _ in conn.sent] == ["input sizes", "sql", "params"]
-    assert conn.sent[0] == ("input sizes", [(pyodbc.SQL_WLONGVARCHAR, 0, 0)])
+    # Not a size of 0: Microsoft's Driver 18 refuses SQL_WLONGVARCHAR with 0 (HY104, "Invalid precision value").
+    assert conn.sent[0] == ("input sizes", [(pyodbc.SQL_WLONGVARCHAR, 1_073_741_823, 0)])
     assert not getattr(cursor, "fast_executemany", False)
 
 

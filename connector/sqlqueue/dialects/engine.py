@@ -42,6 +42,13 @@ def execute(cur: Any, statement: Statement, **values: Any) -> Any:
     return cur
 
 
+def scalar(cur: Any, statement: Statement, **values: Any) -> Any:
+    """The first value of the one row ``statement`` returns, read to the end of its result: FreeTDS, and
+    Microsoft's driver without MARS, carry one active result per connection, and a statement sent while
+    one is unread fails with 24000 "Invalid cursor state"."""
+    return execute(cur, statement, **values).fetchall()[0][0]
+
+
 P = ParamSpec("P")
 D = TypeVar("D", bound="Engine")
 

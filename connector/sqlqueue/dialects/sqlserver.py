@@ -15,7 +15,7 @@ import json
 import math
 import textwrap
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from typing import Any
 
 from ..connection import ConnectionSpec
@@ -69,6 +69,8 @@ _PORTABLE = {
     "varbinary(max)": "binary",
     "binary": "binary",
 }
+# NVARCHAR(MAX) holds at most 2^30 - 1 characters: the column size the bulk path binds its JSON with.
+NVARCHAR_MAX_CHARACTERS = 1_073_741_823
 # The hints NServiceBus's SQL Server transport receives with; the INDEX hint is added per queue.
 CLAIM_HINTS = "UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK"
 STRICT_HINTS = "UPDLOCK, ROWLOCK"
@@ -325,32 +327,37 @@ class SqlServerDialect(Dialect):
 
     @contextmanager
     def transaction(self, conn: Any) -> Iterator[Any]:
-        conn.autocommit = False
-        try:
-            cur = conn.cursor()
-            try:
-                yield cur
-            except BaseException:
-                conn.rollback()
-                raise
-            conn.commit()
-        finally:
-            conn.autocommit = True
+        with self._manual(conn, keep=True) as cur:
+            yield cur
 
     @contextmanager
     def rolled_back(self, conn: Any) -> Iterator[Any]:
         """A cursor in a transaction that is rolled back however it ends."""
+        with self._manual(conn, keep=False) as cur:
+            yield cur
+
+    @contextmanager
+    def _manual(self, conn: Any, keep: bool) -> Iterator[Any]:
+        """A cursor in one transaction, committed at the end when ``keep``, else rolled back.
+
+        After an error the rollback is attempted, and if it fails the first error is still the one
+        raised: an error that dooms the transaction (a deadlock victim, 1205; XACT_ABORT ON; on
+        Babelfish every error) ends it, and the ROLLBACK then fails with 3903, which would hide the
+        1205 that the retry policy retries (https://learn.microsoft.com/sql/t-sql/functions/xact-state-transact-sql).
+        """
         conn.autocommit = False
         try:
-            try:
-                yield conn.cursor()
-            except BaseException:
-                # An error that ended the transaction (Babelfish's every error; SQL Server's deadlock
-                # victim) makes the rollback fail with 3903: the first error is the one to report.
-                with suppress(Exception):
-                    conn.rollback()
-                raise
-            conn.rollback()
+            yield conn.cursor()
+        except BaseException:
+            for undo in (conn.rollback, lambda: setattr(conn, "autocommit", True)):
+                try:
+                    undo()
+                except Exception as exc:  # noqa: PERF203 - each undo is tried on its own
+                    if not self.is_driver_error(exc):
+                        raise
+            raise
+        try:
+            conn.commit() if keep else conn.rollback()
         finally:
             conn.autocommit = True
 
@@ -407,17 +414,28 @@ class SqlServerDialect(Dialect):
     def _send_json(
         self, cur: Any, statement: Statement, columns: Sequence[Column], rows: Iterable[Sequence[Any]]
     ) -> None:
-        # The parameter is bound as NVARCHAR(MAX) (SQL_WLONGVARCHAR, size 0) on both drivers: one
-        # declaration whatever the chunk's length, so one cached plan. Left to pyodbc, a str is bound
-        # by its length: FreeTDS 1.3.17 then declares NVARCHAR(2 x characters) for a short chunk, and a
-        # str bound as WVARCHAR past 4,000 characters is cut to 4,000 without an error. (On FreeTDS
-        # explicit sizes crashed only under fast_executemany; a plain execute sends NVARCHAR(MAX).)
+        # The parameter is bound as NVARCHAR(MAX) on every driver: one declaration whatever the chunk's
+        # length, so one cached plan. Left to pyodbc, a str is bound by its length: FreeTDS 1.3.17 then
+        # declares NVARCHAR(2 x characters) for a short chunk, and a str bound as WVARCHAR past 4,000
+        # characters is cut to 4,000 without an error. Microsoft documents SQL_WVARCHAR with
+        # ColumnSize SQL_SS_LENGTH_UNLIMITED (0) for NVARCHAR(MAX) ("SQLBindParameter", Native Client
+        # ODBC API: "Binding Parameters for SQL Character Types"), but FreeTDS 1.3 refuses that (HY090),
+        # and Driver 18 refuses SQL_WLONGVARCHAR with 0 (HY104, "Invalid precision value"; also met
+        # by Free Pascal's ODBC layer, fpc merge request 210). Both accept SQL_WLONGVARCHAR sized as
+        # NVARCHAR(MAX)'s largest value in characters, 2^30 - 1, and both then declare NVARCHAR(MAX)
+        # (tests/drivers/test_freetds_wire.py; Driver 18 against the live TDS server).
         # A cursor of its own (same connection, same transaction), so its input sizes end with it.
-        loader = cur.connection.cursor()
-        try:
-            loader.setinputsizes([(_pyodbc().SQL_WLONGVARCHAR, 0, 0)])
+        with self.long_text_cursor(cur) as loader:
             for text in self.json_chunks(columns, rows):
                 loader.execute(statement.sql, statement.bind({"rows": text}))
+
+    @contextmanager
+    def long_text_cursor(self, cur: Any) -> Iterator[Any]:
+        """A cursor beside ``cur`` (same connection and transaction) whose one parameter is NVARCHAR(MAX)."""
+        loader = cur.connection.cursor()
+        try:
+            loader.setinputsizes([(_pyodbc().SQL_WLONGVARCHAR, NVARCHAR_MAX_CHARACTERS, 0)])
+            yield loader
         finally:
             loader.close()
 

@@ -1,0 +1,42 @@
+"""What each SQL Server driver does with the statements sqlqueue sends, against a live server.
+
+These run only on SQL Server (``make test-sqlserver``, and ``make test-babelfish`` once per driver).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sqlqueue.errors import DatabaseError
+
+
+@pytest.fixture
+def sqlserver(engine):
+    if engine.name != "sqlserver":
+        pytest.skip("what SQL Server's drivers bind and report")
+    return engine
+
+
+@pytest.mark.parametrize("length", [1, 4000, 4001, 100_000])
+def test_the_bulk_paths_parameter_reaches_the_server_whole(sqlserver, length):
+    queue = sqlserver.new_queue()
+    d = queue.dialect
+    text = "😀" + "é" * (length - 1)  # non-ASCII, and a character outside the BMP
+    with queue.transaction() as cur, d.long_text_cursor(cur) as loader:
+        loader.execute("SELECT LEN(CAST(? AS NVARCHAR(MAX))), DATALENGTH(CAST(? AS NVARCHAR(MAX)))", [text])
+        # LEN counts a surrogate pair as two characters under a non-SC collation; DATALENGTH is exact.
+        assert loader.fetchall()[0][1] == len(text.encode("utf-16-le"))
+
+
+def test_an_error_that_ends_the_transaction_is_the_error_raised_not_the_rollbacks(sqlserver):
+    # XACT_ABORT ON dooms the transaction at the first error, as a deadlock victim's (1205) is: SQL
+    # Server rolls it back itself, and the client's ROLLBACK then fails with 3903. On Babelfish every
+    # error ends the transaction.
+    queue = sqlserver.new_queue()
+    with pytest.raises(DatabaseError) as raised, queue.transaction() as cur:
+        cur.execute("SET XACT_ABORT ON")
+        cur.execute("SELECT 1 / 0")
+    assert "8134" in str(raised.value) or "divide by zero" in str(raised.value).lower()
+    assert "3903" not in str(raised.value)
+    queue.enqueue([{"payload": "the connection is still usable"}])
+    assert queue.count_ready() == 1
