@@ -1,0 +1,123 @@
+"""The source, the sinks and the jobs' Delta writers on Spark Connect: a local Connect server with
+Delta's jars and SQL extension only (no Delta Connect plugin), as a Connect client would use them.
+
+Each scenario runs in the Connect process of ``tests.support.connect`` (a classic session cannot
+share a process with a Connect one); the queue, a SQLite file, is checked here.
+"""
+
+from __future__ import annotations
+
+import pytest
+from chispa import assert_df_equality
+
+from sqlqueue.schema import Column
+from sqlqueue.spark.delta import append_once, merge_on
+from tests.spark.test_jobs import job
+from tests.support.connect import ConnectSession
+from tests.support.engines import Engine, config_file
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def connect():
+    session = ConnectSession()
+    yield session
+    session.close()
+
+
+@pytest.fixture
+def sqlite(tmp_path):
+    engine = Engine("sqlite", {"url": f"sqlite:///{tmp_path}/queue.db"})
+    yield engine
+    engine.close()
+
+
+def _is_connect(spark) -> bool:
+    return type(spark).__module__ == "pyspark.sql.connect.session"
+
+
+def stream_into_delta(spark, options: dict, checkpoint: str, target: str) -> None:
+    assert _is_connect(spark)
+    stream = spark.readStream.format("sqlqueue").options(**options).load().select("payload")
+    stream.writeStream.format("delta").option("checkpointLocation", checkpoint).trigger(availableNow=True).start(
+        target
+    ).awaitTermination()
+    expected = spark.createDataFrame([(f"p{i}",) for i in range(250)], "payload string")
+    assert_df_equality(spark.read.format("delta").load(target), expected, ignore_row_order=True, ignore_nullable=True)
+
+
+def test_a_queue_streams_into_delta_over_connect(connect, sqlite, tmp_path):
+    queue = sqlite.new_queue()
+    queue.enqueue([{"payload": f"p{i}"} for i in range(250)])
+    options = sqlite.source_options(queue, maxRowsPerTrigger=100)
+    connect.run(stream_into_delta, options, str(tmp_path / "cp"), str(tmp_path / "delta"))
+    assert queue.stats() == {}
+
+
+def write_batch_and_stream(spark, options: dict, folder: str) -> None:
+    rows = spark.createDataFrame([(f"b{i}", i) for i in range(30)], "payload string, customer bigint")
+    rows.write.format("sqlqueue").mode("append").options(**options).save()
+    rows.selectExpr("replace(payload, 'b', 's') AS payload", "customer").write.format("delta").save(f"{folder}/in")
+    (
+        spark.readStream.format("delta")
+        .load(f"{folder}/in")
+        .writeStream.format("sqlqueue")
+        .options(**options)
+        .option("checkpointLocation", f"{folder}/cp")
+        .trigger(availableNow=True)
+        .start()
+        .awaitTermination()
+    )
+
+
+def test_the_batch_and_stream_sinks_enqueue_over_connect(connect, sqlite, tmp_path):
+    queue = sqlite.new_queue(domain=(Column("payload", "text"), Column("customer", "bigint")))
+    connect.run(write_batch_and_stream, sqlite.source_options(queue), str(tmp_path))
+    queue.claim("reader", 1, 1000)
+    [(lo, hi)] = queue.partition_bounds("reader", 0, 1, 1)
+    got = sorted(row for chunk in queue.read_claimed("reader", 0, 1, lo, hi, ["payload", "customer"]) for row in chunk)
+    assert got == sorted([(f"b{i}", i) for i in range(30)] + [(f"s{i}", i) for i in range(30)])
+
+
+def append_twice_and_merge(spark, target: str, merged: str) -> None:
+    write = append_once(target, "job-1")
+    first = spark.createDataFrame([(1, "a"), (2, "b")], "id bigint, payload string")
+    write(first, 0)
+    write(first, 0)  # the replay of batch 0 after a crash between the Delta commit and Spark's commit log
+    append_once(target, "job-1")(first, 0)  # a restarted writer learns batch 0 from the table's history
+    write(spark.createDataFrame([(3, "c")], "id bigint, payload string"), 1)
+    expected = spark.createDataFrame([(1, "a"), (2, "b"), (3, "c")], "id bigint, payload string")
+    assert_df_equality(spark.read.format("delta").load(target), expected, ignore_row_order=True)
+    merge = merge_on(merged, ["id"])
+    merge(first, 0)
+    merge(spark.createDataFrame([(2, "again"), (3, "c"), (3, "c")], "id bigint, payload string"), 1)
+    assert_df_equality(spark.read.format("delta").load(merged), expected, ignore_row_order=True)
+
+
+def test_append_once_and_merge_on_write_each_row_once_over_connect(connect, tmp_path):
+    connect.run(append_twice_and_merge, str(tmp_path / "appended"), str(tmp_path / "merged"))
+
+
+def run_queue_to_delta(spark, argv: list[str], target: str) -> None:
+    module = job("queue_to_delta")
+    assert module.run(module.JOB, module.pipeline, argv) == 0
+    expected = spark.createDataFrame([(f"p{i}",) for i in range(250)], "payload string")
+    got = spark.read.format("delta").load(target).select("payload")
+    assert_df_equality(got, expected, ignore_row_order=True, ignore_nullable=True)
+    history = spark.sql(f"DESCRIBE HISTORY delta.`{target}`").select("userMetadata").collect()
+    assert sorted(r.userMetadata for r in history) == [f"sqlqueue:{target}-cp:{b}" for b in range(3)]
+
+
+def test_queue_to_delta_appends_each_batch_once_over_connect(connect, sqlite, tmp_path, monkeypatch):
+    queue = sqlite.new_queue()
+    queue.enqueue([{"payload": f"p{i}"} for i in range(250)])
+    target = str(tmp_path / "delta")
+    argv = [
+        *("-c", config_file(sqlite, tmp_path, monkeypatch)),
+        *("--set", f"source.queue={queue.table}", "--set", "source.maxRowsPerTrigger=100"),
+        *("--set", f"job.target={target}", "--set", f"job.checkpointLocation={target}-cp"),
+        *("--set", "job.trigger=availableNow", "--remote", "local[2]"),
+    ]
+    connect.run(run_queue_to_delta, argv, target)
+    assert queue.stats() == {}
