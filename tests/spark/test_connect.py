@@ -9,9 +9,16 @@ from __future__ import annotations
 
 import pytest
 from chispa import assert_df_equality
+from pyspark.sql import functions as F
 
+from sqlqueue.connection import parse_connection
+from sqlqueue.identifiers import TableName
+from sqlqueue.options import QueueAddress
+from sqlqueue.queue import Queue
 from sqlqueue.schema import Column
+from sqlqueue.spark.deadletters import DeadLetterMover, redrive
 from sqlqueue.spark.delta import append_once, merge_on
+from tests.spark.test_dead_letters import fail_rows
 from tests.spark.test_jobs import job
 from tests.support.connect import ConnectSession
 from tests.support.engines import Engine, config_file
@@ -121,3 +128,43 @@ def test_queue_to_delta_appends_each_batch_once_over_connect(connect, sqlite, tm
     ]
     connect.run(run_queue_to_delta, argv, target)
     assert queue.stats() == {}
+
+
+def ack_every_row(spark, options: dict, checkpoint: str) -> None:
+    def ack(batch, batch_id: int) -> None:
+        outcomes = batch.select("id", F.when(F.col("id") % 10 == 0, "failed").otherwise("done").alias("outcome"))
+        outcomes.write.format("sqlqueue").options(**options).option("operation", "ack").option(
+            "writerId", "ack-test"
+        ).option("batchId", batch_id).mode("append").save()
+
+    source = spark.readStream.format("sqlqueue").options(**options).option("completion", "ack").load()
+    source.writeStream.foreachBatch(ack).option("checkpointLocation", checkpoint).trigger(
+        availableNow=True
+    ).start().awaitTermination()
+
+
+def test_the_ack_operation_settles_each_row_over_connect(connect, sqlite, tmp_path):
+    queue = sqlite.new_queue()
+    queue.enqueue([{"payload": f"p{i}"} for i in range(100)])
+    connect.run(ack_every_row, sqlite.source_options(queue), str(tmp_path / "cp"))
+    assert {state: s["rows"] for state, s in queue.stats().items()} == {"failed": 10}
+
+
+def move_and_redrive(spark, url: str, table: str, target: str) -> tuple[int, list[int]]:
+    queue = Queue(parse_connection(url), TableName.parse(table))
+    mover = DeadLetterMover(QueueAddress(queue.spec, queue.table), target, "/cp/orders", chunk=10)
+    moved = mover.move(spark)
+    mover.close()
+    done = redrive(spark, queue, target, where="id > 5")
+    left = spark.read.format("delta").load(target).where("redriven_at IS NULL").orderBy("id").collect()
+    queue.close()
+    return moved, [r.rows for r in done], [r.id for r in left]
+
+
+def test_dead_letters_move_to_delta_and_redrive_back_over_connect(connect, sqlite, tmp_path):
+    queue = sqlite.new_queue()
+    queue.enqueue([{"payload": f"p{i}"} for i in range(30)])
+    failed = fail_rows(queue, 25)
+    moved, redriven, left = connect.run(move_and_redrive, sqlite.options["url"], str(queue.table), str(tmp_path / "dl"))
+    assert (moved, redriven, left) == (25, [sum(i > 5 for i in failed)], [i for i in failed if i <= 5])
+    assert {state: s["rows"] for state, s in queue.stats().items()} == {"ready": 5 + sum(i > 5 for i in failed)}
