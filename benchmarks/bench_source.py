@@ -220,15 +220,16 @@ def connector_rate(
     query = start_sink(reader.load(), sink, work)
     query.awaitTermination()
     total = time.perf_counter() - started
-    batches = [p for p in query.recentProgress if p["numInputRows"]]
+    # Attributes, not keys: over Spark Connect a progress's numInputRows key is None (the sources hold it).
+    batches = [p for p in query.recentProgress if p.numInputRows]
     ends = [
-        dt.datetime.fromisoformat(p["timestamp"].replace("Z", "+00:00")).timestamp()
-        + p["durationMs"]["triggerExecution"] / 1000
+        dt.datetime.fromisoformat(p.timestamp.replace("Z", "+00:00")).timestamp()
+        + p.durationMs["triggerExecution"] / 1000
         for p in batches
     ]
-    steady_rows = sum(p["numInputRows"] for p in batches[1:])
-    assert sum(p["numInputRows"] for p in batches) == rows
-    latencies = [p["durationMs"]["triggerExecution"] for p in batches[1:]]
+    steady_rows = sum(p.numInputRows for p in batches[1:])
+    assert sum(p.numInputRows for p in batches) == rows
+    latencies = [p.durationMs["triggerExecution"] for p in batches[1:]]
     label = SINKS[sink] + (", tuples" if fmt != "sqlqueue" else "")
     rate = report(
         f"{label}, steady state",
