@@ -168,3 +168,28 @@ def test_dead_letters_move_to_delta_and_redrive_back_over_connect(connect, sqlit
     moved, redriven, left = connect.run(move_and_redrive, sqlite.options["url"], str(queue.table), str(tmp_path / "dl"))
     assert (moved, redriven, left) == (25, [sum(i > 5 for i in failed)], [i for i in failed if i <= 5])
     assert {state: s["rows"] for state, s in queue.stats().items()} == {"ready": 5 + sum(i > 5 for i in failed)}
+
+
+def reach_the_running_server(spark) -> tuple[str, list[str]]:
+    import logging
+
+    from sqlqueue.spark.session import build_session
+
+    warnings: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: warnings.append(record.getMessage())  # type: ignore[method-assign]
+    logging.getLogger("sqlqueue.session").addHandler(handler)
+    try:
+        # The test process's server listens on Spark Connect's default port.
+        reached = build_session(
+            "reach", conf={"spark.jars": "/nowhere.jar", "spark.sqlqueue.test": "set"}, remote="sc://localhost:15002"
+        )
+    finally:
+        logging.getLogger("sqlqueue.session").removeHandler(handler)
+    return reached.conf.get("spark.sqlqueue.test"), warnings
+
+
+def test_a_running_server_takes_runtime_settings_and_a_warning_names_the_ones_it_keeps(connect):
+    value, warnings = connect.run(reach_the_running_server)
+    assert value == "set"
+    assert len(warnings) == 1 and "keeps its own value of: spark.jars (" in warnings[0], warnings

@@ -119,7 +119,7 @@ def build_session(
 def _reach(remote: str, app_name: str, conf: dict[str, str]) -> SparkSession:
     """A session on a running Connect server, with the tuning and ``conf`` where the server allows them.
 
-    A client sets runtime SQL settings only; the server keeps the rest (spark.master, spark.jars, …)
+    A client sets runtime SQL settings only; the server keeps the rest (spark.jars, static SQL settings, …)
     and a platform may refuse more (Databricks serverless allows few): one warning names them.
     """
     spark = SparkSession.builder.remote(remote).appName(app_name).getOrCreate()
