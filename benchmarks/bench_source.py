@@ -14,6 +14,12 @@ same number of rows from memory, batch by batch. The Delta writers compared: the
 (foreachBatch + append_once, what queue_to_delta runs), foreachBatch with Delta's own
 txnAppId/txnVersion, and the Delta streaming sink. The ratios of issue 12 come last.
 
+--connect compares, instead, the cost per micro-batch of the same queue -> Delta queries on a classic
+session and on a Spark Connect one (a local Connect server with the same settings), each in a
+process of its own (pyspark refuses a Connect session in a process that runs a classic one):
+
+    .venv/bin/python benchmarks/bench_source.py --connect --rows 300000 --batches 50000 --sinks foreach delta
+
 Connector throughput is measured over the steady state: from the end of the first micro-batch to
 the end of the last (the first pays for query start-up, reported separately).
 """
@@ -25,6 +31,8 @@ import datetime as dt
 import shutil
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 
 from common import percentiles, pg_options, report, spark_session, start_postgres
 from spark_floor import SCHEMA, floor_rate
@@ -37,6 +45,7 @@ from sqlqueue.queue import Queue
 from sqlqueue.schema import Column
 from sqlqueue.spark.delta import append_once
 from sqlqueue.spark.reader import QueueStreamReader, shared_queue
+from sqlqueue.spark.session import build_session
 from sqlqueue.spark.source import SqlQueueDataSource
 
 DOMAIN = (Column("payload", "text"), Column("customer", "bigint"))
@@ -211,15 +220,16 @@ def connector_rate(
     query = start_sink(reader.load(), sink, work)
     query.awaitTermination()
     total = time.perf_counter() - started
-    batches = [p for p in query.recentProgress if p["numInputRows"]]
+    # Attributes, not keys: over Spark Connect a progress's numInputRows key is None (the sources hold it).
+    batches = [p for p in query.recentProgress if p.numInputRows]
     ends = [
-        dt.datetime.fromisoformat(p["timestamp"].replace("Z", "+00:00")).timestamp()
-        + p["durationMs"]["triggerExecution"] / 1000
+        dt.datetime.fromisoformat(p.timestamp.replace("Z", "+00:00")).timestamp()
+        + p.durationMs["triggerExecution"] / 1000
         for p in batches
     ]
-    steady_rows = sum(p["numInputRows"] for p in batches[1:])
-    assert sum(p["numInputRows"] for p in batches) == rows
-    latencies = [p["durationMs"]["triggerExecution"] for p in batches[1:]]
+    steady_rows = sum(p.numInputRows for p in batches[1:])
+    assert sum(p.numInputRows for p in batches) == rows
+    latencies = [p.durationMs["triggerExecution"] for p in batches[1:]]
     label = SINKS[sink] + (", tuples" if fmt != "sqlqueue" else "")
     rate = report(
         f"{label}, steady state",
@@ -232,6 +242,38 @@ def connector_rate(
     return rate
 
 
+def seconds_per_batch(remote: str | None, options: dict, rows: int, batch: int, partitions: int, sinks: list[str]):
+    """{sink: steady-state seconds per micro-batch} on a classic session, or a Connect one on ``remote``."""
+    spark = build_session("sqlqueue-bench-connect", "local[2]", remote=remote)
+    mode = "connect" if remote else "classic"
+    try:
+        for sink in sinks:  # warm-up: the Python workers and the JVM
+            connector_rate(spark, options, f"warmup_{mode}_{sink}", 30_000, 10_000, partitions, sink)
+        print(f" {mode}:", flush=True)
+        return {
+            sink: batch / connector_rate(spark, options, f"{mode}_{sink}_{batch}", rows, batch, partitions, sink)
+            for sink in sinks
+        }
+    finally:
+        spark.stop()
+
+
+def compare_connect(options: dict, rows: int, batches: list[int], partitions: int, sinks: list[str]) -> None:
+    print(f"Spark Connect vs classic: PostgreSQL, {rows} rows, {partitions} read partitions, local[2] (steady state)")
+    for batch in batches:
+        cost = {}
+        for remote in (None, "local[2]"):
+            with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+                cost[remote] = pool.submit(seconds_per_batch, remote, options, rows, batch, partitions, sinks).result()
+        for sink in sinks:
+            classic, connect = cost[None][sink], cost["local[2]"][sink]
+            print(
+                f"  {batch}-row batches, {SINKS[sink]}: {classic * 1000:.0f} ms classic, {connect * 1000:.0f} ms "
+                f"Connect per micro-batch = {connect / classic - 1:+.0%} (target <= +10%)",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=200_000)
@@ -242,9 +284,16 @@ def main() -> None:
         "--no-read-path", dest="read_path", action="store_false", help="skip the Arrow vs Python tuples comparison"
     )
     parser.add_argument("--master", default="local[2]", help="local[N] or a standalone master, spark://host:port")
+    parser.add_argument("--connect", action="store_true", help="per-batch cost on Spark Connect beside classic only")
     args = parser.parse_args()
 
     server = start_postgres()
+    if args.connect:
+        try:
+            compare_connect(pg_options(server), args.rows, args.batches, args.partitions, args.sinks)
+        finally:
+            server.destroy()
+        return
     spark = spark_session("sqlqueue-bench-source", args.master)
     try:
         options = pg_options(server)

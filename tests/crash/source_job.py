@@ -75,10 +75,11 @@ def main() -> None:
     parser.add_argument("--sink", choices=("delta", "foreach"), default="delta")
     parser.add_argument("--max-rows", default="1000")
     parser.add_argument("--progress-after", type=int, default=0)
+    parser.add_argument("--remote", help="a Spark Connect remote, e.g. local[2]: a Connect server in this process")
     args = parser.parse_args()
     PausingReader.progress_after = args.progress_after
 
-    spark = build_session("crash-source-job", "local[2]")
+    spark = build_session("crash-source-job", "local[2]", remote=args.remote)
     spark.dataSource.register(PausingSource)
     options = {
         **json.loads(args.connection),

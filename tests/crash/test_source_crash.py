@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 
 from sqlqueue.schema import Column
 from tests.support.crash import run_job
+from tests.support.engines import Engine
 
 pytestmark = [pytest.mark.crash, pytest.mark.spark]
 JOB = Path(__file__).with_name("source_job.py")
@@ -41,6 +42,26 @@ def test_every_key_arrives_once_after_repeated_kills(engine, spark, tmp_path, si
     seed = int(os.environ.get("SQLQUEUE_CRASH_SEED", random.randrange(1_000_000)))
     print(f"crash seed: {seed} (SQLQUEUE_CRASH_SEED={seed} replays it)")
     rng = random.Random(seed)
+    kill_and_restart(engine, spark, tmp_path, sink, crash_plan(sink, rng), rng, monkeypatch)
+
+
+def test_every_key_arrives_once_after_kills_over_spark_connect(spark, tmp_path, monkeypatch):
+    """The jobs' writer (append_once in foreachBatch) on a local Connect server the job starts."""
+    seed = int(os.environ.get("SQLQUEUE_CRASH_SEED", random.randrange(1_000_000)))
+    print(f"crash seed: {seed} (SQLQUEUE_CRASH_SEED={seed} replays it)")
+    rng = random.Random(seed)
+    plan = [{"window": "claimed"}, {"window": "committed"}, {"window": "progress", "progress_after": 2}]
+    rng.shuffle(plan)
+    engine = Engine("sqlite", {"url": f"sqlite:///{tmp_path}/queue.db"})
+    try:
+        kill_and_restart(engine, spark, tmp_path, "foreach", plan, rng, monkeypatch, ["--remote", "local[2]"])
+    finally:
+        engine.close()
+
+
+def kill_and_restart(engine, spark, tmp_path, sink, plan, rng, monkeypatch, more_args=()) -> None:
+    """Kill the job at each step of ``plan``, restart it from its checkpoint, run it to the end and check
+    that every key reached Delta once and the queue drained."""
     queue = engine.new_queue(domain=(Column("key", "bigint", nullable=False),))
     queue.enqueue([{"key": k} for k in range(KEYS)])
     connection = {**{k: v for k, v in engine.options.items() if k != "password"}, "order": engine.order}
@@ -59,13 +80,14 @@ def test_every_key_arrives_once_after_repeated_kills(engine, spark, tmp_path, si
         str(tmp_path / "delta"),
         "--sink",
         sink,
+        *more_args,
     ]
     markers = tmp_path / "markers"
     markers.mkdir()
     log = tmp_path / "job.log"
 
     kills = 0
-    for step in crash_plan(sink, rng):
+    for step in plan:
         extra = ["--progress-after", str(step.pop("progress_after"))] if "progress_after" in step else []
         outcome = run_job(JOB, args + extra, log, marker_dir=markers, rng=rng, **step)
         print(f"round {step} {extra}: {'killed' if outcome.killed else f'exited {outcome.returncode}'}")

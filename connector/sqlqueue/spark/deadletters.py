@@ -14,8 +14,9 @@ The protocol (tag a chunk, append it once under its move number, delete it) is i
 ``deadletters:<queue>:<mover id>``, each move number being its batch id.
 
 **Redrive** (``sqlqueue redrive --from-delta``) marks the rows it picks with a redrive id in one Delta
-UPDATE, enqueues them in chunks through the sink's ledger, then sets ``redriven_at`` in one more
-UPDATE. A redrive interrupted anywhere is finished by the next ``sqlqueue redrive`` of that queue.
+UPDATE (SQL, as every Delta operation here, so that it runs on Spark Connect too), enqueues them in
+chunks through the sink's ledger, then sets ``redriven_at`` in one more UPDATE. A redrive interrupted
+anywhere is finished by the next ``sqlqueue redrive`` of that queue.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.errors import AnalysisException, ParseException
-from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
@@ -41,7 +41,7 @@ from ..options import QueueAddress, SourceOptions
 from ..queue import Queue
 from ..retry import RetryPolicy
 from ..schema import Column
-from .delta import AppendOnce, BatchWriter, delta_table
+from .delta import AppendOnce, BatchWriter, history, read_table, sql_string, table_sql
 from .types import arrow_schema, record_batch, spark_ddl
 
 log = logging.getLogger("sqlqueue.deadletters")
@@ -198,14 +198,14 @@ class Redriven:
     first_chunk: int
 
 
-def _condition(frame: DataFrame, where: str) -> SparkColumn:
+def _condition(frame: DataFrame, where: str) -> str:
+    """``where``, checked against the dead-letter table's columns, as SQL to put in parentheses."""
     try:
-        condition = F.expr(where)
-        frame.where(condition).limit(0).collect()  # analysed now: an unknown column fails here
+        frame.where(F.expr(where)).limit(0).collect()  # analysed now: an unknown column fails here
     except (ParseException, AnalysisException) as exc:
         first = str(exc).strip().splitlines()[0]
         raise ConfigError(f"--where {where!r} is not a condition on the dead-letter table's columns: {first}") from None
-    return condition
+    return f"({where})"
 
 
 def redrive(
@@ -224,38 +224,40 @@ def redrive(
     again for more). Otherwise the rows not redriven yet that match ``where`` (a Spark SQL
     condition), the ``limit`` lowest ids of them, are marked and sent.
     """
-    table = delta_table(spark, source)
-    if table is None:
+    if history(spark, source, 1) is None:
         raise ConfigError(f"--from-delta {source}: there is no Delta table there")
-    mine = F.col("queue") == F.lit(str(queue.table))
-    redrive_id, redriven_at = F.col("redrive_id"), F.col("redriven_at")
-    unfinished = (
-        table.toDF().where(mine & redrive_id.isNotNull() & redriven_at.isNull()).select("redrive_id").distinct()
-    )
-    resumed = sorted(r[0] for r in unfinished.collect())
+    table = read_table(spark, source)
+    mine = f"queue = {sql_string(str(queue.table))}"
+    unfinished = table.where(f"{mine} AND redrive_id IS NOT NULL AND redriven_at IS NULL").select("redrive_id")
+    resumed = sorted(r[0] for r in unfinished.distinct().collect())
     if resumed:
-        return [_send(table, queue, rid, progress, resumed=True) for rid in resumed]
-    picked = mine & redrive_id.isNull()
+        return [_send(spark, source, queue, rid, progress, resumed=True) for rid in resumed]
+    picked = f"{mine} AND redrive_id IS NULL"
     if where:
-        picked = picked & _condition(table.toDF(), where)
+        picked += f" AND {_condition(table, where)}"
     if limit is not None:
-        cutoff = table.toDF().where(picked).orderBy("id").limit(limit).agg(F.max("id")).first()[0]
+        highest = table.where(picked).orderBy("id").limit(limit).agg(F.max("id")).first()
+        cutoff = highest[0] if highest is not None else None
         if cutoff is None:
             return []
-        picked = picked & (F.col("id") <= F.lit(cutoff))
+        picked += f" AND id <= {int(cutoff)}"
     # The chunk size travels in the id: a resumed redrive must cut the same chunks.
     rid = f"{uuid.uuid4().hex}:{chunk or queue.dialect.default_chunk or CHUNK}"
-    table.update(picked, {"redrive_id": F.lit(rid)})
-    return [_send(table, queue, rid, progress, resumed=False)]
+    spark.sql(f"UPDATE {table_sql(source)} SET redrive_id = {sql_string(rid)} WHERE {picked}")
+    return [_send(spark, source, queue, rid, progress, resumed=False)]
 
 
-def _send(table: Any, queue: Queue, rid: str, progress: Callable[[int], None] | None, resumed: bool) -> Redriven:
+def _send(
+    spark: SparkSession, source: str, queue: Queue, rid: str, progress: Callable[[int], None] | None, resumed: bool
+) -> Redriven:
     chunk = int(rid.rpartition(":")[2])
     names = [c.name for c in queue.domain_columns()]
-    missing = [n for n in names if n not in table.toDF().columns]
+    table = read_table(spark, source)
+    missing = [n for n in names if n not in table.columns]
     if missing:
         raise SchemaError(f"the dead-letter table has no column(s) {', '.join(missing)} of queue {queue.table}")
-    rows = table.toDF().where(F.col("redrive_id") == F.lit(rid)).orderBy("id").select("id", *names).toArrow()
+    mine = f"redrive_id = {sql_string(rid)}"
+    rows = table.where(mine).orderBy("id").select("id", *names).toArrow()
     sender = Redrive(queue, rid)
     start = sender.chunks_done()
     enqueued = in_queue = 0
@@ -268,6 +270,6 @@ def _send(table: Any, queue: Queue, rid: str, progress: Callable[[int], None] | 
         enqueued, in_queue = enqueued + sent, in_queue + len(ids) - sent
         if progress is not None:
             progress(min((number + 1) * chunk, rows.num_rows) - start * chunk)
-    table.update(F.col("redrive_id") == F.lit(rid), {"redriven_at": F.current_timestamp()})
+    spark.sql(f"UPDATE {table_sql(source)} SET redriven_at = current_timestamp() WHERE {mine}")
     sender.forget()
     return Redriven(rid, rows.num_rows, enqueued, in_queue, resumed, start)

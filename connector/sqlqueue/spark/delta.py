@@ -19,9 +19,10 @@ that reach the sink twice through a second consumer (an expired lease).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -34,13 +35,37 @@ def is_path(target: str) -> bool:
     return "/" in target or ":" in target
 
 
-def delta_table(spark: SparkSession, target: str) -> Any:
-    """The Delta table at a path or of a name, or None when there is none yet."""
-    from delta.tables import DeltaTable
+def table_sql(target: str) -> str:
+    """The target as Spark SQL names it: delta.`<path>` for a path, the table name as given."""
+    return "delta.`{}`".format(target.replace("`", "``")) if is_path(target) else target
 
-    if is_path(target):
-        return DeltaTable.forPath(spark, target) if DeltaTable.isDeltaTable(spark, target) else None
-    return DeltaTable.forName(spark, target) if spark.catalog.tableExists(target) else None
+
+def sql_string(text: str) -> str:
+    """``text`` as a Spark SQL string literal."""
+    return "'{}'".format(text.replace("\\", "\\\\").replace("'", "\\'"))
+
+
+def history(spark: SparkSession, target: str, depth: int | None = None) -> DataFrame | None:
+    """The table's commits, newest first (``depth`` of them), or None when there is no Delta table.
+
+    SQL rather than ``delta.tables.DeltaTable``, which a Spark Connect server without Delta's Connect
+    plugin cannot serve (none is published for Delta 4.4): one code path for classic and Connect.
+    """
+    if not is_path(target) and not spark.catalog.tableExists(target):
+        return None
+    limit = f" LIMIT {depth}" if depth is not None else ""
+    try:
+        commits = spark.sql(f"DESCRIBE HISTORY {table_sql(target)}{limit}")
+        _ = commits.columns  # analysed now: a folder without a Delta log fails here
+    except AnalysisException as exc:
+        if exc.getCondition() == "DELTA_TABLE_ONLY_OPERATION":
+            return None
+        raise
+    return commits
+
+
+def read_table(spark: SparkSession, target: str) -> DataFrame:
+    return spark.sql(f"SELECT * FROM {table_sql(target)}")
 
 
 def last_appended_batch(spark: SparkSession, target: str, app_id: str) -> int | None:
@@ -50,17 +75,20 @@ def last_appended_batch(spark: SparkSession, target: str, app_id: str) -> int | 
     them (other writers committed more since, or the app never wrote here) is the whole history
     the log still keeps read, so a replay is never appended twice however busy the table was.
     """
-    table = delta_table(spark, target)
-    if table is None:
+    recent = history(spark, target, HISTORY_DEPTH)
+    if recent is None:
         return None
     prefix = f"sqlqueue:{app_id}:"
-    for history in (table.history(HISTORY_DEPTH), None):
-        if history is None:
-            if table.history(1).first().version < HISTORY_DEPTH:  # the recent commits were all of them
+    for commits in (recent, None):
+        if commits is None:
+            latest = history(spark, target, 1)
+            newest = latest.first() if latest is not None else None
+            if newest is None or newest.version < HISTORY_DEPTH:  # the recent commits were all of them
                 return None
-            history = table.history()
+            commits = history(spark, target)
+            assert commits is not None
         found = (
-            history.where(F.col("userMetadata").startswith(prefix))
+            commits.where(F.col("userMetadata").startswith(prefix))
             .orderBy(F.col("version").desc())
             .select("userMetadata")
             .first()
@@ -104,21 +132,18 @@ def append_once(target: str, app_id: str) -> AppendOnce:
 
 
 def merge_on(target: str, keys: Sequence[str]) -> BatchWriter:
-    from delta.tables import DeltaTable
-
-    condition = " AND ".join(f"t.`{k}` = s.`{k}`" for k in keys)
+    condition = " AND ".join("t.`{0}` = s.`{0}`".format(k.replace("`", "``")) for k in keys)
 
     def write(batch: DataFrame, batch_id: int) -> None:
         spark = batch.sparkSession
-        builder = DeltaTable.createIfNotExists(spark).addColumns(batch.schema)
-        (builder.location(target) if is_path(target) else builder.tableName(target)).execute()
-        table = DeltaTable.forPath(spark, target) if is_path(target) else DeltaTable.forName(spark, target)
+        table = table_sql(target)
+        spark.sql(f"CREATE TABLE IF NOT EXISTS {table} ({batch.schema.toDDL()}) USING delta")
         # Within one batch a key may repeat (a row delivered twice); MERGE would insert both.
-        (
-            table.alias("t")
-            .merge(batch.dropDuplicates(list(keys)).alias("s"), condition)
-            .whenNotMatchedInsertAll()
-            .execute()
-        )
+        view = f"sqlqueue_merge_{uuid.uuid4().hex}"
+        batch.dropDuplicates(list(keys)).createOrReplaceTempView(view)
+        try:
+            spark.sql(f"MERGE INTO {table} AS t USING {view} AS s ON {condition} WHEN NOT MATCHED THEN INSERT *")
+        finally:
+            spark.catalog.dropTempView(view)
 
     return write

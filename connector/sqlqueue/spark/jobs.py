@@ -23,7 +23,7 @@ from ..errors import ConfigError, SqlQueueError
 from ..options import SINK, SOURCE
 from ..queue import Queue
 from .checkpoint import clear_interrupted_start
-from .session import build_session
+from .session import REMOTE, build_session
 
 BAD_CONFIG = 2
 _INTERVAL = re.compile(r"^processingtime\s*:\s*(.+)$", re.IGNORECASE)
@@ -70,6 +70,12 @@ def arguments(job: Job) -> argparse.ArgumentParser:
         metavar="SECTION.KEY=VALUE",
         dest="overrides",
         help="override one key, e.g. --set source.maxRowsPerTrigger=50000 (repeatable)",
+    )
+    parser.add_argument(
+        "--remote",
+        metavar="URL",
+        help="run on Spark Connect: sc://host:port, or local[N] to start a server in this process "
+        "(shortcut for --set spark.spark.remote=URL; SPARK_REMOTE works too)",
     )
     for flag, key in job.flags.items():
         parser.add_argument(flag, metavar=key.upper(), dest=key, help=f"shortcut for --set job.{key}=...")
@@ -144,6 +150,7 @@ def into_queue(stream: DataFrame, config: Config) -> StreamingQuery:
 def prepare(job: Job, argv: Sequence[str]) -> Config:
     args = arguments(job).parse_args(argv)
     flags = [f"{JOB}.{key}={getattr(args, key)}" for key in job.flags.values() if getattr(args, key) is not None]
+    flags += [f"spark.{REMOTE}={args.remote}"] if args.remote else []
     config = load_config(args.config, [*args.overrides, *flags], roles=job.roles, job_keys=job.settings)
     parse_trigger(config.required("trigger"))
     for key in job.required:
