@@ -422,8 +422,9 @@ class SqlServerDialect(Dialect):
         # ODBC API: "Binding Parameters for SQL Character Types"), but FreeTDS 1.3 refuses that (HY090),
         # and Driver 18 refuses SQL_WLONGVARCHAR with 0 (HY104, "Invalid precision value"; also met
         # by Free Pascal's ODBC layer, fpc merge request 210). Both accept SQL_WLONGVARCHAR sized as
-        # NVARCHAR(MAX)'s largest value in characters, 2^30 - 1, and both then declare NVARCHAR(MAX)
-        # (tests/drivers/test_freetds_wire.py; Driver 18 against the live TDS server).
+        # NVARCHAR(MAX)'s largest value in characters, 2^30 - 1: FreeTDS declares @P1 NVARCHAR(MAX) on
+        # the wire (tests/drivers/test_sqlqueue_on_freetds.py), and on the live TDS server both carry a
+        # 100,000-character value whole (tests/conformance/test_sqlserver_driver.py).
         # A cursor of its own (same connection, same transaction), so its input sizes end with it.
         with self.long_text_cursor(cur) as loader:
             for text in self.json_chunks(columns, rows):
