@@ -80,7 +80,8 @@ endif
 # drivers, binding, DDL and statement shapes, not of SQL Server's locking: its gaps are strict expected
 # failures (tests/support/babelfish.py). Microsoft's Driver 18, the one production runs, takes the whole
 # suite (Spark and crash tests included); the other drivers take the database-side tests, which is where
-# drivers differ (README "What has run against a live server"). Without ../shared it says so and passes.
+# drivers differ (README "What has run against a live server"). First the recording TDS stub runs again
+# with Driver 18 registered. Without ../shared it says so and passes.
 BABELFISH := $(abspath ../shared/babelfish)
 BABELFISH_URL := sqlserver://babelfish_user:12345678@127.0.0.1:1433/babelfish_db?TrustServerCertificate=yes
 LIVE_FULL_DRIVER := ODBC Driver 18 for SQL Server
@@ -92,6 +93,8 @@ test-babelfish: setup
 	  exit 0; fi; \
 	"$(BABELFISH)/babelfish.sh" start && bash "$(BABELFISH)/msodbc18.sh" >/dev/null || exit 1; \
 	status=0; \
+	echo "== the recording TDS stub, with every driver now registered"; \
+	$(PY) -m pytest tests/drivers $(PYTEST_ARGS) || status=1; \
 	echo "== sqlserver suite on Babelfish, driver $(LIVE_FULL_DRIVER): everything"; \
 	SQLQUEUE_TEST_SQLSERVER='$(BABELFISH_URL)' SQLQUEUE_TEST_SQLSERVER_DRIVER='$(LIVE_FULL_DRIVER)' \
 	  $(SQLSERVER_PYTEST) || status=1; \

@@ -114,6 +114,21 @@ class Driver:
         return not self.freetds or self.version_tuple[:2] >= FREETDS_DESCRIBES_PARAMS
 
 
+def long_text_size(driver: Driver, pyodbc: Any) -> tuple[int, int, int]:
+    """How to bind a text parameter of any length so that the driver declares NVARCHAR(MAX).
+
+    Seen on the wire (the recording TDS stub, tests/drivers): Microsoft's driver declares nvarchar(max)
+    for SQL_WVARCHAR with column size 0, SQL_SS_LENGTH_UNLIMITED, the binding Microsoft documents
+    ("SQLBindParameter", Native Client ODBC API: "Binding Parameters for SQL Character Types"); it
+    refuses SQL_WLONGVARCHAR of size 0 (HY104), and for SQL_WLONGVARCHAR of 2^30 - 1 declares the
+    deprecated ntext. FreeTDS 1.3 refuses SQL_WVARCHAR of size 0 past 4,000 characters (HY090) and
+    declares NVARCHAR(MAX) for SQL_WLONGVARCHAR of size 0.
+    """
+    if driver.freetds:
+        return (pyodbc.SQL_WLONGVARCHAR, 0, 0)
+    return (pyodbc.SQL_WVARCHAR, 0, 0)
+
+
 def driver_of(conn: Any, pyodbc: Any) -> Driver:
     """The driver a pyodbc connection runs on: asked of the driver, no round trip to the server."""
     return Driver(str(conn.getinfo(pyodbc.SQL_DRIVER_NAME)), str(conn.getinfo(pyodbc.SQL_DRIVER_VER)))

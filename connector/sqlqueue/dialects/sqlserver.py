@@ -69,8 +69,6 @@ _PORTABLE = {
     "varbinary(max)": "binary",
     "binary": "binary",
 }
-# NVARCHAR(MAX) holds at most 2^30 - 1 characters: the column size the bulk path binds its JSON with.
-NVARCHAR_MAX_CHARACTERS = 1_073_741_823
 # The hints NServiceBus's SQL Server transport receives with; the INDEX hint is added per queue.
 CLAIM_HINTS = "UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK"
 STRICT_HINTS = "UPDLOCK, ROWLOCK"
@@ -414,17 +412,11 @@ class SqlServerDialect(Dialect):
     def _send_json(
         self, cur: Any, statement: Statement, columns: Sequence[Column], rows: Iterable[Sequence[Any]]
     ) -> None:
-        # The parameter is bound as NVARCHAR(MAX) on every driver: one declaration whatever the chunk's
-        # length, so one cached plan. Left to pyodbc, a str is bound by its length: FreeTDS 1.3.17 then
-        # declares NVARCHAR(2 x characters) for a short chunk, and a str bound as WVARCHAR past 4,000
-        # characters is cut to 4,000 without an error. Microsoft documents SQL_WVARCHAR with
-        # ColumnSize SQL_SS_LENGTH_UNLIMITED (0) for NVARCHAR(MAX) ("SQLBindParameter", Native Client
-        # ODBC API: "Binding Parameters for SQL Character Types"), but FreeTDS 1.3 refuses that (HY090),
-        # and Driver 18 refuses SQL_WLONGVARCHAR with 0 (HY104, "Invalid precision value"; also met
-        # by Free Pascal's ODBC layer, fpc merge request 210). Both accept SQL_WLONGVARCHAR sized as
-        # NVARCHAR(MAX)'s largest value in characters, 2^30 - 1: FreeTDS declares @P1 NVARCHAR(MAX) on
-        # the wire (tests/drivers/test_sqlqueue_on_freetds.py), and on the live TDS server both carry a
-        # 100,000-character value whole (tests/conformance/test_sqlserver_driver.py).
+        # The parameter is bound as NVARCHAR(MAX) on every driver (odbc.long_text_size): one declaration
+        # whatever the chunk's length, so one cached plan. Left to pyodbc, a str is bound by its
+        # length: FreeTDS 1.3.17 then declares NVARCHAR(2 x characters) for a short chunk, a str bound
+        # as WVARCHAR past 4,000 characters is cut to 4,000 without an error, and Driver 18 refused a
+        # long one outright (HY104) on the stub.
         # A cursor of its own (same connection, same transaction), so its input sizes end with it.
         with self.long_text_cursor(cur) as loader:
             for text in self.json_chunks(columns, rows):
@@ -435,7 +427,7 @@ class SqlServerDialect(Dialect):
         """A cursor beside ``cur`` (same connection and transaction) whose one parameter is NVARCHAR(MAX)."""
         loader = cur.connection.cursor()
         try:
-            loader.setinputsizes([(_pyodbc().SQL_WLONGVARCHAR, NVARCHAR_MAX_CHARACTERS, 0)])
+            loader.setinputsizes([odbc.long_text_size(self.driver(cur.connection), _pyodbc())])
             yield loader
         finally:
             loader.close()
