@@ -147,7 +147,7 @@ class Consumer:
 
     def _start_prefetch(self, seq: int, limit: int, max_id: int | None, min_rows: int | None) -> None:
         if self._prefetch_queue is None:
-            self._prefetch_queue = Queue(self.queue.spec, self.queue.table)
+            self._prefetch_queue = self.queue.twin()
         queue = self._prefetch_queue
 
         def claim_ahead() -> None:

@@ -264,19 +264,32 @@ class Queue:
         Each chunk commits on its own: a crash between chunks leaves rows held under ``seq``,
         which the claim protocol finds and serves before claiming more.
         """
-        statement = self.dialect.claim(self.table, order, strict, max_id is not None)
+        take = self._claimer(order, strict, max_id is not None)
         chunk = chunk or self.dialect.default_chunk or limit
         values = {"consumer": consumer, "seq": seq, "lease_seconds": lease_seconds, "max_id": max_id}
         claimed = 0
         while claimed < limit:
             want = min(chunk, limit - claimed)
             with self.transaction() as cur:
-                cur.execute(statement.sql, statement.bind({**values, "limit": want}))
-                got = len(cur.fetchall())
+                got = take(cur, {**values, "limit": want})
             claimed += got
             if got < want:
                 break
         return claimed
+
+    def _claimer(self, order: str, strict: bool, bounded: bool) -> Callable[[Any, dict[str, Any]], int]:
+        """What claims one chunk inside the caller's transaction and says how many rows it took."""
+        statement = self.dialect.claim(self.table, order, strict, bounded)
+
+        def take(cur: Any, values: dict[str, Any]) -> int:
+            cur.execute(statement.sql, statement.bind(values))
+            return len(cur.fetchall())
+
+        return take
+
+    def twin(self) -> Queue:
+        """The same queue on a connection of its own (for a thread that claims ahead)."""
+        return Queue(self.spec, self.table)
 
     def count_claimed(self, consumer: str, seq: int) -> int:
         return self.fetch(self.dialect.count_held(self.table), {"consumer": consumer, "seq": seq})[0][0]

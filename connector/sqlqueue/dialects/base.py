@@ -6,11 +6,12 @@ engine needs another shape, overrides a statement (a SQL Server claim is UPDATE 
 
 from __future__ import annotations
 
+from .statements.adoption import Adoption
 from .statements.doctor import Doctor
 from .statements.housekeeping import Housekeeping
 from .statements.migrations import Migrations
 from .statements.sink import Sink
 
 
-class Dialect(Doctor, Migrations, Sink, Housekeeping):
-    """Every statement, by concern: schema, claims, sink, housekeeping, doctor and migrations."""
+class Dialect(Doctor, Migrations, Sink, Housekeeping, Adoption):
+    """Every statement, by concern: schema, claims, sink, housekeeping, doctor, migrations and adopted tables."""

@@ -51,13 +51,14 @@ def scalar(cur: Any, statement: Statement, **values: Any) -> Any:
 
 P = ParamSpec("P")
 D = TypeVar("D", bound="Engine")
+R = TypeVar("R")
 
 
-def cached(builder: Callable[Concatenate[D, P], Statement]) -> Callable[Concatenate[D, P], Statement]:
+def cached(builder: Callable[Concatenate[D, P], R]) -> Callable[Concatenate[D, P], R]:
     """Build each statement shape once per dialect instance (every Queue has its own dialect)."""
 
     @functools.wraps(builder)
-    def build(self: D, *args: P.args, **kwargs: P.kwargs) -> Statement:
+    def build(self: D, *args: P.args, **kwargs: P.kwargs) -> R:
         key = (builder.__name__, args, tuple(sorted(kwargs.items())))
         built = self.__dict__.setdefault("_built", {})
         if key not in built:
@@ -100,6 +101,15 @@ class Engine(ABC):
     @abstractmethod
     def now_plus(self, seconds_param: str) -> str:
         """The current UTC time plus ``:seconds_param`` seconds."""
+
+    @abstractmethod
+    def local_now(self) -> str:
+        """The current time in the database server's time zone, as tables written with SYSDATETIME(),
+        LOCALTIMESTAMP or localtime hold it."""
+
+    @abstractmethod
+    def add_seconds(self, time: str, seconds_param: str) -> str:
+        """The timestamp expression ``time`` plus ``:seconds_param`` seconds (which may be negative)."""
 
     @abstractmethod
     def millis_between(self, start: str, end: str) -> str:
@@ -152,6 +162,14 @@ class Engine(ABC):
 
     @abstractmethod
     def portable_type(self, db_type: str) -> str: ...
+
+    @abstractmethod
+    def exact_columns_sql(self, table: TableName) -> str:
+        """Rows of (column name, its type as CREATE TABLE spells it, precision and length kept)."""
+
+    @abstractmethod
+    def unique_keys_sql(self, table: TableName) -> str:
+        """Rows of (primary key or unique index name, key column) of the table; filtered indexes left out."""
 
     def identity_sql(self, column: Column) -> str:
         return f"{self.type_sql(column)} NOT NULL"

@@ -11,10 +11,12 @@ from typing import Any
 from ..connection import ConnectionSpec
 from ..errors import missing_driver
 from ..identifiers import TableName
+from ..profile import Profile
 from ..schema import STAGE_TAG, STAGED, Column, QueueSpec
 from .base import Dialect
 from .engine import Statement, cached
 from .layout import Step
+from .statements.adoption import ClaimPlan
 from .statements.doctor import OK, PROBLEM, Finding, LiveTable
 from .statements.migrations import MIGRATION_LOCK_TIMEOUT_S
 
@@ -76,7 +78,13 @@ class PostgresDialect(Dialect):
         return "now()"
 
     def now_plus(self, seconds_param: str) -> str:
-        return f"now() + :{seconds_param} * INTERVAL '1 second'"
+        return self.add_seconds("now()", seconds_param)
+
+    def local_now(self) -> str:
+        return "LOCALTIMESTAMP"
+
+    def add_seconds(self, time: str, seconds_param: str) -> str:
+        return f"{time} + :{seconds_param} * INTERVAL '1 second'"
 
     def millis_between(self, start: str, end: str) -> str:
         # date_part returns double precision; EXTRACT returns numeric since PostgreSQL 14, which made
@@ -118,6 +126,44 @@ class PostgresDialect(Dialect):
         return (
             f"UPDATE {t} SET {set_sql} WHERE {i} = ANY(ARRAY(SELECT {i} FROM {t} WHERE {where}{order_by} "
             f"LIMIT :limit {lock})) RETURNING {i}"
+        )
+
+    def claim_into(
+        self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str
+    ) -> ClaimPlan:
+        # One statement: a data-modifying CTE marks (or deletes) the rows and the INSERT around it copies
+        # them as they left it; the two are one atomic statement with one snapshot ("Data-Modifying
+        # Statements in WITH", postgresql.org/docs/current/queries-with.html). The keys come back as an
+        # array from an uncorrelated sub-SELECT, as in claim_sql; a composite key takes the IN form.
+        t, q = self.table(table), self.quote
+        key = ", ".join(q(k) for k in profile.key)
+        picked = f"SELECT {key} FROM {t} WHERE {where}{self._ordered(order)} LIMIT :limit FOR UPDATE SKIP LOCKED"
+        match = f"{key} = ANY(ARRAY({picked}))" if len(profile.key) == 1 else f"({key}) IN ({picked})"
+        change = f"DELETE FROM {t}" if profile.take else f"UPDATE {t} SET {self.claim_sets(profile)}"
+        cols = ", ".join(q(c) for c in columns)
+        target, lead = self.into_claims(table, columns)
+        return ClaimPlan(
+            self.compile(
+                f"WITH {q('claimed')} AS (\n  {change} WHERE {match} RETURNING {cols}\n)\n"
+                f"INSERT INTO {target}\nSELECT {lead}, {cols} FROM {q('claimed')}"
+            )
+        )
+
+    def _regclass(self) -> str:
+        """The table named by :schema and :table, quoted as created (a mixed-case name stays so)."""
+        return "to_regclass(quote_ident(COALESCE(:schema, current_schema())) || '.' || quote_ident(:table))"
+
+    def exact_columns_sql(self, table: TableName) -> str:
+        return (
+            "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute AS a "
+            f"WHERE a.attrelid = {self._regclass()} AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum"
+        )
+
+    def unique_keys_sql(self, table: TableName) -> str:
+        return (
+            "SELECT CAST(i.indexrelid AS regclass) AS index_name, a.attname FROM pg_index AS i "
+            "JOIN pg_attribute AS a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) "
+            f"WHERE i.indrelid = {self._regclass()} AND i.indisunique AND i.indpred IS NULL"
         )
 
     def columns_sql(self, table: TableName) -> str:

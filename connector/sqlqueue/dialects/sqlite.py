@@ -26,7 +26,12 @@ _TYPES = {
     "timestamp": "TIMESTAMP",
     "binary": "BLOB",
 }
-_PORTABLE = {v.split("(")[0]: k for k, v in _TYPES.items()} | {"INTEGER": "bigint", "REAL": "double"}
+# DATETIME: how tables written by hand (and most ORMs) declare a time, stored as ISO text as ours are.
+_PORTABLE = {v.split("(")[0]: k for k, v in _TYPES.items()} | {
+    "INTEGER": "bigint",
+    "REAL": "double",
+    "DATETIME": "timestamp",
+}
 # Timestamps are ISO text in UTC, which sorts and compares like the instants.
 _NOW = "strftime('%Y-%m-%d %H:%M:%f', 'now')"
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
@@ -53,6 +58,13 @@ class SqliteDialect(Dialect):
 
     def now_plus(self, seconds_param: str) -> str:
         return f"strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || :{seconds_param} || ' seconds')"
+
+    def local_now(self) -> str:
+        return "strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime')"
+
+    def add_seconds(self, time: str, seconds_param: str) -> str:
+        # A modifier "N seconds" takes a sign of its own: N may be negative.
+        return f"strftime('%Y-%m-%d %H:%M:%f', {time}, :{seconds_param} || ' seconds')"
 
     def millis_between(self, start: str, end: str) -> str:
         # Times are ISO-8601 text; a Julian day as a double resolves about 0.05 ms today.
@@ -93,6 +105,17 @@ class SqliteDialect(Dialect):
 
     def portable_type(self, db_type: str) -> str:
         return _PORTABLE.get(db_type.upper().split("(")[0], "text")
+
+    def exact_columns_sql(self, table: TableName) -> str:
+        return "SELECT name, type FROM pragma_table_info(:table) ORDER BY cid"
+
+    def unique_keys_sql(self, table: TableName) -> str:
+        # The primary key (an INTEGER PRIMARY KEY is the rowid), then unique indexes without a WHERE.
+        return (
+            "SELECT 'primary key', name FROM pragma_table_info(:table) WHERE pk > 0 "
+            "UNION ALL SELECT l.name, i.name FROM pragma_index_list(:table) AS l, pragma_index_info(l.name) AS i "
+            "WHERE l.\"unique\" = 1 AND l.partial = 0 AND l.origin <> 'pk'"
+        )
 
     def decode_timestamp(self, value: Any) -> dt.datetime | None:
         if isinstance(value, str):

@@ -21,12 +21,14 @@ from typing import Any
 from ..connection import ConnectionSpec
 from ..errors import SchemaError, missing_driver
 from ..identifiers import TableName
+from ..profile import Profile
 from ..schema import STAGE_TAG, STAGED, Column, QueueSpec
 from . import odbc
 from .base import Dialect
 from .engine import Statement, cached, rows_in_chunks, utc_naive
 from .layout import Step
 from .sqlserver_doctor import OPENJSON_LEVEL, checks
+from .statements.adoption import ClaimPlan
 from .statements.doctor import Finding, LiveTable
 from .statements.migrations import MIGRATION_LOCK_TIMEOUT_S
 
@@ -126,7 +128,13 @@ class SqlServerDialect(Dialect):
         return "SYSUTCDATETIME()"
 
     def now_plus(self, seconds_param: str) -> str:
-        return f"DATEADD(SECOND, :{seconds_param}, SYSUTCDATETIME())"
+        return self.add_seconds("SYSUTCDATETIME()", seconds_param)
+
+    def local_now(self) -> str:
+        return "SYSDATETIME()"
+
+    def add_seconds(self, time: str, seconds_param: str) -> str:
+        return f"DATEADD(SECOND, :{seconds_param}, {time})"
 
     def millis_between(self, start: str, end: str) -> str:
         # DATEDIFF_BIG, not DATEDIFF: an INT of milliseconds overflows after 24.8 days
@@ -196,11 +204,41 @@ class SqlServerDialect(Dialect):
             f"UPDATE [batch]\nSET {set_sql}\nOUTPUT inserted.{self.quote('id')}"
         )
 
-    def _update_top(self, table: TableName, set_sql: str, where: str, hints: str) -> str:
-        """UPDATE of up to ``:limit`` rows in no order, read with table ``hints``; returns their ids."""
+    def _update_top(self, table: TableName, set_sql: str, where: str, hints: str, out: str | None = None) -> str:
+        """UPDATE of up to ``:limit`` rows in no order, read with table ``hints``; ``out`` is its OUTPUT
+        clause (by default: the ids)."""
         t = self.table(table)
-        out = f"OUTPUT inserted.{self.quote('id')}"
+        out = out or f"OUTPUT inserted.{self.quote('id')}"
         return f"UPDATE TOP (:limit) {t}\nSET {set_sql}\n{out}\nFROM {t} WITH ({hints})\nWHERE {where}"
+
+    def claim_into(
+        self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str
+    ) -> ClaimPlan:
+        # The claim's own shapes, with the adopted table's columns: UPDATE TOP (heap) or an UPDATE of an
+        # ordered CTE, or the DELETE forms of the seeds' dequeues (DELETE TOP ... WITH (ROWLOCK, READPAST);
+        # NServiceBus's WITH message AS (SELECT TOP(1) ... WITH (UPDLOCK, READPAST, ROWLOCK) ORDER BY ...)
+        # DELETE FROM message OUTPUT ...). OUTPUT ... INTO writes the copies: OUTPUT without INTO fails with
+        # error 334 on a table with an enabled trigger, as audited queue tables have, and the INSERT into
+        # the claims table is part of the same atomic statement (OUTPUT clause (Transact-SQL),
+        # learn.microsoft.com/sql/t-sql/queries/output-clause-transact-sql). No INDEX hint: sqlqueue does
+        # not own the table's indexes; `sqlqueue adopt` proposes one the claim can seek.
+        t, q = self.table(table), self.quote
+        target, lead = self.into_claims(table, columns)
+        rows = "deleted" if profile.take else "inserted"
+        out = f"OUTPUT {lead}, {', '.join(f'{rows}.{q(c)}' for c in columns)}\nINTO {target}"
+        if not order:
+            if profile.take:
+                sql = f"DELETE TOP (:limit) FROM {t} WITH ({CLAIM_HINTS})\n{out}\nWHERE {where}"
+            else:
+                sql = self._update_top(table, self.claim_sets(profile), where, CLAIM_HINTS, out)
+            return ClaimPlan(self.compile(sql))
+        change = "DELETE FROM [batch]" if profile.take else f"UPDATE [batch]\nSET {self.claim_sets(profile)}"
+        return ClaimPlan(
+            self.compile(
+                f"WITH [batch] AS (\n  SELECT TOP (:limit) * FROM {t} WITH ({CLAIM_HINTS})\n"
+                f"  WHERE {where}\n  ORDER BY {order}\n)\n{change}\n{out}"
+            )
+        )
 
     def limited_update(self, table: TableName, set_sql: str, where: str, limited: bool) -> str:
         top = "TOP (:limit) " if limited else ""
@@ -219,6 +257,40 @@ class SqlServerDialect(Dialect):
 
     def portable_type(self, db_type: str) -> str:
         return _PORTABLE.get(db_type.lower(), "text")
+
+    def exact_columns_sql(self, table: TableName) -> str:
+        # The system type under an alias type (the seeds' _Timestamp, QueueState): sys.types' row whose
+        # user_type_id is the column's system_type_id. Lengths in sys.columns are bytes, two per
+        # character for the N types, -1 for MAX; rowversion copies as binary(8)
+        # (learn.microsoft.com/sql/relational-databases/system-catalog-views/sys-columns-transact-sql).
+        def sized(types: str, inside: str) -> str:
+            return f"WHEN t.name IN ({types}) THEN t.name + N'(' + {inside} + N')' "
+
+        def text(number: str) -> str:
+            return f"CAST({number} AS NVARCHAR(10))"
+
+        def length(per_char: str) -> str:
+            return f"CASE WHEN c.max_length = -1 THEN N'max' ELSE {text('c.max_length' + per_char)} END"
+
+        return (
+            "SELECT c.name, CASE "
+            + sized("N'nvarchar', N'nchar'", length(" / 2"))
+            + sized("N'varchar', N'char', N'varbinary', N'binary'", length(""))
+            + sized("N'decimal', N'numeric'", f"{text('c.precision')} + N', ' + {text('c.scale')}")
+            + sized("N'datetime2', N'datetimeoffset', N'time'", text("c.scale"))
+            + "WHEN t.name = N'timestamp' THEN N'binary(8)' ELSE t.name END "
+            "FROM sys.columns AS c JOIN sys.types AS t ON t.user_type_id = c.system_type_id "
+            "WHERE c.object_id = OBJECT_ID(:object_name) ORDER BY c.column_id"
+        )
+
+    def unique_keys_sql(self, table: TableName) -> str:
+        return (
+            "SELECT i.name, c.name FROM sys.indexes AS i "
+            "JOIN sys.index_columns AS ic ON ic.object_id = i.object_id AND ic.index_id = i.index_id "
+            "AND ic.is_included_column = 0 "
+            "JOIN sys.columns AS c ON c.object_id = ic.object_id AND c.column_id = ic.column_id "
+            "WHERE i.object_id = OBJECT_ID(:object_name) AND i.is_unique = 1 AND i.has_filter = 0"
+        )
 
     def script(self, statements: Sequence[str]) -> str:
         return "".join(f"{sql}\nGO\n\n" for sql in statements)

@@ -1,0 +1,188 @@
+"""A queue table sqlqueue did not create, served as it is through its profile.
+
+``AdoptedQueue`` is a ``Queue`` whose claim side runs the profile's statements: a claim marks (or
+takes) rows the table's way and copies them into sqlqueue's claims table beside it, a replay reads
+the copies, and completion applies the profile's done transition to the rows still ours. The user's
+table gets no column of ours. ``adopt`` creates the claims table (``sqlqueue adopt`` prints it first).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from .connection import ConnectionSpec
+from .errors import SchemaError
+from .identifiers import TableName
+from .profile import Profile
+from .queue import Queue
+from .schema import Column
+from .waits import Backlog, Waits
+
+
+class AdoptedQueue(Queue):
+    def __init__(self, spec: ConnectionSpec, table: TableName, profile: Profile, *, inspecting: bool = False) -> None:
+        super().__init__(spec, table, inspecting=inspecting)
+        self.declared = profile
+        self._checked: Profile | None = None
+        self._names_by_lower: dict[str, str] = {}  # the table's columns, read with the profile's check
+
+    def __repr__(self) -> str:
+        return f"AdoptedQueue({self.table} at {self.spec.display}, profile {self.declared.name})"
+
+    def twin(self) -> AdoptedQueue:
+        return AdoptedQueue(self.spec, self.table, self.declared)
+
+    # ---- the table and its profile -------------------------------------------------------------
+    def columns(self) -> tuple[Column, ...]:
+        """The table's columns as the database reports them: every one is the user's."""
+        rows = self.fetch(self.dialect.table_columns(self.table), self._names())
+        if not rows:
+            raise SchemaError(f"table {self.table} does not exist at {self.spec.display}")
+        portable = self.dialect.portable_type
+        return tuple(Column(name, portable(db_type), bool(nullable)) for name, db_type, nullable in rows)
+
+    def domain_columns(self) -> tuple[Column, ...]:
+        """What a source returns by default: the table's columns but the lifecycle's own."""
+        managed = {c.lower() for c in self.profile.lifecycle()}
+        return tuple(c for c in self.columns() if c.name.lower() not in managed)
+
+    @property
+    def profile(self) -> Profile:
+        """The declared profile checked against the table (once), with the table's spelling of names."""
+        if self._checked is None:
+            keys: dict[str, list[str]] = defaultdict(list)
+            for index, column in self.fetch(self.dialect.unique_keys(self.table), self._names()):
+                keys[str(index)].append(column)
+            columns = self.columns()
+            self._checked = self.declared.check(self.table, columns, list(keys.values()))
+            self._names_by_lower = {c.name.lower(): c.name for c in columns}
+        return self._checked
+
+    def spelled(self, names: Sequence[str]) -> tuple[str, ...]:
+        """``names`` as the table spells them (PostgreSQL folds unquoted names to lower case)."""
+        self.profile  # noqa: B018
+        missing = [n for n in names if n.lower() not in self._names_by_lower]
+        if missing:
+            raise SchemaError(f"column(s) {', '.join(missing)} are not in table {self.table}")
+        return tuple(self._names_by_lower[n.lower()] for n in names)
+
+    def adoption_statements(self) -> list[str]:
+        """The DDL adopting the table needs: sqlqueue's claims table beside it, nothing on the table."""
+        exact = [(str(n), str(t)) for n, t in self.fetch(self.dialect.exact_columns(self.table), self._names())]
+        return self.dialect.create_claims_table(self.table, exact)
+
+    def adopt(self) -> None:
+        self.profile  # noqa: B018  (a bad mapping fails here, before anything is created)
+        with self.transaction() as cur:
+            for sql in self.adoption_statements():
+                cur.execute(sql)
+
+    def require_layout(self) -> None:
+        """Refuse, before any row moves, a mapping the table does not fit or a table not adopted yet."""
+        self.profile  # noqa: B018
+        claims = self.dialect.claims_table(self.table)
+        if not self.fetch(self.dialect.table_columns(claims), self._names(claims)):
+            raise SchemaError(
+                f"table {self.table} at {self.spec.display} is not adopted yet: run `sqlqueue adopt --queue "
+                f"{self.table} --profile {self.declared.name}` to review the DDL it needs, then with --apply"
+            )
+
+    # ---- the claim side --------------------------------------------------------------------------
+    def _values(self) -> dict[str, Any]:
+        """What the profile's statements bind besides the claim's own values."""
+        p = self.profile
+        return {"lease_ago": -p.lease_seconds, "max_attempts": p.max_attempts}
+
+    def _copied(self) -> tuple[str, ...]:
+        self.profile  # noqa: B018
+        return tuple(self._names_by_lower.values())
+
+    def _claimer(self, order: str, strict: bool, bounded: bool) -> Callable[[Any, dict[str, Any]], int]:
+        # The profile sets the order; AvailableNow's bound is an id, which an adopted table need not
+        # have: such a stream runs until a claim comes back short.
+        plan = self.dialect.adopted_claim(self.table, self.profile, self._copied())
+        extra = self._values()
+
+        def take(cur: Any, values: dict[str, Any]) -> int:
+            cur.execute(plan.claim.sql, plan.claim.bind({**values, **extra}))
+            if plan.record is None:
+                return max(cur.rowcount, 0)
+            rows = cur.fetchall()
+            cur.executemany(plan.record.sql, [(values["consumer"], values["seq"], *row) for row in rows])
+            return len(rows)
+
+        return take
+
+    def count_claimed(self, consumer: str, seq: int) -> int:
+        return self.fetch(self.dialect.adopted_count_held(self.table), {"consumer": consumer, "seq": seq})[0][0]
+
+    def partition_bounds(self, consumer: str, after_seq: int, upto_seq: int, parts: int) -> list[tuple[int, int]]:
+        rows = self.fetch(
+            self.dialect.adopted_partition_bounds(self.table, parts),
+            {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq},
+        )
+        return [(int(lo), int(hi)) for lo, hi in rows]
+
+    def read_claimed(
+        self,
+        consumer: str,
+        after_seq: int,
+        upto_seq: int,
+        lo: int,
+        hi: int,
+        columns: Sequence[str],
+        batch_rows: int = 10_000,
+    ) -> Iterator[list[tuple]]:
+        statement = self.dialect.adopted_read_claimed(self.table, self.spelled(columns))
+        values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
+        conn = self.conn
+        with self._errors():
+            cur = self.dialect.autocommit_cursor(conn)
+            cur.execute(statement.sql, statement.bind(values))
+            while rows := cur.fetchmany(batch_rows):
+                yield [tuple(r) for r in rows]
+
+    def complete(self, consumer: str, upto_seq: int, *, keep: bool = False, chunk: int | None = None) -> int:
+        """The done transition on the rows of claims up to ``upto_seq`` still ours, and their copies
+        dropped, in one transaction; returns how many rows of the table were done."""
+        values = {"consumer": consumer, "upto_seq": upto_seq, **self._values()}
+        statements = self.dialect.adopted_complete(self.table, self.profile)
+        done = 0
+        with self.transaction() as cur:
+            for i, statement in enumerate(statements):
+                cur.execute(statement.sql, statement.bind(values))
+                if i == 0:
+                    done = max(cur.rowcount, 0)
+        return done
+
+    def rescue_expired(self, max_attempts: int, chunk: int | None = None) -> int:
+        """Rows abandoned by their claimer go back by the ready predicate itself; those with no attempt
+        left become failed, where the profile has a failed value."""
+        statement = self.dialect.adopted_fail_expired(self.table, self.profile)
+        if statement is None:
+            return 0
+        with self.transaction() as cur:
+            cur.execute(statement.sql, statement.bind(self._values()))
+            return max(cur.rowcount, 0)
+
+    def count_ready(self) -> int:
+        return self.backlog().ready_rows
+
+    def backlog(self) -> Backlog:
+        return Backlog.from_row(self.fetch(self.dialect.adopted_backlog(self.table, self.profile), self._values())[0])
+
+    def claim_waits(self, consumer: str, seq: int) -> Waits:
+        statement = self.dialect.adopted_claim_waits(self.table, self.profile)
+        if statement is None:
+            return Waits()
+        return Waits.from_row(self.fetch(statement, {"consumer": consumer, "seq": seq})[0])
+
+    def max_ready_id(self) -> int | None:
+        return None
+
+
+def open_queue(spec: ConnectionSpec, table: TableName, profile: Profile | None) -> Queue:
+    """The queue at ``table``: sqlqueue's own layout, or a table adopted through ``profile``."""
+    return Queue(spec, table) if profile is None else AdoptedQueue(spec, table, profile)

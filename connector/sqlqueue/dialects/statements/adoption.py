@@ -1,0 +1,286 @@
+"""Statements over a table sqlqueue adopted: every one built from the table's profile.
+
+The user's table keeps its own columns and values; sqlqueue adds only its claims table beside it.
+A claim marks the rows the profile's way (or takes them out of the table) and, in the same statement,
+copies them as the claim left them into the claims table under (consumer, claim number): a replay
+reads that copy, whatever the table's own workers have done since. Completion applies the profile's
+done transition to the rows that are still ours (the guard column still holds the value our claim
+gave it) and drops their copies, in one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ...identifiers import TableName
+from ...profile import Profile
+from ...schema import Column
+from ..engine import Statement, cached
+from .claims import Claims
+
+# The claims table's own columns; the adopted table's columns follow them under their own names.
+ROW, CONSUMER, SEQ = "sqlqueue_row", "sqlqueue_consumer", "sqlqueue_claim_seq"
+
+
+@dataclass(frozen=True)
+class ClaimPlan:
+    """The claim statement, and where the engine cannot copy the rows in the same statement (SQLite),
+    the insert that records each returned row in the claims table, in the claim's transaction."""
+
+    claim: Statement
+    record: Statement | None = None
+
+
+class Adoption(Claims):
+    def claims_table(self, table: TableName) -> TableName:
+        return TableName(f"{table.name}_sqlqueue_claims", table.schema)
+
+    def create_claims_table(self, table: TableName, columns: Sequence[tuple[str, str]]) -> list[str]:
+        """The claims table for ``table``, whose ``columns`` are (name, exact type as the table has it).
+
+        Copies are nullable and keep the exact type, so a guard compares equal values. As the target of
+        SQL Server's OUTPUT ... INTO it may have no trigger, foreign key or CHECK constraint, and has none
+        (https://learn.microsoft.com/sql/t-sql/queries/output-clause-transact-sql)."""
+        q, claims = self.quote, self.claims_table(table)
+        lines = [
+            f"{q(ROW)} {self.identity_sql(Column(ROW, 'bigint', False))}",
+            f"{q(CONSUMER)} {self.type_sql(Column(CONSUMER, 'string'))} NOT NULL",
+            f"{q(SEQ)} {self.type_sql(Column(SEQ, 'bigint'))} NOT NULL",
+            *(f"{q(name)} {exact}" for name, exact in columns),
+        ]
+        if self.separate_primary_key:
+            lines.append(f"CONSTRAINT {q('pk_' + claims.name)} PRIMARY KEY ({q(ROW)})")
+        held = f"{q(CONSUMER)}, {q(SEQ)}, {q(ROW)}"
+        return [
+            self.create_table_guarded(claims, ",\n  ".join(lines)),
+            self.create_index_guarded(claims, f"ix_{claims.name}_held", held, [], None),
+        ]
+
+    # ---- what is ready, and the claim ------------------------------------------------------------
+    def clock(self, profile: Profile) -> str:
+        """The current time in the clock the table's times are written in."""
+        return self.local_now() if profile.clock == "local" else self.now()
+
+    def adopted_ready(self, table: TableName, profile: Profile) -> str:
+        """Rows a claim may take: open (or abandoned by a claimer whose lease ran out), not done, with
+        attempts left, due, and of this stream. Binds :lease_seconds and :max_attempts."""
+        q, now = self.quote, self.clock(profile)
+        expired = (
+            f"{q(profile.started)} < {self.add_seconds(now, 'lease_ago')}" if profile.started is not None else None
+        )
+        if profile.status is not None:
+            values = ", ".join(self.literal(v) for v in profile.ready)
+            open_ = f"{q(profile.status)} IN ({values})"
+            in_flight = f"{q(profile.status)} = {self.literal(profile.in_flight or '')}"
+            abandoned = f"{in_flight} AND {expired}" if expired else None
+        elif profile.claimer is not None:
+            open_, abandoned = f"{q(profile.claimer)} IS NULL", expired
+        else:  # no status and no claimer: the profile marks with started-at (Profile.__post_init__)
+            open_, abandoned = f"{q(str(profile.started))} IS NULL", None
+        parts = [] if profile.take else [f"({open_} OR ({abandoned}))" if abandoned else open_]
+        if profile.done_at is not None:
+            parts.append(f"{q(profile.done_at)} IS NULL")
+        if profile.attempts is not None and profile.max_attempts is not None:
+            parts.append(f"{q(profile.attempts)} < :max_attempts")
+        if profile.due is not None:
+            parts.append(f"{q(profile.due)} <= {now}")
+        if profile.filter is not None:
+            parts.append(f"({profile.filter})")
+        return " AND ".join(parts) or "1 = 1"
+
+    def claim_sets(self, profile: Profile) -> str:
+        """What a claim writes on a row: in flight, started now, one more attempt, by whom."""
+        q, now = self.quote, self.clock(profile)
+        sets = []
+        if profile.status is not None:
+            sets.append(f"{q(profile.status)} = {self.literal(profile.in_flight or '')}")
+        if profile.started is not None:
+            sets.append(f"{q(profile.started)} = {now}")
+        if profile.attempts is not None:
+            sets.append(f"{q(profile.attempts)} = {q(profile.attempts)} + 1")
+        if profile.claimer is not None:
+            sets.append(f"{q(profile.claimer)} = :consumer")
+        if profile.token is not None:
+            sets.append(f"{q(profile.token)} = {now}")
+        return ", ".join(sets)
+
+    def adopted_order(self, profile: Profile) -> str:
+        return ", ".join(f"{self.quote(c)} {d}" for c, d in profile.order)
+
+    def key_match(self, profile: Profile, left: str, right: str) -> str:
+        """``left`` and ``right`` (qualifiers) hold the same row of the adopted table."""
+        return " AND ".join(f"{left}.{self.quote(k)} = {right}.{self.quote(k)}" for k in profile.key)
+
+    @cached
+    def adopted_claim(self, table: TableName, profile: Profile, columns: tuple[str, ...]) -> ClaimPlan:
+        """Mark (or take) up to ``:limit`` ready rows and copy ``columns`` of them, as the claim left them,
+        into the claims table under (:consumer, :seq)."""
+        where = self.adopted_ready(table, profile)
+        order = self.adopted_order(profile)
+        return self.claim_into(table, profile, columns, where, order)
+
+    def claim_into(
+        self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str
+    ) -> ClaimPlan:
+        """SQLite's shape: one UPDATE (or DELETE) ... RETURNING in the claim's immediate transaction,
+        then each returned row recorded; the single writer makes the two one step."""
+        q, t = self.quote, self.table(table)
+        key = ", ".join(q(k) for k in profile.key)
+        picked = f"({key}) IN (SELECT {key} FROM {t} WHERE {where}{self._ordered(order)} LIMIT :limit)"
+        returning = ", ".join(q(c) for c in columns)
+        change = f"DELETE FROM {t}" if profile.take else f"UPDATE {t} SET {self.claim_sets(profile)}"
+        names = ", ".join(q(c) for c in (CONSUMER, SEQ, *columns))
+        marks = ", ".join(f":{n}" for n in ("consumer", "seq", *(f"c{i}" for i in range(len(columns)))))
+        record = f"INSERT INTO {self.table(self.claims_table(table))} ({names}) VALUES ({marks})"
+        return ClaimPlan(self.compile(f"{change} WHERE {picked} RETURNING {returning}"), self.compile(record))
+
+    @staticmethod
+    def _ordered(order: str) -> str:
+        return f" ORDER BY {order}" if order else ""
+
+    def into_claims(self, table: TableName, columns: Sequence[str]) -> tuple[str, str]:
+        """The claims table's column list for a copy of ``columns``, and the values that lead each copy."""
+        q = self.quote
+        names = ", ".join(q(c) for c in (CONSUMER, SEQ, *columns))
+        lead = (
+            f"CAST(:consumer AS {self.type_sql(Column(CONSUMER, 'string'))}), "
+            f"CAST(:seq AS {self.type_sql(Column(SEQ, 'bigint'))})"
+        )
+        return f"{self.table(self.claims_table(table))} ({names})", lead
+
+    # ---- reading a claim ---------------------------------------------------------------------------
+    def _held(self, exact: bool) -> str:
+        q = self.quote
+        held = f"{q(CONSUMER)} = :consumer AND "
+        if exact:
+            return held + f"{q(SEQ)} = :seq"
+        return held + f"{q(SEQ)} > :after_seq AND {q(SEQ)} <= :upto_seq"
+
+    @cached
+    def adopted_count_held(self, table: TableName) -> Statement:
+        claims = self.table(self.claims_table(table))
+        return self.compile(f"SELECT COUNT(*) FROM {claims} WHERE {self._held(exact=True)}")
+
+    @cached
+    def adopted_partition_bounds(self, table: TableName, parts: int) -> Statement:
+        """The held copies of claims (after_seq, upto_seq] in ``parts`` row ranges of equal size."""
+        q, claims = self.quote, self.table(self.claims_table(table))
+        inner = (
+            f"SELECT {q(ROW)}, NTILE({int(parts)}) OVER (ORDER BY {q(ROW)}) AS {q('part')} "
+            f"FROM {claims} WHERE {self._held(exact=False)}"
+        )
+        return self.compile(
+            f"SELECT MIN(t.{q(ROW)}) AS {q('lo')}, MAX(t.{q(ROW)}) AS {q('hi')} FROM ({inner}) AS t "
+            f"GROUP BY t.{q('part')} ORDER BY {q('lo')}"
+        )
+
+    @cached
+    def adopted_read_claimed(self, table: TableName, columns: tuple[str, ...]) -> Statement:
+        q, claims = self.quote, self.table(self.claims_table(table))
+        cols = ", ".join(q(c) for c in columns)
+        return self.compile(
+            f"SELECT {cols} FROM {claims} WHERE {self._held(exact=False)} AND {q(ROW)} BETWEEN :lo AND :hi"
+        )
+
+    # ---- completion ----------------------------------------------------------------------------------
+    def still_ours(self, table: TableName, profile: Profile) -> str:
+        """A row of ``table`` that a copy of claims up to :upto_seq holds, unchanged since our claim: its
+        guard column (the token, else the started-at, else the claimer) still holds what the claim wrote.
+        A row whose lease ran out and that the table's own worker took has another value there."""
+        q, row = self.quote, self.quote(table.name)
+        same = self.key_match(profile, "c", row)
+        if profile.guard is not None:
+            same += f" AND c.{q(profile.guard)} = {row}.{q(profile.guard)}"
+        claims = self.table(self.claims_table(table))
+        ours = (
+            f"EXISTS (SELECT 1 FROM {claims} AS c "
+            f"WHERE c.{q(CONSUMER)} = :consumer AND c.{q(SEQ)} <= :upto_seq AND {same})"
+        )
+        if profile.status is not None:
+            return f"{q(profile.status)} = {self.literal(profile.in_flight or '')} AND {ours}"
+        return ours
+
+    def done_sets(self, profile: Profile) -> str:
+        q, now = self.quote, self.clock(profile)
+        sets = []
+        if profile.status is not None and profile.done is not None:
+            sets.append(f"{q(profile.status)} = {self.literal(profile.done)}")
+        if profile.done_at is not None:
+            sets.append(f"{q(profile.done_at)} = {now}")
+        if profile.duration is not None and profile.started is not None:
+            sets.append(f"{q(profile.duration)} = {self.millis_between(q(profile.started), now)}")
+        if profile.token is not None:
+            sets.append(f"{q(profile.token)} = {now}")
+        return ", ".join(sets)
+
+    @cached
+    def adopted_complete(self, table: TableName, profile: Profile) -> tuple[Statement, ...]:
+        """The done transition on the rows of claims up to :upto_seq that are still ours, then the
+        copies dropped: one transaction. A taken row left the table with its claim."""
+        forget = self.compile(
+            f"DELETE FROM {self.table(self.claims_table(table))}{self.row_lock_hints()} "
+            f"WHERE {self.quote(CONSUMER)} = :consumer AND {self.quote(SEQ)} <= :upto_seq"
+        )
+        if profile.take:
+            return (forget,)
+        ours = self.still_ours(table, profile)
+        if profile.deletes_on_done:
+            done = self.limited_delete(table, ours, False)
+        else:
+            done = self.limited_update(table, self.done_sets(profile), ours, False)
+        return self.compile(done), forget
+
+    @cached
+    def adopted_fail_expired(self, table: TableName, profile: Profile) -> Statement | None:
+        """Rows whose claimer's lease ran out with no attempt left become failed (the table's terminal
+        value), as the seed's Modify_ procedure forces Failed once attempts are spent."""
+        if None in (profile.status, profile.failed, profile.attempts, profile.max_attempts, profile.started):
+            return None
+        q, now = self.quote, self.clock(profile)
+        where = (
+            f"{q(profile.status or '')} = {self.literal(profile.in_flight or '')} "
+            f"AND {q(profile.started or '')} < {self.add_seconds(now, 'lease_ago')} "
+            f"AND {q(profile.attempts or '')} >= :max_attempts"
+        )
+        if profile.filter is not None:
+            where += f" AND ({profile.filter})"
+        sets = f"{q(profile.status or '')} = {self.literal(profile.failed or '')}"
+        if profile.token is not None:
+            sets += f", {q(profile.token)} = {now}"
+        return self.compile(self.limited_update(table, sets, where, False))
+
+    # ---- the backlog and queue wait ------------------------------------------------------------------
+    @cached
+    def adopted_backlog(self, table: TableName, profile: Profile) -> Statement:
+        """(ready rows, age in ms of the oldest) where the table records when rows were enqueued."""
+        age = (
+            self.millis_between(f"MIN({self.quote(profile.enqueued)})", self.clock(profile))
+            if profile.enqueued is not None
+            else "NULL"
+        )
+        return self.compile(
+            f"SELECT COUNT(*), {age} FROM {self.table(table)}{self.skip_locked_hints()} "
+            f"WHERE {self.adopted_ready(table, profile)}"
+        )
+
+    @cached
+    def adopted_claim_waits(self, table: TableName, profile: Profile) -> Statement | None:
+        """The wait figures of one claim's copies: the started-at the claim wrote minus the enqueue time."""
+        if profile.enqueued is None or profile.started is None:
+            return None
+        wait = self.millis_between(self.quote(profile.enqueued), self.quote(profile.started))
+        claims = self.table(self.claims_table(table))
+        return self.compile(
+            self.rank_waits(f"SELECT {wait} AS {self.quote('wait_ms')} FROM {claims} WHERE {self._held(exact=True)}")
+        )
+
+    @cached
+    def unique_keys(self, table: TableName) -> Statement:
+        """Rows of (index or constraint name, column) for the table's primary key and unique indexes."""
+        return self.compile(self.unique_keys_sql(table))
+
+    @cached
+    def exact_columns(self, table: TableName) -> Statement:
+        """Rows of (column, its type spelled as DDL takes it), in the table's order."""
+        return self.compile(self.exact_columns_sql(table))

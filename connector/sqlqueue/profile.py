@@ -1,0 +1,249 @@
+"""How a table that already exists expresses a queue: its lifecycle, as a value the statements take.
+
+sqlqueue adopts a user's queue table as it is. A profile names the table's own columns and values for
+each part of sqlqueue's lifecycle (what ready means, what a claim sets, what done does), so the same
+statement builders serve every design. The presets follow the designs in ``shared/seeds``:
+
+- ``relational``: a status column with a vocabulary (Pending, Processing, Error, Failed, Completed),
+  attempts, a due time, a started-at that expires abandoned work, duration and an updated-at token
+  (a relational queue, seed 004);
+- ``started-mark``: ready while a started-at mark is NULL; the claim sets it; done deletes (seed 002);
+- ``claimer``: who claimed the row, when, how many attempts, and a done-at mark (seed 003);
+- ``dequeue``: the claim deletes the rows it takes, heap, FIFO, LIFO or pending (seeds 000/001).
+
+Every field can be set over a preset (option ``profile.<field>``). Bookkeeping (which consumer took
+which rows under which claim number) never goes on the user's table: the claim statement copies the
+rows it takes into sqlqueue's claims table beside it, and a replay reads them from there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+
+from .errors import ConfigError, SchemaError
+from .identifiers import TableName, check_name
+from .schema import Column
+
+# What each role's column must hold, as portable types (see schema.PORTABLE_TYPES).
+TIMES = ("timestamp",)
+COUNTS = ("int", "bigint")
+TEXTS = ("string", "text")
+ROLE_TYPES: dict[str, tuple[str, ...]] = {
+    "status": TEXTS,
+    "attempts": COUNTS,
+    "due": TIMES,
+    "started": TIMES,
+    "claimer": TEXTS,
+    "error": TEXTS,
+    "duration": COUNTS,
+    "token": TIMES,
+    "enqueued": TIMES,
+    "done_at": TIMES,
+}
+CLOCKS = ("utc", "local")
+DIRECTIONS = ("ASC", "DESC")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A table's lifecycle. Column fields name the table's columns; None means the table has none."""
+
+    name: str
+    key: tuple[str, ...]
+    # The claim takes the rows out of the table (delete on dequeue) instead of marking them.
+    take: bool = False
+    status: str | None = None
+    ready: tuple[str, ...] = ()
+    in_flight: str | None = None
+    # The status value done sets; None with no done_at: done deletes the row.
+    done: str | None = None
+    failed: str | None = None
+    attempts: str | None = None
+    max_attempts: int | None = None
+    due: str | None = None
+    started: str | None = None
+    claimer: str | None = None
+    error: str | None = None
+    duration: str | None = None
+    token: str | None = None
+    enqueued: str | None = None
+    done_at: str | None = None
+    # An SQL condition on the table's columns that selects this stream's rows (e.g. Type = 'Sync').
+    filter: str | None = None
+    order: tuple[tuple[str, str], ...] = ()
+    # The clock the table's times are written in: SYSDATETIME() and friends are local.
+    clock: str = "utc"
+    # How long a claim's started-at holds a row before the row counts as abandoned by its claimer
+    # (the source's leaseSeconds): after that a claim, ours or the table's own worker's, may take it.
+    lease_seconds: int = 300
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            raise ConfigError(f"profile {self.name!r} names no key column: set option 'profile.key'")
+        for name in self.columns():
+            check_name(name, "profile column")
+        if self.clock not in CLOCKS:
+            raise ConfigError(f"option 'profile.clock' = {self.clock!r} is not allowed: use one of {', '.join(CLOCKS)}")
+        for column, direction in self.order:
+            if direction not in DIRECTIONS:
+                raise ConfigError(f"option 'profile.order' has {column} {direction}: use ASC or DESC")
+        if self.take:
+            return
+        if self.status is not None and (not self.ready or self.in_flight is None):
+            raise ConfigError(
+                f"profile {self.name!r} has status column {self.status!r} but no ready values or in-flight value: "
+                "set options 'profile.ready' and 'profile.in_flight'"
+            )
+        if self.status is None and self.started is None:
+            raise ConfigError(
+                f"profile {self.name!r} marks claimed rows with nothing: set 'profile.status' or 'profile.started'"
+            )
+        if self.done is not None and self.status is None:
+            raise ConfigError(f"profile {self.name!r} has a done value {self.done!r} but no status column")
+
+    @property
+    def deletes_on_done(self) -> bool:
+        return not self.take and self.done is None and self.done_at is None
+
+    @property
+    def guard(self) -> str | None:
+        """The column whose value, as the claim left it, shows the row is still ours at completion.
+
+        The token first: the table's own workers check it too (optimistic concurrency), so any write
+        of theirs changes it. Else the started-at the claim set, else who claimed the row."""
+        return self.token or self.started or self.claimer
+
+    def roles(self) -> dict[str, str]:
+        """{role: column} for every role this profile maps."""
+        return {role: getattr(self, role) for role in ROLE_TYPES if getattr(self, role) is not None}
+
+    def columns(self) -> list[str]:
+        """Every column the profile names, once."""
+        named = [*self.key, *self.roles().values(), *(c for c, _ in self.order)]
+        return list(dict.fromkeys(named))
+
+    def lifecycle(self) -> set[str]:
+        """The columns the lifecycle writes (a source shows the others by default)."""
+        managed = ("status", "attempts", "started", "claimer", "error", "duration", "token", "done_at")
+        return {getattr(self, r) for r in managed if getattr(self, r) is not None}
+
+    def check(self, table: TableName, columns: Sequence[Column], unique_keys: Sequence[Sequence[str]]) -> Profile:
+        """This profile with the table's spelling of each column, or one error naming what does not fit:
+        a missing column, a column of the wrong type, a key that is not unique."""
+        by_name = {c.name.lower(): c for c in columns}
+
+        def found(name: str, role: str) -> Column:
+            column = by_name.get(name.lower())
+            if column is None:
+                raise SchemaError(
+                    f"profile {self.name!r}: {role} column {name!r} is not in table {table}; "
+                    f"its columns are: {', '.join(c.name for c in columns)}"
+                )
+            return column
+
+        spelled: dict[str, object] = {}
+        for role, name in self.roles().items():
+            column = found(name, role)
+            if column.type not in ROLE_TYPES[role]:
+                raise SchemaError(
+                    f"profile {self.name!r}: {role} column {column.name!r} of table {table} is {column.type}; "
+                    f"its {role} column must be {' or '.join(ROLE_TYPES[role])}"
+                )
+            spelled[role] = column.name
+        key = tuple(found(name, "key").name for name in self.key)
+        if not any({k.lower() for k in key} == {c.lower() for c in unique} for unique in unique_keys):
+            raise SchemaError(
+                f"profile {self.name!r}: key ({', '.join(key)}) of table {table} is not unique: name the columns "
+                "of its primary key or of a unique index in option 'profile.key'"
+            )
+        order = tuple((found(c, "order").name, d) for c, d in self.order)
+        return replace(self, key=key, order=order, **spelled)  # type: ignore[arg-type]
+
+
+PRESETS: dict[str, Profile] = {
+    "relational": Profile(
+        "relational",
+        key=("EnqueuedAt",),
+        status="Status",
+        ready=("Pending", "Error"),
+        in_flight="Processing",
+        done="Completed",
+        failed="Failed",
+        attempts="AttemptNum",
+        max_attempts=3,
+        due="ScheduledFor",
+        started="StartedAt",
+        error="Error",
+        duration="Duration",
+        token="UpdatedAt",
+        enqueued="EnqueuedAt",
+        order=(("ScheduledFor", "ASC"), ("EnqueuedAt", "ASC")),
+        clock="local",
+    ),
+    "started-mark": Profile("started-mark", key=("Id",), started="ProcessingStartedAt", error="Errors"),
+    "claimer": Profile(
+        "claimer",
+        key=("id",),
+        claimer="app_server",
+        attempts="attempts",
+        max_attempts=3,
+        due="scheduled_start_date",
+        started="start_date",
+        done_at="end_date",
+        order=(("scheduled_start_date", "ASC"), ("id", "ASC")),
+        clock="local",
+    ),
+    "dequeue": Profile("dequeue", key=("Id",), take=True, order=(("Id", "ASC"),)),
+}
+
+# Option names (after 'profile.') and how each is read.
+_TUPLES = {"key", "ready"}
+_INTS = {"max_attempts", "lease_seconds"}
+_BOOLS = {"take"}
+_FIELDS = [f.name for f in fields(Profile) if f.name != "name"]
+
+
+def _order(text: str) -> tuple[tuple[str, str], ...]:
+    """ "ScheduledFor, EnqueuedAt DESC" -> (("ScheduledFor", "ASC"), ("EnqueuedAt", "DESC"))."""
+    items = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        words = part.split()
+        if len(words) > 2:
+            raise ConfigError(f"option 'profile.order' item {part!r} is not allowed: use 'column [ASC|DESC]'")
+        items.append((words[0], words[1].upper() if len(words) == 2 else "ASC"))
+    return tuple(items)
+
+
+def _value(field: str, text: str) -> object:
+    text = str(text).strip()
+    if field == "order":
+        return _order(text)
+    if field in _TUPLES:
+        return tuple(filter(None, (p.strip() for p in text.split(","))))
+    if field in _INTS:
+        if not text.isdigit() or int(text) < 1:
+            raise ConfigError(f"option 'profile.{field}' = {text!r} is not allowed: a whole number from 1")
+        return int(text)
+    if field in _BOOLS:
+        if text.lower() not in ("true", "false"):
+            raise ConfigError(f"option 'profile.{field}' = {text!r} is not allowed: true or false")
+        return text.lower() == "true"
+    return text or None
+
+
+def profile_from(preset: str, settings: Mapping[str, str]) -> Profile:
+    """A preset with ``settings`` ({field: text}, e.g. {"key": "Id", "done": "Completed"}) set over it."""
+    base = PRESETS.get(preset.lower())
+    if base is None:
+        raise ConfigError(f"option 'profile' = {preset!r} is not allowed: use one of {', '.join(PRESETS)}")
+    unknown = set(settings) - set(_FIELDS)
+    if unknown:
+        raise ConfigError(
+            f"unknown option(s) {', '.join(f'profile.{u}' for u in sorted(unknown))}; "
+            f"a profile takes: {', '.join(f'profile.{f}' for f in _FIELDS)}"
+        )
+    return replace(base, **{field: _value(field, text) for field, text in settings.items()})  # type: ignore[arg-type]
+
+
+PROFILE_FIELDS = tuple(_FIELDS)

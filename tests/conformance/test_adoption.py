@@ -1,0 +1,158 @@
+"""A queue table sqlqueue did not create, consumed as it is through its profile, on every engine."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from sqlqueue.adoption import AdoptedQueue
+from sqlqueue.errors import SchemaError
+from sqlqueue.identifiers import TableName
+from tests.support import seeds
+
+
+def held(queue: AdoptedQueue, consumer: str, after: int, upto: int, columns: list[str]) -> list[tuple]:
+    rows: list[tuple] = []
+    for lo, hi in queue.partition_bounds(consumer, after, upto, 2):
+        for chunk in queue.read_claimed(consumer, after, upto, lo, hi, columns):
+            rows += chunk
+    return sorted(rows)
+
+
+def by_status(queue: AdoptedQueue) -> dict[str, int]:
+    rows = queue.fetch(queue.dialect.compile(f"SELECT Status, COUNT(*) FROM {queue.table} GROUP BY Status"), {})
+    return {status: count for status, count in rows}
+
+
+def test_a_claim_marks_rows_the_tables_way_and_completion_marks_them_done(engine):
+    queue = seeds.relational(engine)
+    seeds.enqueue_relational(queue, engine.name, 5)
+    assert queue.claim("etl", 1, 3) == 3
+    assert by_status(queue) == {"Processing": 3, "Pending": 2}
+    assert queue.complete("etl", 1) == 3
+    assert by_status(queue) == {"Completed": 3, "Pending": 2}
+    done = queue.fetch(
+        queue.dialect.compile(f"SELECT AttemptNum, Duration FROM {queue.table} WHERE Status = 'Completed'"), {}
+    )
+    assert all(attempts == 1 and duration is not None and duration >= 0 for attempts, duration in done)
+    assert queue.count_claimed("etl", 1) == 0
+
+
+def test_a_claim_follows_the_profiles_order(engine):
+    queue = seeds.relational(engine)
+    seeds.enqueue_relational(queue, engine.name, 6)
+    queue.claim("etl", 1, 2)
+    assert [p for (p,) in held(queue, "etl", 0, 1, ["Payload"])] == ["p0", "p1"]
+
+
+def test_a_replayed_claim_returns_the_rows_it_returned_before_whatever_the_table_holds_now(engine):
+    queue = seeds.relational(engine)
+    seeds.enqueue_relational(queue, engine.name, 4)
+    queue.claim("etl", 1, 4)
+    first = held(queue, "etl", 0, 1, ["Payload", "AttemptNum"])
+    seeds.run(queue, f"UPDATE {queue.table} SET Payload = 'changed by the worker'")
+    assert queue.count_claimed("etl", 1) == 4  # what the consumer finds after a crash: serve these again
+    assert held(queue, "etl", 0, 1, ["Payload", "AttemptNum"]) == first
+
+
+def test_the_filter_takes_one_job_type(engine):
+    queue = seeds.relational(engine, filter="Type = 'Sync'")
+    seeds.enqueue_relational(queue, engine.name, 3, type_="Sync")
+    seeds.enqueue_relational(queue, engine.name, 3, type_="Mail", start=100)
+    assert queue.claim("etl", 1, 10) == 3
+    assert queue.backlog().ready_rows == 0
+
+
+def test_a_row_abandoned_past_its_lease_is_claimed_again_and_counts_an_attempt(engine):
+    queue = seeds.relational(engine, lease_seconds=60)
+    seeds.enqueue_relational(queue, engine.name, 1)
+    queue.claim("dead-worker", 1, 1)
+    assert queue.claim("etl", 1, 1) == 0  # its lease holds
+    seeds.run(
+        queue, f"UPDATE {queue.table} SET StartedAt = {seeds._plus_ms(engine.name, seeds.NOW[engine.name], -61_000)}"
+    )
+    assert queue.claim("etl", 1, 1) == 1
+    assert held(queue, "etl", 0, 1, ["AttemptNum"]) == [(2,)]
+
+
+def test_a_row_the_tables_worker_took_after_our_lease_ran_out_is_not_completed_by_us(engine):
+    queue = seeds.relational(engine)
+    seeds.enqueue_relational(queue, engine.name, 1)
+    queue.claim("etl", 1, 1)
+    # The table's own worker took it over (Next_ sets StartedAt and UpdatedAt), and is still at it.
+    later = seeds._plus_ms(engine.name, seeds.NOW[engine.name], 5_000)
+    seeds.run(queue, f"UPDATE {queue.table} SET StartedAt = {later}, UpdatedAt = {later}")
+    assert queue.complete("etl", 1) == 0
+    assert by_status(queue) == {"Processing": 1}
+    assert queue.count_claimed("etl", 1) == 0
+
+
+def test_rows_out_of_attempts_past_their_lease_become_failed(engine):
+    queue = seeds.relational(engine, lease_seconds=60, max_attempts=1)
+    seeds.enqueue_relational(queue, engine.name, 2)
+    queue.claim("dead-worker", 1, 2)
+    seeds.run(
+        queue, f"UPDATE {queue.table} SET StartedAt = {seeds._plus_ms(engine.name, seeds.NOW[engine.name], -61_000)}"
+    )
+    assert queue.claim("etl", 1, 2) == 0
+    assert queue.rescue_expired(1) == 2
+    assert by_status(queue) == {"Failed": 2}
+
+
+def test_the_audit_trigger_sees_every_transition(engine):
+    queue = seeds.relational(engine)
+    seeds.enqueue_relational(queue, engine.name, 2)
+    queue.claim("etl", 1, 2)
+    queue.complete("etl", 1)
+    audit = queue.fetch(queue.dialect.compile(f"SELECT Status FROM {queue.table}_Audit"), {})
+    assert sorted(s for (s,) in audit) == ["Completed", "Completed", "Processing", "Processing"]
+
+
+def test_a_dequeue_takes_rows_out_of_the_table_and_a_replay_reads_them_from_the_copy(engine):
+    queue = seeds.dequeue(engine)
+    seeds.insert_payloads(queue, 5)
+    assert queue.claim("etl", 1, 3) == 3
+    assert queue.backlog().ready_rows == 2
+    assert [p for _, p in held(queue, "etl", 0, 1, ["Id", "Payload"])] == ["p0", "p1", "p2"]
+    queue.complete("etl", 1)
+    assert queue.count_claimed("etl", 1) == 0
+    assert queue.claim("etl", 2, 10) == 2
+
+
+def test_a_started_mark_is_set_by_the_claim_and_done_deletes_the_row(engine):
+    queue = seeds.started_mark(engine)
+    seeds.insert_payloads(queue, 3)
+    assert queue.claim("etl", 1, 2) == 2
+    assert queue.backlog().ready_rows == 1
+    assert queue.complete("etl", 1) == 2
+    assert queue.fetch(queue.dialect.compile(f"SELECT COUNT(*) FROM {queue.table}"), {})[0][0] == 1
+
+
+def test_a_missing_column_is_named_before_any_row_moves(engine):
+    queue = seeds.relational(engine)
+    bad = AdoptedQueue(queue.spec, queue.table, replace(queue.declared, token="Version"))
+    with pytest.raises(SchemaError, match="(?i)token column 'Version' is not in table"):
+        bad.claim("etl", 1, 1)
+
+
+def test_a_column_of_the_wrong_type_is_named(engine):
+    queue = seeds.relational(engine)
+    wrong = AdoptedQueue(queue.spec, queue.table, replace(queue.declared, attempts="Type"))
+    with pytest.raises(SchemaError, match="(?i)attempts column 'Type' .* must be int or bigint"):
+        wrong.require_layout()
+
+
+def test_a_key_that_is_not_unique_is_refused(engine):
+    queue = seeds.relational(engine)
+    loose = AdoptedQueue(queue.spec, queue.table, replace(queue.declared, key=("Type",)))
+    with pytest.raises(SchemaError, match=r"(?i)key \(Type\) of table .* is not unique"):
+        loose.require_layout()
+
+
+def test_a_table_not_adopted_yet_names_the_command(engine):
+    queue = seeds.dequeue(engine)
+    other = AdoptedQueue(queue.spec, TableName(queue.table.name.replace("fifo", "fifo_x")), queue.declared)
+    seeds.run(queue, f"CREATE TABLE {other.table} (Id INTEGER PRIMARY KEY, Payload TEXT)")
+    with pytest.raises(SchemaError, match="is not adopted yet: run `sqlqueue adopt"):
+        other.require_layout()

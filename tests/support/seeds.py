@@ -1,0 +1,135 @@
+"""Queue tables as users already have them (the designs in shared/seeds), made on each engine.
+
+Each maker creates a table of one design under a fresh name and returns an ``AdoptedQueue`` for it
+with the matching preset, its key set to the table's key. Rows are inserted the way the table's own
+producers would, with plain SQL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sqlqueue.adoption import AdoptedQueue
+from sqlqueue.identifiers import TableName
+from sqlqueue.profile import PRESETS, Profile
+from tests.support.engines import Engine, fresh_name
+
+# name -> (identity key, timestamp, text, string, int) per engine
+TYPES = {
+    "sqlite": ("INTEGER PRIMARY KEY AUTOINCREMENT", "DATETIME", "TEXT", "TEXT", "INTEGER"),
+    "postgres": ("bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "timestamp(6)", "text", "varchar(40)", "integer"),
+    "sqlserver": ("BIGINT IDENTITY(1, 1) PRIMARY KEY", "DATETIME2(7)", "NVARCHAR(MAX)", "NVARCHAR(40)", "INT"),
+}
+NOW = {
+    "sqlite": "strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime')",
+    "postgres": "LOCALTIMESTAMP",
+    "sqlserver": "SYSDATETIME()",
+}
+
+
+def run(queue: AdoptedQueue, *statements: str) -> None:
+    with queue.transaction() as cur:
+        for sql in statements:
+            cur.execute(sql)
+
+
+def _queue(engine: Engine, table: str, profile: Profile) -> AdoptedQueue:
+    queue = AdoptedQueue(engine.connection(), TableName.parse(table), profile)
+    engine.created.append(queue)
+    return queue
+
+
+def relational(engine: Engine, **settings: object) -> AdoptedQueue:
+    """A seed-004 queue: EnqueuedAt is its key (no identity column), its statuses are a vocabulary in a
+    table its Status references, and an audit trigger records every change of Status."""
+    _, ts, text, string, integer = TYPES[engine.name]
+    name = fresh_name("syncqueue")
+    statuses, audit = f"{name}_Status", f"{name}_Audit"
+    statements = [
+        f"CREATE TABLE {statuses} (Status {string} NOT NULL PRIMARY KEY)",
+        f"INSERT INTO {statuses} (Status) VALUES ('Pending'), ('Processing'), ('Error'), ('Failed'), ('Completed')",
+        f"""CREATE TABLE {name} (
+  EnqueuedAt {ts} NOT NULL PRIMARY KEY,
+  UpdatedAt {ts} NOT NULL,
+  Status {string} NOT NULL REFERENCES {statuses} (Status),
+  Type {string} NOT NULL,
+  Step {string} NULL,
+  AttemptNum {integer} NOT NULL DEFAULT 0,
+  Response {text} NULL,
+  Error {text} NULL,
+  StartedAt {ts} NULL,
+  Duration {integer} NULL,
+  ScheduledFor {ts} NOT NULL,
+  Payload {text} NULL
+)""",
+        f"CREATE TABLE {audit} (EnqueuedAt {ts} NOT NULL, Status {string} NOT NULL)",
+        *_audit_trigger(engine.name, name, audit),
+    ]
+    queue = _queue(engine, name, replace(PRESETS["relational"], **settings))  # type: ignore[arg-type]
+    run(queue, *statements)
+    queue.adopt()
+    return queue
+
+
+def _audit_trigger(engine: str, table: str, audit: str) -> list[str]:
+    if engine == "sqlite":
+        return [
+            f"CREATE TRIGGER {table}_audit AFTER UPDATE OF Status ON {table} "
+            f"BEGIN INSERT INTO {audit} VALUES (NEW.EnqueuedAt, NEW.Status); END"
+        ]
+    if engine == "postgres":
+        return [
+            f"CREATE FUNCTION {table}_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            f'INSERT INTO {audit} VALUES (NEW."enqueuedat", NEW."status"); RETURN NEW; END $$',
+            f"CREATE TRIGGER {table}_audit AFTER UPDATE ON {table} FOR EACH ROW EXECUTE FUNCTION {table}_audit()",
+        ]
+    return [
+        f"CREATE TRIGGER {table}_audit ON {table} AFTER UPDATE AS "
+        f"INSERT INTO {audit} (EnqueuedAt, Status) SELECT EnqueuedAt, Status FROM inserted"
+    ]
+
+
+def enqueue_relational(queue: AdoptedQueue, engine: str, n: int, type_: str = "Sync", start: int = 0) -> None:
+    """``n`` Pending rows as the table's producers insert them: EnqueuedAt made unique per row."""
+    now = NOW[engine]
+    rows = [
+        f"INSERT INTO {queue.table} (EnqueuedAt, UpdatedAt, Status, Type, ScheduledFor, Payload) "
+        f"VALUES ({_plus_ms(engine, now, start + i)}, {now}, 'Pending', '{type_}', {_plus_ms(engine, now, -60_000)}, "
+        f"'p{start + i}')"
+        for i in range(n)
+    ]
+    run(queue, *rows)
+
+
+def _plus_ms(engine: str, now: str, ms: int) -> str:
+    if engine == "sqlite":
+        return f"strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime', '{ms / 1000:+.3f} seconds')"
+    if engine == "postgres":
+        return f"{now} + INTERVAL '{ms} milliseconds'"
+    return f"DATEADD(MILLISECOND, {ms}, {now})"
+
+
+def dequeue(engine: Engine) -> AdoptedQueue:
+    """A seed-000 FIFO queue: an identity key and a payload; a dequeue deletes the row."""
+    identity, _, text, _, _ = TYPES[engine.name]
+    name = fresh_name("fifoqueue")
+    queue = _queue(engine, name, PRESETS["dequeue"])
+    run(queue, f"CREATE TABLE {name} (Id {identity}, Payload {text} NULL)")
+    queue.adopt()
+    return queue
+
+
+def started_mark(engine: Engine) -> AdoptedQueue:
+    """A seed-002 queue: ready while ProcessingStartedAt is NULL; done deletes the row."""
+    identity, ts, text, _, _ = TYPES[engine.name]
+    name = fresh_name("simplequeue")
+    queue = _queue(engine, name, replace(PRESETS["started-mark"], clock="local"))
+    run(
+        queue, f"CREATE TABLE {name} (Id {identity}, Payload {text} NULL, ProcessingStartedAt {ts} NULL, Errors {text})"
+    )
+    queue.adopt()
+    return queue
+
+
+def insert_payloads(queue: AdoptedQueue, n: int) -> None:
+    run(queue, *(f"INSERT INTO {queue.table} (Payload) VALUES ('p{i}')" for i in range(n)))
