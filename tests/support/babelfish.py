@@ -17,9 +17,10 @@ from sqlqueue.dialects.odbc import is_freetds
 # Each gap: what Babelfish does, against what SQL Server does (Microsoft's documentation).
 GAPS = {
     "update_cte": (
-        "Babelfish cannot UPDATE through a common table expression ('relation \"batch\" does not exist'); the "
-        "ordered claims (fifo, lifo, priority, pending) do, as Microsoft's UPDATE and CREATE VIEW references "
-        "(updatable CTEs) and NServiceBus's receive describe"
+        "Babelfish cannot UPDATE through a common table expression ('relation \"batch\" does not exist'; with "
+        "OUTPUT ... INTO, or a DELETE, 'stack depth limit exceeded'); the ordered claims (fifo, lifo, priority, "
+        "pending, an adopted table's order) do, as Microsoft's UPDATE and CREATE VIEW references (updatable "
+        "CTEs) and NServiceBus's receive describe"
     ),
     "table_hints": (
         "Babelfish parses and ignores table hints (READPAST, UPDLOCK, ROWLOCK, READCOMMITTEDLOCK): concurrent "
