@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MethodType
 from typing import Any
 
@@ -23,6 +23,7 @@ from sqlqueue.dialects.postgres import PostgresDialect
 from sqlqueue.dialects.sqlite import SqliteDialect
 from sqlqueue.dialects.sqlserver import SqlServerDialect
 from sqlqueue.identifiers import TableName
+from sqlqueue.profile import PRESETS, Profile
 from sqlqueue.schema import ORDERS, STAGE_TAG, Column, QueueSpec
 
 DIALECTS = ("sqlserver", "postgres", "sqlite")
@@ -57,6 +58,7 @@ DOCTOR: dict[type[Dialect], tuple[tuple[Callable[..., Statement], tuple[Any, ...
     SqliteDialect: ((SqliteDialect.journal_mode, ()), (SqliteDialect.wal_on, ())),
 }
 DDL_BUILDER = "create_statements"
+ADOPTION_BUILDER = "create_claims_table"
 MIGRATION_BUILDER = "migration_steps"
 # The chunk printed scripts loop over (sqlqueue migrate's default on SQL Server).
 EXAMPLE_CHUNK = 4000
@@ -165,6 +167,52 @@ def _ddl(dialect: Dialect) -> Iterator[Entry]:
             yield from (Entry(f"{label}_{order}", DDL_BUILDER, sql) for order, sql in variants.items())
 
 
+# The adopted tables of the catalog: each preset over the seed's columns, and the relational one as a
+# stream of one job type claimed in no order.
+SEED_COLUMNS = {
+    "relational": (
+        "EnqueuedAt", "UpdatedAt", "Status", "Type", "Step", "AttemptNum", "Response", "Error", "StartedAt",
+        "Duration", "ScheduledFor", "Payload",
+    ),
+    "started-mark": ("Id", "Payload", "ProcessingStartedAt", "Errors"),
+    "claimer": ("id", "reputation", "app_server", "attempts", "scheduled_start_date", "start_date", "end_date"),
+    "dequeue": ("Id", "Payload"),
+}  # fmt: skip
+ADOPTED: dict[str, tuple[Profile, tuple[str, ...]]] = {
+    name.replace("-", "_"): (profile, SEED_COLUMNS[name]) for name, profile in PRESETS.items()
+}
+ADOPTED["relational_heap_filtered"] = (
+    replace(PRESETS["relational"], order=(), filter="Type = 'Sync'"),
+    SEED_COLUMNS["relational"],
+)
+ADOPTED["dequeue_heap"] = (replace(PRESETS["dequeue"], order=()), SEED_COLUMNS["dequeue"])
+# Exact column types as the catalog reports them, for the claims table's DDL.
+CLAIMS_COLUMNS = (("Id", "bigint"), ("Payload", "nvarchar(max)"), ("ProcessingStartedAt", "datetime2(7)"))
+
+
+def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
+    for name, (profile, columns) in ADOPTED.items():
+        plan = dialect.adopted_claim(t, profile, columns)
+        yield Entry(f"adopted_{name}_claim", "adopted_claim", plan.claim.sql)
+        if plan.record is not None:
+            yield Entry(f"adopted_{name}_claim_record", "adopted_claim", plan.record.sql)
+        for i, statement in enumerate(dialect.adopted_complete(t, profile), 1):
+            yield Entry(f"adopted_{name}_complete_{i}", "adopted_complete", statement.sql)
+        for builder in (dialect.adopted_fail_expired, dialect.adopted_claim_waits, dialect.adopted_backlog):
+            statement = builder(t, profile)
+            if statement is not None:
+                yield Entry(
+                    f"adopted_{name}_{builder.__name__.removeprefix('adopted_')}", builder.__name__, statement.sql
+                )
+    yield Entry("adopted_count_held", "adopted_count_held", dialect.adopted_count_held(t).sql)
+    yield Entry("adopted_partition_bounds", "adopted_partition_bounds", dialect.adopted_partition_bounds(t, PARTS).sql)
+    yield Entry("adopted_read_claimed", "adopted_read_claimed", dialect.adopted_read_claimed(t, ("Id", "Payload")).sql)
+    for builder in (dialect.unique_keys, dialect.exact_columns):
+        yield Entry(builder.__name__, builder.__name__, builder(t).sql)
+    for i, sql in enumerate(dialect.create_claims_table(t, CLAIMS_COLUMNS), 1):
+        yield Entry(f"adopt_{i:02d}_{ddl_label(sql)}", ADOPTION_BUILDER, sql)
+
+
 def migration_parts(step: Step) -> dict[str, str]:
     """A migration step's SQL by part: its statements, how a script says them, its todo query."""
     parts = {f"{i}": sql for i, sql in enumerate(step.statements, 1)}
@@ -271,6 +319,7 @@ def catalog(dialect: Dialect) -> list[Entry]:
     add("has_layout_table", dialect.has_layout_table)
     add("recorded_layout", dialect.recorded_layout)
     entries += _migration(dialect)
+    entries += _adopted(dialect, t)
     names = [e.name for e in entries]
     assert len(names) == len(set(names)), f"{dialect.name}: duplicate statement names"
     return entries

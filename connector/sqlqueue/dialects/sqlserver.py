@@ -262,7 +262,8 @@ class SqlServerDialect(Dialect):
         # The system type under an alias type (the seeds' _Timestamp, QueueState): sys.types' row whose
         # user_type_id is the column's system_type_id. Lengths in sys.columns are bytes, two per
         # character for the N types, -1 for MAX; rowversion copies as binary(8)
-        # (learn.microsoft.com/sql/relational-databases/system-catalog-views/sys-columns-transact-sql).
+        # (learn.microsoft.com/sql/relational-databases/system-catalog-views/sys-columns-transact-sql);
+        # PRECISION is a reserved keyword, hence [precision].
         def sized(types: str, inside: str) -> str:
             return f"WHEN t.name IN ({types}) THEN t.name + N'(' + {inside} + N')' "
 
@@ -276,7 +277,7 @@ class SqlServerDialect(Dialect):
             "SELECT c.name, CASE "
             + sized("N'nvarchar', N'nchar'", length(" / 2"))
             + sized("N'varchar', N'char', N'varbinary', N'binary'", length(""))
-            + sized("N'decimal', N'numeric'", f"{text('c.precision')} + N', ' + {text('c.scale')}")
+            + sized("N'decimal', N'numeric'", f"{text('c.[precision]')} + N', ' + {text('c.scale')}")
             + sized("N'datetime2', N'datetimeoffset', N'time'", text("c.scale"))
             + "WHEN t.name = N'timestamp' THEN N'binary(8)' ELSE t.name END "
             "FROM sys.columns AS c JOIN sys.types AS t ON t.user_type_id = c.system_type_id "

@@ -1,0 +1,1 @@
+SELECT COUNT(*), CAST(date_part('epoch', LOCALTIMESTAMP - MIN("EnqueuedAt")) * 1000 AS BIGINT) FROM "jobs" WHERE ("Status" IN ('Pending', 'Error') OR ("Status" = 'Processing' AND "StartedAt" < LOCALTIMESTAMP + %s * INTERVAL '1 second')) AND "AttemptNum" < %s AND "ScheduledFor" <= LOCALTIMESTAMP

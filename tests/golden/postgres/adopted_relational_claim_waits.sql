@@ -1,0 +1,1 @@
+SELECT COUNT(*), percentile_disc(0.5) WITHIN GROUP (ORDER BY "wait_ms"), percentile_disc(0.95) WITHIN GROUP (ORDER BY "wait_ms"), MAX("wait_ms") FROM (SELECT CAST(date_part('epoch', "StartedAt" - "EnqueuedAt") * 1000 AS BIGINT) AS "wait_ms" FROM "jobs_sqlqueue_claims" WHERE "sqlqueue_consumer" = %s AND "sqlqueue_claim_seq" = %s) AS v

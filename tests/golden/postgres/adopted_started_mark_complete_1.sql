@@ -1,0 +1,1 @@
+DELETE FROM "jobs" WHERE EXISTS (SELECT 1 FROM "jobs_sqlqueue_claims" AS c WHERE c."sqlqueue_consumer" = %s AND c."sqlqueue_claim_seq" <= %s AND c."Id" = "jobs"."Id" AND c."ProcessingStartedAt" = "jobs"."ProcessingStartedAt")

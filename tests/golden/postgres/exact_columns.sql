@@ -1,0 +1,1 @@
+SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute AS a WHERE a.attrelid = to_regclass(quote_ident(COALESCE(%s, current_schema())) || '.' || quote_ident(%s)) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum

@@ -1,0 +1,1 @@
+SELECT CAST(i.indexrelid AS regclass) AS index_name, a.attname FROM pg_index AS i JOIN pg_attribute AS a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) WHERE i.indrelid = to_regclass(quote_ident(COALESCE(%s, current_schema())) || '.' || quote_ident(%s)) AND i.indisunique AND i.indpred IS NULL

@@ -1,0 +1,1 @@
+SELECT COUNT(*), NULL FROM "jobs" WHERE ("app_server" IS NULL OR ("start_date" < strftime('%Y-%m-%d %H:%M:%f', strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime'), ? || ' seconds'))) AND "end_date" IS NULL AND "attempts" < ? AND "scheduled_start_date" <= strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime')

@@ -1,0 +1,1 @@
+DELETE FROM "jobs_sqlqueue_claims" WHERE "sqlqueue_consumer" = ? AND "sqlqueue_claim_seq" <= ?

@@ -1,0 +1,1 @@
+INSERT INTO "jobs_sqlqueue_claims" ("sqlqueue_consumer", "sqlqueue_claim_seq", "Id", "Payload") VALUES (?, ?, ?, ?)

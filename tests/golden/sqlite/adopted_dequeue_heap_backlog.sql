@@ -1,0 +1,1 @@
+SELECT COUNT(*), NULL FROM "jobs" WHERE 1 = 1

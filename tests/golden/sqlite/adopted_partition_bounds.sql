@@ -1,0 +1,1 @@
+SELECT MIN(t."sqlqueue_row") AS "lo", MAX(t."sqlqueue_row") AS "hi" FROM (SELECT "sqlqueue_row", NTILE(4) OVER (ORDER BY "sqlqueue_row") AS "part" FROM "jobs_sqlqueue_claims" WHERE "sqlqueue_consumer" = ? AND "sqlqueue_claim_seq" > ? AND "sqlqueue_claim_seq" <= ?) AS t GROUP BY t."part" ORDER BY "lo"

@@ -1,0 +1,1 @@
+INSERT INTO "jobs_sqlqueue_claims" ("sqlqueue_consumer", "sqlqueue_claim_seq", "EnqueuedAt", "UpdatedAt", "Status", "Type", "Step", "AttemptNum", "Response", "Error", "StartedAt", "Duration", "ScheduledFor", "Payload") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

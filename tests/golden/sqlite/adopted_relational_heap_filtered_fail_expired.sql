@@ -1,0 +1,1 @@
+UPDATE "jobs" SET "Status" = 'Failed', "UpdatedAt" = strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime') WHERE "Status" = 'Processing' AND "StartedAt" < strftime('%Y-%m-%d %H:%M:%f', strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime'), ? || ' seconds') AND "AttemptNum" >= ? AND (Type = 'Sync')

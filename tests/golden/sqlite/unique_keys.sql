@@ -1,0 +1,1 @@
+SELECT 'primary key', name FROM pragma_table_info(?) WHERE pk > 0 UNION ALL SELECT l.name, i.name FROM pragma_index_list(?) AS l, pragma_index_info(l.name) AS i WHERE l."unique" = 1 AND l.partial = 0 AND l.origin <> 'pk'

@@ -1,0 +1,10 @@
+IF OBJECT_ID(N'dbo.jobs_sqlqueue_claims', N'U') IS NULL
+CREATE TABLE [dbo].[jobs_sqlqueue_claims] (
+  [sqlqueue_row] BIGINT IDENTITY(1, 1) NOT NULL,
+  [sqlqueue_consumer] NVARCHAR(400) NOT NULL,
+  [sqlqueue_claim_seq] BIGINT NOT NULL,
+  [Id] bigint,
+  [Payload] nvarchar(max),
+  [ProcessingStartedAt] datetime2(7),
+  CONSTRAINT [pk_jobs_sqlqueue_claims] PRIMARY KEY ([sqlqueue_row])
+)

@@ -1,0 +1,1 @@
+SELECT COUNT(*), NULL FROM [dbo].[jobs] WITH (READPAST, READCOMMITTEDLOCK) WHERE ([app_server] IS NULL OR ([start_date] < DATEADD(SECOND, ?, SYSDATETIME()))) AND [end_date] IS NULL AND [attempts] < ? AND [scheduled_start_date] <= SYSDATETIME()

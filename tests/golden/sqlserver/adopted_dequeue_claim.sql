@@ -1,0 +1,8 @@
+WITH [batch] AS (
+  SELECT TOP (?) * FROM [dbo].[jobs] WITH (UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK)
+  WHERE 1 = 1
+  ORDER BY [Id] ASC
+)
+DELETE FROM [batch]
+OUTPUT CAST(? AS NVARCHAR(400)), CAST(? AS BIGINT), deleted.[Id], deleted.[Payload]
+INTO [dbo].[jobs_sqlqueue_claims] ([sqlqueue_consumer], [sqlqueue_claim_seq], [Id], [Payload])
