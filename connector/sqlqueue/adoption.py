@@ -44,9 +44,13 @@ class AdoptedQueue(Queue):
         return tuple(Column(name, portable(db_type), bool(nullable)) for name, db_type, nullable in rows)
 
     def domain_columns(self) -> tuple[Column, ...]:
-        """What a source returns by default: the table's columns but the lifecycle's own."""
+        """The table's columns but those the lifecycle writes."""
         managed = {c.lower() for c in self.profile.lifecycle()}
         return tuple(c for c in self.columns() if c.name.lower() not in managed)
+
+    def source_columns(self) -> tuple[Column, ...]:
+        """What a source returns by default: the table's columns but those the lifecycle writes."""
+        return self.domain_columns()
 
     @property
     def profile(self) -> Profile:

@@ -14,6 +14,7 @@ from typing import Any
 from .connection import ConnectionSpec, parse_connection
 from .errors import ConfigError, invalid_option, missing_option, unknown_options
 from .identifiers import TableName
+from .profile import FIELD_DOCS, PRESETS, PROFILE_FIELDS, Profile, profile_from
 from .retry import RetryPolicy
 from .schema import ORDERS
 
@@ -295,6 +296,16 @@ OPTIONS: tuple[Option, ...] = (
         roles=(SINK,),
         parse=whole_number(0, 30 * 86_400),
     ),
+    Option(
+        "profile",
+        None,
+        "Adopt a queue table sqlqueue did not create, as it is: "
+        f"{', '.join(PRESETS)} (README 'Using the queue table you already have'); the profile.* options map "
+        "its columns and values over the preset's. Unset: a queue table in sqlqueue's own layout.",
+        roles=(SOURCE,),
+        parse=one_of(*PRESETS),
+    ),
+    *(Option(f"profile.{field}", None, FIELD_DOCS[field], roles=(SOURCE,)) for field in PROFILE_FIELDS),
 )
 BY_KEY = {o.key.lower(): o for o in OPTIONS}
 # Keys Spark itself may put into a data source's options.
@@ -323,6 +334,8 @@ class QueueAddress:
 
     connection: ConnectionSpec = field(repr=False)
     table: TableName
+    # How the table expresses a queue when sqlqueue adopted it; None: sqlqueue's own layout.
+    profile: Profile | None = None
 
     def __repr__(self) -> str:
         return f"QueueAddress({self.table} at {self.connection.display})"
@@ -334,7 +347,19 @@ def queue_address(values: Mapping[str, Any]) -> QueueAddress:
     )
     if values["queue"] is None:
         raise missing_option("queue", "name the queue table, e.g. .option('queue', 'dbo.jobs')")
-    return QueueAddress(connection, values["queue"])
+    return QueueAddress(connection, values["queue"], _profile(values))
+
+
+def _profile(values: Mapping[str, Any]) -> Profile | None:
+    """The profile the options describe: a preset, the profile.* settings over it, the source's lease."""
+    settings = {f: values[f"profile.{f}"] for f in PROFILE_FIELDS if values.get(f"profile.{f}") is not None}
+    if values.get("profile") is None:
+        if settings:
+            raise missing_option("profile", f"profile.* options need a preset to set them over: {', '.join(PRESETS)}")
+        return None
+    if "leaseSeconds" in values and "lease_seconds" not in settings:
+        settings["lease_seconds"] = str(values["leaseSeconds"])
+    return profile_from(values["profile"], settings)
 
 
 @dataclass(frozen=True)

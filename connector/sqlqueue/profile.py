@@ -246,4 +246,29 @@ def profile_from(preset: str, settings: Mapping[str, str]) -> Profile:
     return replace(base, **{field: _value(field, text) for field, text in settings.items()})  # type: ignore[arg-type]
 
 
+# What each profile.<field> option means, for the options reference.
+FIELD_DOCS = {
+    "key": "The table's unique key, comma-separated (its primary key or a unique index; need not be an identity).",
+    "take": "true: the claim deletes the rows it takes (dequeue), keeping them in the claims table until done.",
+    "status": "The status column.",
+    "ready": "Status values that mean ready, comma-separated (e.g. Pending, Error).",
+    "in_flight": "The status value a claim sets (e.g. Processing).",
+    "done": "The status value done sets (e.g. Completed); unset with no done_at: done deletes the row.",
+    "failed": "The terminal status of rows out of attempts whose claimer's lease ran out (e.g. Failed).",
+    "attempts": "The attempts column, incremented by each claim.",
+    "max_attempts": "Rows with this many attempts are not claimed again.",
+    "due": "A time column: rows are claimed once it has passed (e.g. ScheduledFor).",
+    "started": "A time column the claim sets; past the lease it marks an abandoned row (e.g. StartedAt).",
+    "claimer": "A column the claim sets to the consumer's id (e.g. app_server).",
+    "error": "The column a failure's error text goes to.",
+    "duration": "A column done sets to the milliseconds since started.",
+    "token": "The optimistic-concurrency column (e.g. UpdatedAt): every transition sets it, and completion "
+    "touches a row only while it holds what the claim wrote.",
+    "enqueued": "When a row was enqueued, for queue-wait figures.",
+    "done_at": "A time column done sets; rows where it is set are not claimed.",
+    "filter": "An SQL condition on the table's columns selecting this stream's rows (e.g. Type = 'Sync').",
+    "order": "Claim order, e.g. 'ScheduledFor, EnqueuedAt' (ASC or DESC per column); empty: any order.",
+    "clock": "utc or local: the time zone the table's times are written in (SYSDATETIME() is local).",
+    "lease_seconds": "How long a claim's started-at holds a row before it counts as abandoned.",
+}
 PROFILE_FIELDS = tuple(_FIELDS)

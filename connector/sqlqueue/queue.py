@@ -21,6 +21,7 @@ from .dialects.layout import Step
 from .errors import SchemaError, layout_mismatch
 from .identifiers import TableName
 from .schema import (
+    DEFAULT_SOURCE_LIFECYCLE,
     LAYOUT,
     LAYOUT_1_COLUMNS,
     LIFECYCLE_NAMES,
@@ -135,6 +136,13 @@ class Queue:
 
     def domain_columns(self) -> tuple[Column, ...]:
         return tuple(c for c in self.columns() if c.name not in LIFECYCLE_NAMES)
+
+    def source_columns(self) -> tuple[Column, ...]:
+        """What a source returns by default: id, enqueued_at, attempts and every domain column."""
+        columns = self.columns()
+        return tuple(c for c in columns if c.name in DEFAULT_SOURCE_LIFECYCLE) + tuple(
+            c for c in columns if c.name not in LIFECYCLE_NAMES
+        )
 
     # ---- layout ---------------------------------------------------------------------------------
     def layout(self) -> int:

@@ -7,6 +7,7 @@ producers would, with plain SQL.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from sqlqueue.adoption import AdoptedQueue
@@ -137,3 +138,55 @@ def started_mark(engine: Engine) -> AdoptedQueue:
 
 def insert_payloads(queue: AdoptedQueue, n: int) -> None:
     run(queue, *(f"INSERT INTO {queue.table} (Payload) VALUES ('p{i}')" for i in range(n)))
+
+
+class SeedWorker:
+    """The table's own worker, written the way seed 004's procedures work: ``Next_`` claims one row
+    (skipping locked ones) and returns its key and UpdatedAt; ``Modify_`` completes it only while
+    UpdatedAt still holds that token (optimistic concurrency), else the update is rejected."""
+
+    def __init__(self, queue: AdoptedQueue, engine: str) -> None:
+        self.queue = AdoptedQueue(queue.spec, queue.table, queue.declared)  # a connection of its own
+        self.engine = engine
+        self.done: list[str] = []  # the payloads of the rows it completed
+        self.rejected = 0
+
+    def next_(self) -> tuple[object, object, str] | None:
+        t, now = self.queue.table, NOW[self.engine]
+        lock = " FOR UPDATE SKIP LOCKED" if self.engine == "postgres" else ""
+        pick = (
+            f"SELECT EnqueuedAt FROM {t} WHERE Status IN ('Pending', 'Error') AND ScheduledFor <= {now} "
+            f"AND AttemptNum < 3 ORDER BY ScheduledFor LIMIT 1{lock}"
+        )
+        claim = (
+            f"UPDATE {t} SET Status = 'Processing', UpdatedAt = {now}, StartedAt = {now}, AttemptNum = AttemptNum + 1 "
+            f"WHERE EnqueuedAt = ({pick}) RETURNING EnqueuedAt, UpdatedAt, Payload"
+        )
+        with self.queue.transaction() as cur:
+            cur.execute(claim)
+            row = cur.fetchone()
+        return None if row is None else (row[0], row[1], row[2])
+
+    def modify(self, key: object, token: object, payload: str) -> None:
+        now = NOW[self.engine]
+        marker = self.queue.dialect.marker
+        with self.queue.transaction() as cur:
+            cur.execute(
+                f"UPDATE {self.queue.table} SET Status = 'Completed', UpdatedAt = {now} "
+                f"WHERE EnqueuedAt = {marker} AND UpdatedAt = {marker}",
+                (key, token),
+            )
+            if cur.rowcount == 1:
+                self.done.append(payload)
+            else:
+                self.rejected += 1
+
+    def work(self, until: Callable[[], bool]) -> None:
+        """Take rows one at a time until ``until()`` holds and the table has nothing for it."""
+        while True:
+            claimed = self.next_()
+            if claimed is None:
+                if until():
+                    return
+                continue
+            self.modify(*claimed)

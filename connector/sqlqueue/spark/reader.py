@@ -17,6 +17,7 @@ from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 from pyspark.sql.types import StructType
 
+from ..adoption import open_queue
 from ..consumer import ClaimOffset, ClaimPolicy, Consumer
 from ..options import QueueAddress, SourceOptions
 from ..queue import UNLIMITED, Queue
@@ -31,9 +32,9 @@ _QUEUES: dict[tuple, Queue] = {}
 
 
 def shared_queue(address: QueueAddress) -> Queue:
-    key = (address.connection.cache_key, address.table)
+    key = (address.connection.cache_key, address.table, address.profile)
     if key not in _QUEUES:
-        _QUEUES[key] = Queue(address.connection, address.table)
+        _QUEUES[key] = open_queue(address.connection, address.table, address.profile)
     return _QUEUES[key]
 
 
@@ -86,7 +87,8 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 max_attempts=o.max_attempts,
                 rescue_interval_s=min(max(o.lease_seconds / 4, 1.0), 60.0),
             )
-            self._consumer = Consumer(Queue(o.address.connection, o.address.table), consumer_id, policy)
+            queue = open_queue(o.address.connection, o.address.table, o.address.profile)
+            self._consumer = Consumer(queue, consumer_id, policy)
         return self._consumer
 
     def initialOffset(self) -> dict:
@@ -97,7 +99,8 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadMaxRows(self.options.max_rows_per_trigger)
 
     def prepareForTriggerAvailableNow(self) -> None:
-        queue = Queue(self.options.address.connection, self.options.address.table)
+        address = self.options.address
+        queue = open_queue(address.connection, address.table, address.profile)
         try:
             self._max_id = self.options.retry.run(queue.max_ready_id, "reading the available-now bound") or 0
         finally:

@@ -24,10 +24,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, DataSourceStreamWriter, DataSourceWriter
 from pyspark.sql.types import StructType
 
+from ..adoption import open_queue
 from ..errors import SchemaError
 from ..options import SourceOptions
-from ..queue import Queue
-from ..schema import DEFAULT_SOURCE_LIFECYCLE, LIFECYCLE_NAMES
 from .tuning import warn_once_if_untuned
 from .types import spark_ddl
 
@@ -43,17 +42,15 @@ class SqlQueueDataSource(DataSource):
     def schema(self) -> str:
         """The returned columns as the queue table defines them (the table is read on the driver)."""
         options = SourceOptions.parse(self.options)
-        queue = Queue(options.address.connection, options.address.table)
+        address = options.address
+        queue = open_queue(address.connection, address.table, address.profile)
         try:
             queue.require_layout()
             columns = queue.columns()
+            wanted = options.columns or [c.name for c in queue.source_columns()]
         finally:
             queue.close()
         by_name = {c.name: c for c in columns}
-        wanted = options.columns or [
-            *DEFAULT_SOURCE_LIFECYCLE,
-            *(c.name for c in columns if c.name not in LIFECYCLE_NAMES),
-        ]
         missing = [n for n in wanted if n not in by_name]
         if missing:
             raise SchemaError(

@@ -1,0 +1,100 @@
+"""A table sqlqueue did not create, streamed into Delta as it is, beside the table's own worker."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from chispa import assert_df_equality
+
+from tests.support import seeds
+from tests.support.pgserver import wait_until
+
+
+def adopted_options(engine, queue, **extra) -> dict[str, str]:
+    options = {**engine.options, "queue": str(queue.table), "profile": queue.declared.name}
+    options["profile.order"] = ", ".join(f"{c} {d}" for c, d in queue.declared.order)
+    return options | {k: str(v) for k, v in extra.items()}
+
+
+def stream(spark, options: dict, target: str, checkpoint: str, trigger: dict):
+    reader = spark.readStream.format("sqlqueue")
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return (
+        reader.load()
+        .writeStream.format("delta")
+        .option("checkpointLocation", checkpoint)
+        .trigger(**trigger)
+        .start(target)
+    )
+
+
+def statuses(queue) -> dict[str, int]:
+    rows = queue.fetch(queue.dialect.compile(f"SELECT Status, COUNT(*) FROM {queue.table} GROUP BY Status"), {})
+    return dict(rows)
+
+
+def test_a_relational_table_streams_into_delta_once_and_each_row_is_completed_the_tables_way(spark, engine, tmp_path):
+    queue = seeds.relational(engine)
+    seeds.enqueue_relational(queue, engine.name, 1_500)
+    options = adopted_options(engine, queue, maxRowsPerTrigger=600)
+    stream(spark, options, str(tmp_path / "t"), str(tmp_path / "c"), {"availableNow": True}).awaitTermination()
+    got = spark.read.format("delta").load(str(tmp_path / "t")).selectExpr("Payload AS Payload")  # any case
+    expected = spark.createDataFrame([(f"p{i}",) for i in range(1_500)], "Payload string")
+    assert_df_equality(got, expected, ignore_row_order=True, ignore_nullable=True)
+    assert statuses(queue) == {"Completed": 1_500}
+
+
+def test_a_source_shows_the_tables_columns_but_those_the_lifecycle_writes(spark, engine):
+    queue = seeds.relational(engine)
+    reader = spark.readStream.format("sqlqueue")
+    for key, value in adopted_options(engine, queue).items():
+        reader = reader.option(key, value)
+    assert [f.name.lower() for f in reader.load().schema] == [
+        "enqueuedat",
+        "type",
+        "step",
+        "response",
+        "scheduledfor",
+        "payload",
+    ]
+
+
+def test_a_dequeue_table_streams_into_delta_once(spark, engine, tmp_path):
+    queue = seeds.dequeue(engine)
+    seeds.insert_payloads(queue, 700)
+    options = adopted_options(engine, queue, maxRowsPerTrigger=300)
+    stream(spark, options, str(tmp_path / "t"), str(tmp_path / "c"), {"availableNow": True}).awaitTermination()
+    got = spark.read.format("delta").load(str(tmp_path / "t"))
+    assert got.count() == 700 and got.select(got.columns[0]).distinct().count() == 700
+    assert queue.backlog().ready_rows == 0
+
+
+@pytest.mark.babelfish_gap("table_hints")
+def test_the_stream_and_the_tables_own_worker_each_take_every_row_once_between_them(spark, engine, tmp_path):
+    queue = seeds.relational(engine)
+    total = 3_000
+    seeds.enqueue_relational(queue, engine.name, total)
+    worker = seeds.SeedWorker(queue, engine.name)
+    stop = threading.Event()
+    thread = threading.Thread(target=worker.work, args=(stop.is_set,), daemon=True)
+    options = adopted_options(engine, queue, maxRowsPerTrigger=500)
+    query = stream(spark, options, str(tmp_path / "t"), str(tmp_path / "c"), {"processingTime": "0 seconds"})
+    # The worker starts once the stream holds its first claim, or it could drain the table while Spark starts.
+    assert wait_until(lambda: statuses(queue).get("Processing", 0) > 0, timeout=120)
+    thread.start()
+    deadline = time.monotonic() + 240
+    try:
+        while statuses(queue) != {"Completed": total} and time.monotonic() < deadline:
+            query.processAllAvailable()  # each batch's rows are completed when Spark commits it
+    finally:
+        stop.set()
+        thread.join(timeout=60)
+        query.stop()
+    assert statuses(queue) == {"Completed": total}
+    ours = [r[0] for r in spark.read.format("delta").load(str(tmp_path / "t")).select("Payload").collect()]
+    assert worker.rejected == 0, "the worker's UpdatedAt check rejected a row we had left alone"
+    assert ours and worker.done, "both sides took part"
+    assert sorted(ours + worker.done) == sorted(f"p{i}" for i in range(total))
