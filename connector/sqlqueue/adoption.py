@@ -36,12 +36,7 @@ class AdoptedQueue(Queue):
 
     # ---- the table and its profile -------------------------------------------------------------
     def columns(self) -> tuple[Column, ...]:
-        """The table's columns as the database reports them: every one is the user's."""
-        rows = self.fetch(self.dialect.table_columns(self.table), self._names())
-        if not rows:
-            raise SchemaError(f"table {self.table} does not exist at {self.spec.display}")
-        portable = self.dialect.portable_type
-        return tuple(Column(name, portable(db_type), bool(nullable)) for name, db_type, nullable in rows)
+        return table_columns(self)
 
     def domain_columns(self) -> tuple[Column, ...]:
         """The table's columns but those the lifecycle writes."""
@@ -56,11 +51,8 @@ class AdoptedQueue(Queue):
     def profile(self) -> Profile:
         """The declared profile checked against the table (once), with the table's spelling of names."""
         if self._checked is None:
-            keys: dict[str, list[str]] = defaultdict(list)
-            for index, column in self.fetch(self.dialect.unique_keys(self.table), self._names()):
-                keys[str(index)].append(column)
             columns = self.columns()
-            self._checked = self.declared.check(self.table, columns, list(keys.values()))
+            self._checked = self.declared.check(self.table, columns, unique_keys(self))
             self._names_by_lower = {c.name.lower(): c.name for c in columns}
         return self._checked
 
@@ -74,8 +66,23 @@ class AdoptedQueue(Queue):
 
     def adoption_statements(self) -> list[str]:
         """The DDL adopting the table needs: sqlqueue's claims table beside it, nothing on the table."""
-        exact = [(str(n), str(t)) for n, t in self.fetch(self.dialect.exact_columns(self.table), self._names())]
+        exact = [(str(n), str(t)) for n, t in self.fetch(self.dialect.exact_columns(self.table), self.catalog_names())]
         return self.dialect.create_claims_table(self.table, exact)
+
+    def claim_index(self) -> str | None:
+        """An index the claim can seek (on the profile's order, else its key), when no index of the table
+        leads with that column: the one change to the user's table sqlqueue proposes, applied only when
+        asked for."""
+        p = self.profile
+        columns = [c for c, _ in p.order] or list(p.key)
+        leading = {
+            str(first).lower()
+            for _, _, first in self.fetch(self.dialect.table_indexes(self.table), self.catalog_names())
+        }
+        if columns[0].lower() in leading:
+            return None
+        key = ", ".join(self.dialect.quote(c) for c in columns)
+        return self.dialect.create_index_guarded(self.table, f"ix_{self.table.name}_sqlqueue_claim", key, [], None)
 
     def adopt(self) -> None:
         self.profile  # noqa: B018  (a bad mapping fails here, before anything is created)
@@ -87,7 +94,7 @@ class AdoptedQueue(Queue):
         """Refuse, before any row moves, a mapping the table does not fit or a table not adopted yet."""
         self.profile  # noqa: B018
         claims = self.dialect.claims_table(self.table)
-        if not self.fetch(self.dialect.table_columns(claims), self._names(claims)):
+        if not self.fetch(self.dialect.table_columns(claims), self.catalog_names(claims)):
             raise SchemaError(
                 f"table {self.table} at {self.spec.display} is not adopted yet: run `sqlqueue adopt --queue "
                 f"{self.table} --profile {self.declared.name}` to review the DDL it needs, then with --apply"
@@ -187,6 +194,25 @@ class AdoptedQueue(Queue):
         return None
 
 
-def open_queue(spec: ConnectionSpec, table: TableName, profile: Profile | None) -> Queue:
+def table_columns(queue: Queue) -> tuple[Column, ...]:
+    """A table's columns as the database reports them, each the user's (no lifecycle column of ours)."""
+    rows = queue.fetch(queue.dialect.table_columns(queue.table), queue.catalog_names())
+    if not rows:
+        raise SchemaError(f"table {queue.table} does not exist at {queue.spec.display}")
+    portable = queue.dialect.portable_type
+    return tuple(Column(name, portable(db_type), bool(nullable)) for name, db_type, nullable in rows)
+
+
+def unique_keys(queue: Queue) -> list[list[str]]:
+    """The columns of a table's primary key and of each of its unique indexes without a filter."""
+    keys: dict[str, list[str]] = defaultdict(list)
+    for index, column in queue.fetch(queue.dialect.unique_keys(queue.table), queue.catalog_names()):
+        keys[str(index)].append(column)
+    return list(keys.values())
+
+
+def open_queue(spec: ConnectionSpec, table: TableName, profile: Profile | None, *, inspecting: bool = False) -> Queue:
     """The queue at ``table``: sqlqueue's own layout, or a table adopted through ``profile``."""
-    return Queue(spec, table) if profile is None else AdoptedQueue(spec, table, profile)
+    if profile is None:
+        return Queue(spec, table, inspecting=inspecting)
+    return AdoptedQueue(spec, table, profile, inspecting=inspecting)

@@ -7,6 +7,8 @@
     sqlqueue doctor  -c conf/postgres.toml --queue orders
     sqlqueue migrate -c conf/postgres.toml --queue orders                       # or --print for a DBA
     sqlqueue redrive -c conf/postgres.toml --queue orders --from-delta /lake/orders_dead --limit 100
+    sqlqueue adopt   -c conf/sqlserver-odbc18.toml --queue dbo.SyncQueue                 # propose a profile
+    sqlqueue adopt   -c conf/sqlserver-odbc18.toml --queue dbo.SyncQueue --set source.profile=relational --apply
 
 The queue comes from the configuration's [source] section (--sink: from [sink]); --queue and
 --url override it. Errors are one line on stderr; exit status 2 for bad configuration or input,
@@ -25,10 +27,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from . import layouts
+from .adoption import AdoptedQueue, open_queue, table_columns, unique_keys
 from .config import load_config
 from .doctor import PROBLEM, examine, report
 from .errors import ConfigError, SchemaError, SqlQueueError
 from .options import SINK, SOURCE, QueueAddress, SinkOptions, SourceOptions, whole_number
+from .profile import propose, settings_of
 from .queue import Queue
 from .schema import DONE, FAILED, ORDERS, QueueSpec, parse_columns
 from .waits import duration
@@ -277,6 +281,34 @@ def redrive(queue: Queue, args: argparse.Namespace, order: str) -> int:
 
 
 # ---- arguments ---------------------------------------------------------------------------------
+def adopt(queue: Queue, args: argparse.Namespace, order: str) -> int:
+    """Without a profile: propose one from the table's catalog. With one: check it against the table and
+    print the DDL adopting it needs (sqlqueue's claims table; an index the claim can seek when none
+    does), for a DBA to review; --apply runs the claims table's, --index the index's."""
+    if not isinstance(queue, AdoptedQueue):
+        proposal = propose(table_columns(queue), unique_keys(queue))
+        print(f"# A profile for {queue.table}, read from its columns: review it, then give it as [source] keys")
+        print("# (or --set source.KEY=VALUE) and run sqlqueue adopt again to check it and see the DDL.")
+        for key, value in settings_of(proposal).items():
+            print(f'"{key}" = "{value}"')
+        return 0
+    statements = queue.adoption_statements()
+    index = queue.claim_index()
+    if not args.apply:
+        print(f"-- {queue.table} fits profile {queue.profile.name}. sqlqueue adds beside it:")
+        print(queue.dialect.script(statements), end="")
+        if index is not None:
+            print("-- No index leads with the claim's first column; with --index, sqlqueue creates:")
+            print(queue.dialect.script([index]), end="")
+        return 0
+    queue.adopt()
+    if args.index and index is not None:
+        with queue.transaction() as cur:
+            cur.execute(index)
+    print(f"{queue.table} is adopted (profile {queue.profile.name}) at {queue.spec.display}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -376,6 +408,18 @@ def parser() -> argparse.ArgumentParser:
         help=f"which finished rows (default {PURGE_STATE}; failed rows are dead letters, purged only when asked for)",
     )
     sub.add_argument("--older-than", help=f"age such as 30m, 12h or 7d (default {PURGE_AGE})")
+    sub = command(
+        "adopt",
+        adopt,
+        "adopt a queue table sqlqueue did not create: propose a profile from its columns, or with one (option "
+        "profile) check it and print the DDL it needs (sqlqueue's claims table beside it); never alters the table",
+    )
+    sub.add_argument("--apply", action="store_true", help="create sqlqueue's claims table beside the table")
+    sub.add_argument(
+        "--index",
+        action="store_true",
+        help="with --apply: also create the index the claim seeks, when none leads with its column",
+    )
     sub = command("doctor", doctor, "check the queue table and its database for what would hurt a queue")
     sub.add_argument(
         "--order", choices=list(ORDERS), help="claim order to check the index for (default: the source's order option)"
@@ -425,13 +469,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         check_numbers(args)
         where, order = address(args)
-        queue = Queue(where.connection, where.table, inspecting=args.run is doctor)
+        queue = open_queue(where.connection, where.table, where.profile, inspecting=args.run is doctor)
         try:
             # A missing table, or one of another layout, is named here, before any command's statements;
             # the doctor reports the layout among its findings, and migrate is what changes it.
+            if isinstance(queue, AdoptedQueue) and args.run not in (adopt, doctor):
+                raise ConfigError(
+                    f"sqlqueue {args.command} serves tables in sqlqueue's own layout; an adopted table (option "
+                    "profile) is read by the source, and checked by adopt and doctor"
+                )
             if args.run is doctor:
                 queue.columns()
-            elif args.run not in (create, migrate):
+            elif args.run not in (create, migrate, adopt):
                 queue.require_layout()
             return args.run(queue, args, order)
         finally:

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from .adoption import AdoptedQueue
 from .dialects.statements.doctor import NOTE, OK, PROBLEM, Finding, guarded
+from .errors import SchemaError
 from .queue import Queue
 from .schema import CLAIMED, LAYOUT, READY, READY_INDEX_KEY
 
@@ -34,6 +36,8 @@ class Index:
 
 def examine(queue: Queue, order: str) -> list[Finding]:
     """Every finding for the queue table, whose claims use ``order``."""
+    if isinstance(queue, AdoptedQueue):
+        return _adopted(queue)
     return [
         *guarded("layout", lambda: [_layout(queue)]),
         *guarded("indexes", lambda: _indexes(queue, order)),
@@ -83,6 +87,37 @@ def _indexes(queue: Queue, order: str) -> Iterator[Finding]:
             yield Finding(OK, f"{state} index", f"{', '.join(serving)} serves the {state} rows")
         else:
             yield Finding(PROBLEM, f"{state} index", problem, (create[name],))
+
+
+def _adopted(queue: AdoptedQueue) -> list[Finding]:
+    """An adopted table: its profile fits, sqlqueue's claims table is there, the claim can seek; then what
+    only its engine has (triggers, read committed snapshot)."""
+    try:
+        profile = queue.profile
+    except SchemaError as exc:
+        return [Finding(PROBLEM, "profile", str(exc))]
+    findings = [Finding(OK, "profile", f"the table fits profile {profile.name} (key {', '.join(profile.key)})")]
+    try:
+        queue.require_layout()
+        findings.append(
+            Finding(OK, "adopted", f"sqlqueue's claims table {queue.dialect.claims_table(queue.table)} is there")
+        )
+    except SchemaError as exc:
+        findings.append(Finding(PROBLEM, "adopted", str(exc), tuple(queue.adoption_statements())))
+    index = queue.claim_index()
+    if index is None:
+        findings.append(Finding(OK, "claim index", "an index leads with the claim's first column"))
+    else:
+        findings.append(
+            Finding(
+                PROBLEM,
+                "claim index",
+                "no index leads with the claim's first column: every claim scans the table, and a scan that "
+                "skips locked rows reads past every one of them (blocking and deadlocks on SQL Server)",
+                (index,),
+            )
+        )
+    return findings + list(queue.dialect.adopted_checks(queue))
 
 
 def report(findings: list[Finding], script: Callable[[list[str]], str]) -> str:

@@ -246,6 +246,75 @@ def profile_from(preset: str, settings: Mapping[str, str]) -> Profile:
     return replace(base, **{field: _value(field, text) for field, text in settings.items()})  # type: ignore[arg-type]
 
 
+# What a column's name suggests it holds, by role: the first column of the right type whose lowercased
+# name (underscores dropped) matches wins. Names from the seeds, Hangfire, Rebus and common ORMs.
+_SUGGESTIONS = {
+    "status": ("status", "state"),
+    "attempts": ("attemptnum", "attempts", "attempt", "retries", "retrycount", "dequeuecount"),
+    "due": ("scheduledfor", "scheduledstartdate", "dueat", "duetime", "visibleafter", "runat", "notbefore"),
+    "started": ("startedat", "processingstartedat", "startdate", "claimedat", "lockedat", "fetchedat"),
+    "claimer": ("appserver", "claimedby", "lockedby", "worker", "owner"),
+    "token": ("updatedat", "modifiedat", "lastmodified"),
+    "enqueued": ("enqueuedat", "createdat", "insertedat", "queuedat"),
+    "done_at": ("enddate", "completedat", "finishedat", "doneat"),
+    "error": ("error", "errors", "lasterror", "exception"),
+    "duration": ("duration", "durationms"),
+}
+
+
+def propose(columns: Sequence[Column], unique_keys: Sequence[Sequence[str]]) -> Profile:
+    """A profile for a table, read from its columns' names and types: the design its lifecycle columns
+    suggest (a status: relational; a claimer: claimer; a started-at alone: started-mark; none: dequeue),
+    keyed by its first unique key. A proposal to review, not a verdict."""
+    found: dict[str, str] = {}
+    for role, names in _SUGGESTIONS.items():
+        for column in columns:
+            if column.name.lower().replace("_", "") in names and column.type in ROLE_TYPES[role]:
+                found[role] = column.name
+                break
+    if not unique_keys:
+        raise SchemaError("the table has no primary key or unique index: sqlqueue needs a unique key to adopt it")
+    key = tuple(unique_keys[0])
+    preset = (
+        "relational"
+        if "status" in found
+        else "claimer"
+        if "claimer" in found
+        else "started-mark"
+        if "started" in found
+        else "dequeue"
+    )
+    base = PRESETS[preset]
+    order = tuple((c, "ASC") for c in (found.get("due"), *key) if c is not None)
+    mapped = {role: found.get(role) for role in ROLE_TYPES}
+    return replace(base, key=key, order=order, **mapped)  # type: ignore[arg-type]
+
+
+def _text(field: str, value: object) -> str:
+    """A field's value as its option takes it; "" unsets a preset's column."""
+    if value is None:
+        return ""
+    if field == "order":
+        return ", ".join(f"{c} {d}" for c, d in value)  # type: ignore[attr-defined]
+    if isinstance(value, tuple):
+        return ", ".join(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def settings_of(profile: Profile) -> dict[str, str]:
+    """The profile written out as options, for a person to review: its preset, every field it sets, and
+    an empty value for each column of the preset the profile does without."""
+    base = PRESETS[profile.name]
+    values = {"profile": profile.name}
+    for f in _FIELDS:
+        value = getattr(profile, f)
+        if value not in (None, (), False) or value != getattr(base, f):
+            values[f"profile.{f}"] = _text(f, value)
+    return values
+
+
 # What each profile.<field> option means, for the options reference.
 FIELD_DOCS = {
     "key": "The table's unique key, comma-separated (its primary key or a unique index; need not be an identity).",

@@ -113,20 +113,20 @@ class Queue:
     def create(self, domain: Sequence[Column] = (Column("payload", "text"),), order: str = "fifo") -> None:
         """Create what is missing of the queue; refused over a table of another layout (migrate it)."""
         spec = QueueSpec(self.table, tuple(domain), order)
-        if self.fetch(self.dialect.table_columns(self.table), self._names()):
+        if self.fetch(self.dialect.table_columns(self.table), self.catalog_names()):
             self.require_layout()
         with self.transaction() as cur:
             for sql in self.dialect.create_statements(spec):
                 cur.execute(sql)
 
-    def _names(self, table: TableName | None = None) -> dict[str, str | None]:
+    def catalog_names(self, table: TableName | None = None) -> dict[str, str | None]:
         """The ways catalog queries name this table (or ``table``)."""
         table = table or self.table
         return {"table": table.name, "schema": table.schema, "object_name": str(table)}
 
     def columns(self) -> tuple[Column, ...]:
         """The table's columns as the database reports them, lifecycle columns included."""
-        rows = self.fetch(self.dialect.table_columns(self.table), self._names())
+        rows = self.fetch(self.dialect.table_columns(self.table), self.catalog_names())
         if not rows:
             raise SchemaError(f"queue table {self.table} does not exist at {self.spec.display}: create it first")
         return tuple(
@@ -442,7 +442,7 @@ class Queue:
 
     def facts(self, builder: Callable[[TableName], Statement]) -> list[tuple]:
         """Rows of one of the dialect's catalog queries (``builder``) about this table and its database."""
-        return self.fetch(builder(self.table), self._names())
+        return self.fetch(builder(self.table), self.catalog_names())
 
     def stats(self) -> dict[str, dict[str, Any]]:
         """Rows per state and the enqueue time of the oldest row in each."""

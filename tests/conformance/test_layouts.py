@@ -64,7 +64,9 @@ def test_a_table_that_is_not_a_queue_is_named_in_one_line_and_left_alone(engine)
         assert "\n" not in str(refused.value) and "is not a sqlqueue queue table" in str(refused.value)
         assert "stage_tag" not in str(refused.value) and "claim_seq" in str(refused.value)
     d = queue.dialect
-    assert not queue.fetch(d.table_columns(d.layout_table(queue.table)), queue._names(d.layout_table(queue.table)))
+    assert not queue.fetch(
+        d.table_columns(d.layout_table(queue.table)), queue.catalog_names(d.layout_table(queue.table))
+    )
 
 
 def test_create_over_a_layout_1_table_is_refused_naming_migrate(engine):

@@ -143,7 +143,7 @@ def shape_tables(queue: Queue) -> dict[str, bool]:
     """Which of the queue's tables exist."""
     d, t = queue.dialect, queue.table
     return {
-        table.name: bool(queue.fetch(d.table_columns(table), queue._names(table)))
+        table.name: bool(queue.fetch(d.table_columns(table), queue.catalog_names(table)))
         for table in (t, d.staging(t), d.unpublished(t), d.layout_table(t))
     }
 
@@ -156,7 +156,9 @@ def shape(queue: Queue) -> dict[str, object]:
     name = re.compile(rf"(?<![A-Za-z0-9]){re.escape(t.name)}(?![A-Za-z0-9])")
     tables = (t, d.staging(t), d.unpublished(t), d.layout_table(t))
     described: dict[str, object] = {
-        f"columns of {name.sub('<q>', table.name)}": sorted(queue.fetch(d.table_columns(table), queue._names(table)))
+        f"columns of {name.sub('<q>', table.name)}": sorted(
+            queue.fetch(d.table_columns(table), queue.catalog_names(table))
+        )
         for table in tables
     }
     with queue.transaction() as cur:

@@ -44,7 +44,7 @@ def _queue(engine: Engine, table: str, profile: Profile, keep_order: bool = Fals
     return queue
 
 
-def relational(engine: Engine, keep_order: bool = False, **settings: object) -> AdoptedQueue:
+def relational(engine: Engine, keep_order: bool = False, adopt: bool = True, **settings: object) -> AdoptedQueue:
     """A seed-004 queue: EnqueuedAt is its key (no identity column), its statuses are a vocabulary in a
     table its Status references, and an audit trigger records every change of Status."""
     _, ts, text, string, integer = TYPES[engine.name]
@@ -72,7 +72,8 @@ def relational(engine: Engine, keep_order: bool = False, **settings: object) -> 
     ]
     queue = _queue(engine, name, replace(PRESETS["relational"], **settings), keep_order)  # type: ignore[arg-type]
     run(queue, *statements)
-    queue.adopt()
+    if adopt:
+        queue.adopt()
     return queue
 
 

@@ -27,7 +27,7 @@ from . import odbc
 from .base import Dialect
 from .engine import Statement, cached, rows_in_chunks, utc_naive
 from .layout import Step
-from .sqlserver_doctor import OPENJSON_LEVEL, checks
+from .sqlserver_doctor import OPENJSON_LEVEL, adopted_checks, checks
 from .statements.adoption import ClaimPlan
 from .statements.doctor import Finding, LiveTable
 from .statements.migrations import MIGRATION_LOCK_TIMEOUT_S
@@ -392,6 +392,9 @@ class SqlServerDialect(Dialect):
 
     def checks(self, live: LiveTable, order: str) -> Iterator[Finding]:
         return checks(self, live, order)
+
+    def adopted_checks(self, live: LiveTable) -> Iterator[Finding]:
+        return adopted_checks(self, live)
 
     def driver(self, conn: Any) -> odbc.Driver:
         return odbc.driver_of(conn, _pyodbc())

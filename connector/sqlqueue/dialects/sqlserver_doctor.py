@@ -42,6 +42,36 @@ def checks(d: SqlServerDialect, live: LiveTable, order: str) -> Iterator[Finding
         yield from guarded("claim plan", lambda: [_claim_plan(d, live, order)])
 
 
+def adopted_checks(d: SqlServerDialect, live: LiveTable) -> Iterator[Finding]:
+    """An adopted table: its triggers (which the claim serves), and the database's read committed snapshot."""
+    yield from guarded("driver", lambda: [_driver(live.look(d.driver))])
+    yield from guarded("trigger", lambda: _adopted_triggers(d, live))
+    yield from guarded("read committed snapshot", lambda: _snapshot(d, live))
+
+
+def _adopted_triggers(d: SqlServerDialect, live: LiveTable) -> Iterator[Finding]:
+    for (trigger,) in live.facts(d.enabled_triggers):
+        yield Finding(
+            NOTE,
+            "trigger",
+            f"trigger {trigger} is enabled: the claim writes its copies with OUTPUT ... INTO, which SQL Server "
+            "allows on a table with enabled triggers (OUTPUT without INTO would fail with error 334); the trigger "
+            "runs on every claim and completion, in their transactions",
+        )
+
+
+def _snapshot(d: SqlServerDialect, live: LiveTable) -> Iterator[Finding]:
+    snapshot, _, _ = live.facts(d.database_settings)[0]
+    yield Finding(
+        NOTE if snapshot else OK,
+        "read committed snapshot",
+        "READ_COMMITTED_SNAPSHOT is ON: the claim reads with READCOMMITTEDLOCK, which keeps READPAST legal "
+        "(error 650 otherwise); the table's own workers' READPAST needs it too"
+        if snapshot
+        else "READ_COMMITTED_SNAPSHOT is OFF",
+    )
+
+
 def _isolation(d: SqlServerDialect, live: LiveTable) -> Iterator[Finding]:
     (level,) = live.facts(d.session_isolation)[0]
     if level == 2:

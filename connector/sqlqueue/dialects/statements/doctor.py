@@ -64,6 +64,10 @@ class Doctor(Claims):
         """Findings on what only this engine has (settings, triggers, vacuum), for claims in ``order``."""
         return iter(())
 
+    def adopted_checks(self, live: LiveTable) -> Iterator[Finding]:
+        """Findings on what only this engine has, for a table sqlqueue adopted."""
+        return iter(())
+
     @abstractmethod
     def indexes_sql(self, table: TableName) -> str:
         """Rows of (index name, filter predicate or NULL, first key column) of the queue table."""

@@ -1,0 +1,69 @@
+"""sqlqueue adopt and doctor on a table sqlqueue did not create, on every engine."""
+
+from __future__ import annotations
+
+import pytest
+
+from sqlqueue import cli
+from tests.support import seeds
+from tests.support.engines import config_file
+
+
+@pytest.fixture
+def adopt(engine, tmp_path, monkeypatch, capsys):
+    """``adopt(command, *args)`` -> (exit status, stdout, stderr) against a seed-004 table not adopted yet."""
+    queue = seeds.relational(engine, adopt=False)
+    conf = config_file(engine, tmp_path, monkeypatch)
+
+    def invoke(command: str, *args: str) -> tuple[int, str, str]:
+        status = cli.main([command, "-c", conf, "--queue", str(queue.table), *args])
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    invoke.queue = queue
+    return invoke
+
+
+def claims_table_exists(queue) -> bool:
+    claims = queue.dialect.claims_table(queue.table)
+    return bool(queue.fetch(queue.dialect.table_columns(claims), queue.catalog_names(claims)))
+
+
+def test_adopt_proposes_a_profile_read_from_the_tables_columns(adopt):
+    status, out, _ = adopt("adopt")
+    assert status == 0
+    assert '"profile" = "relational"' in out
+    assert '"profile.key" = "enqueuedat"' in out.lower()
+    assert not claims_table_exists(adopt.queue)
+
+
+def test_adopt_with_a_profile_prints_the_ddl_it_needs_and_changes_nothing(adopt):
+    status, out, _ = adopt("adopt", "--set", "source.profile=relational")
+    assert status == 0 and "_sqlqueue_claims" in out and "fits profile relational" in out
+    assert "ix_" in out  # no index leads with ScheduledFor: the one it proposes
+    assert not claims_table_exists(adopt.queue)
+
+
+def test_adopt_apply_creates_the_claims_table_and_leaves_the_table_alone_without_index(adopt):
+    status, out, _ = adopt("adopt", "--set", "source.profile=relational", "--apply")
+    assert status == 0 and "is adopted" in out
+    assert claims_table_exists(adopt.queue)
+    status, out, _ = adopt("doctor", "--set", "source.profile=relational")
+    assert status == 1 and "PROBLEM  claim index" in out and "OK       adopted" in out
+
+
+def test_adopt_apply_index_gives_the_claim_an_index_and_the_doctor_is_content(adopt):
+    assert adopt("adopt", "--set", "source.profile=relational", "--apply", "--index")[0] == 0
+    status, out, _ = adopt("doctor", "--set", "source.profile=relational")
+    assert "OK       claim index" in out and "no problems found" in out and status == 0
+
+
+def test_a_profile_that_does_not_fit_is_one_line_naming_the_column(adopt):
+    status, out, err = adopt("adopt", "--set", "source.profile=relational", "--set", "source.profile.token=Version")
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and "token column 'Version' is not in table" in err
+
+
+def test_other_commands_refuse_an_adopted_table_in_one_line(adopt):
+    status, _, err = adopt("stats", "--set", "source.profile=relational")
+    assert status == 2 and "serves tables in sqlqueue's own layout" in err
