@@ -112,7 +112,7 @@ def test_the_audit_trigger_sees_every_transition(engine):
 
 def test_a_dequeue_takes_rows_out_of_the_table_and_a_replay_reads_them_from_the_copy(engine):
     queue = seeds.dequeue(engine)
-    seeds.insert_payloads(queue, 5)
+    seeds.insert_payloads(queue, engine.name, 5)
     assert queue.claim("etl", 1, 3) == 3
     assert queue.backlog().ready_rows == 2
     assert [p for _, p in held(queue, "etl", 0, 1, ["Id", "Payload"])] == ["p0", "p1", "p2"]
@@ -123,7 +123,7 @@ def test_a_dequeue_takes_rows_out_of_the_table_and_a_replay_reads_them_from_the_
 
 def test_a_started_mark_is_set_by_the_claim_and_done_deletes_the_row(engine):
     queue = seeds.started_mark(engine)
-    seeds.insert_payloads(queue, 3)
+    seeds.insert_payloads(queue, engine.name, 3)
     assert queue.claim("etl", 1, 2) == 2
     assert queue.backlog().ready_rows == 1
     assert queue.complete("etl", 1) == 2

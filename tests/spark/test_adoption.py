@@ -64,7 +64,7 @@ def test_a_source_shows_the_tables_columns_but_those_the_lifecycle_writes(spark,
 
 def test_a_dequeue_table_streams_into_delta_once(spark, engine, tmp_path):
     queue = seeds.dequeue(engine)
-    seeds.insert_payloads(queue, 700)
+    seeds.insert_payloads(queue, engine.name, 700)
     options = adopted_options(engine, queue, maxRowsPerTrigger=300)
     stream(spark, options, str(tmp_path / "t"), str(tmp_path / "c"), {"availableNow": True}).awaitTermination()
     got = spark.read.format("delta").load(str(tmp_path / "t"))

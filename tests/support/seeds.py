@@ -7,6 +7,7 @@ producers would, with plain SQL.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -96,15 +97,23 @@ def _audit_trigger(engine: str, table: str, audit: str) -> list[str]:
 
 
 def enqueue_relational(queue: AdoptedQueue, engine: str, n: int, type_: str = "Sync", start: int = 0) -> None:
-    """``n`` Pending rows as the table's producers insert them: EnqueuedAt made unique per row."""
-    now = NOW[engine]
-    rows = [
-        f"INSERT INTO {queue.table} (EnqueuedAt, UpdatedAt, Status, Type, ScheduledFor, Payload) "
-        f"VALUES ({_plus_ms(engine, now, start + i)}, {now}, 'Pending', '{type_}', {_plus_ms(engine, now, -60_000)}, "
-        f"'p{start + i}')"
-        for i in range(n)
-    ]
-    run(queue, *rows)
+    """``n`` Pending rows as the table's producers insert them, in local time (the seed's SYSDATETIME()),
+    due a minute ago. Each row's EnqueuedAt, its key, is a whole second apart from the others': Microsoft's
+    driver sends DATETIME2 parameters to Babelfish without their fractional seconds."""
+    now = dt.datetime.now().replace(microsecond=0)
+    day_ago, due = now - dt.timedelta(days=1), now - dt.timedelta(minutes=1)
+    rows = [(day_ago + dt.timedelta(seconds=start + i), now, "Pending", type_, due, f"p{start + i}") for i in range(n)]
+    columns = "EnqueuedAt, UpdatedAt, Status, Type, ScheduledFor, Payload"
+    _insert(queue, engine, columns, rows)
+
+
+def _insert(queue: AdoptedQueue, engine: str, columns: str, rows: list[tuple]) -> None:
+    """Rows inserted with parameters, one statement sent many times; SQLite takes times as ISO text."""
+    if engine == "sqlite":
+        rows = [tuple(v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v for v in row) for row in rows]
+    marks = ", ".join(queue.dialect.marker for _ in columns.split(","))
+    with queue.transaction() as cur:
+        cur.executemany(f"INSERT INTO {queue.table} ({columns}) VALUES ({marks})", rows)
 
 
 def _plus_ms(engine: str, now: str, ms: int) -> str:
@@ -137,8 +146,8 @@ def started_mark(engine: Engine) -> AdoptedQueue:
     return queue
 
 
-def insert_payloads(queue: AdoptedQueue, n: int) -> None:
-    run(queue, *(f"INSERT INTO {queue.table} (Payload) VALUES ('p{i}')" for i in range(n)))
+def insert_payloads(queue: AdoptedQueue, engine: str, n: int) -> None:
+    _insert(queue, engine, "Payload", [(f"p{i}",) for i in range(n)])
 
 
 class SeedWorker:
