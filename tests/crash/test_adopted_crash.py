@@ -1,0 +1,83 @@
+"""Adopted tables under SIGKILL: every row reaches Delta exactly once and the table ends as its
+profile says (relational: every row Completed; dequeue: empty), with sqlqueue's claims table empty.
+
+The source job of test_source_crash is killed in each window of the claim protocol (between the claim
+and the offset log, mid-read, after the Delta commit, inside completion) and at random moments.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+
+import pytest
+from pyspark.sql import functions as F
+
+from tests.crash.test_source_crash import JOB, crash_plan
+from tests.support import seeds
+from tests.support.crash import run_job
+
+pytestmark = [pytest.mark.crash, pytest.mark.spark]
+ROWS = 6_000
+
+
+def filled(engine, profile: str):
+    if profile == "relational":
+        queue = seeds.relational(engine)
+        seeds.enqueue_relational(queue, engine.name, ROWS)
+    else:
+        queue = seeds.dequeue(engine)
+        seeds.insert_payloads(queue, engine.name, ROWS)
+    return queue
+
+
+def left_in_table(queue) -> list[tuple]:
+    return queue.fetch(queue.dialect.compile(f"SELECT * FROM {queue.table}"), {})
+
+
+@pytest.mark.parametrize(
+    ("profile", "sink"),
+    [("relational", "delta"), ("dequeue", "foreach")],
+)
+def test_every_row_of_an_adopted_table_arrives_once_after_repeated_kills(
+    engine, spark, tmp_path, profile, sink, monkeypatch
+):
+    if engine.name == "sqlite" and profile == "dequeue" or engine.name == "postgres" and profile == "relational":
+        pytest.skip("each engine runs one profile: SQLite the relational table, PostgreSQL the dequeue table")
+    seed = int(os.environ.get("SQLQUEUE_CRASH_SEED", random.randrange(1_000_000)))
+    print(f"crash seed: {seed} (SQLQUEUE_CRASH_SEED={seed} replays it)")
+    rng = random.Random(seed)
+    queue = filled(engine, profile)
+    order = ", ".join(f"{c} {d}" for c, d in queue.declared.order)
+    connection = {**{k: v for k, v in engine.options.items() if k != "password"}}
+    connection |= {"profile": queue.declared.name, "profile.order": order, "leaseSeconds": "3600"}
+    if "password" in engine.options:
+        monkeypatch.setenv("SQLQUEUE_PASSWORD", engine.options["password"])
+    args = ["--connection", json.dumps(connection), "--queue", str(queue.table), "--consumer", "crash-test"]
+    args += ["--checkpoint", str(tmp_path / "checkpoint"), "--delta", str(tmp_path / "delta"), "--sink", sink]
+    markers, log = tmp_path / "markers", tmp_path / "job.log"
+    markers.mkdir()
+    kills = 0
+    for step in crash_plan(sink, rng):
+        extra = ["--progress-after", str(step.pop("progress_after"))] if "progress_after" in step else []
+        outcome = run_job(JOB, args + extra, log, marker_dir=markers, rng=rng, **step)
+        print(f"round {step} {extra}: {'killed' if outcome.killed else f'exited {outcome.returncode}'}")
+        kills += outcome.killed
+    final = run_job(JOB, args, log)
+    assert final.returncode == 0, final.log[-3000:]
+    assert kills >= 3
+
+    delta = spark.read.format("delta").load(str(tmp_path / "delta"))
+    payload = next(c for c in delta.columns if c.lower() == "payload")
+    counts = delta.groupBy(payload).count()
+    assert delta.count() == ROWS
+    assert counts.filter(F.col("count") > 1).count() == 0
+    assert counts.count() == ROWS
+    claims = queue.dialect.claims_table(queue.table)
+    assert queue.fetch(queue.dialect.compile(f"SELECT COUNT(*) FROM {queue.dialect.table(claims)}"), {})[0][0] == 0
+    if profile == "relational":
+        statuses = queue.fetch(queue.dialect.compile(f"SELECT Status, COUNT(*) FROM {queue.table} GROUP BY Status"), {})
+        assert dict(statuses) == {"Completed": ROWS}
+    else:
+        assert left_in_table(queue) == []
