@@ -80,7 +80,7 @@ def write_batch_and_stream(spark, options: dict, folder: str) -> None:
 
 def test_the_batch_and_stream_sinks_enqueue_over_connect(connect, sqlite, tmp_path):
     queue = sqlite.new_queue(domain=(Column("payload", "text"), Column("customer", "bigint")))
-    connect.run(write_batch_and_stream, sqlite.source_options(queue), str(tmp_path))
+    connect.run(write_batch_and_stream, sqlite.sink_options(queue), str(tmp_path))
     queue.claim("reader", 1, 1000)
     [(lo, hi)] = queue.partition_bounds("reader", 0, 1, 1)
     got = sorted(row for chunk in queue.read_claimed("reader", 0, 1, lo, hi, ["payload", "customer"]) for row in chunk)
@@ -130,14 +130,15 @@ def test_queue_to_delta_appends_each_batch_once_over_connect(connect, sqlite, tm
     assert queue.stats() == {}
 
 
-def ack_every_row(spark, options: dict, checkpoint: str) -> None:
+def ack_every_row(spark, options: dict, order: str, checkpoint: str) -> None:
     def ack(batch, batch_id: int) -> None:
         outcomes = batch.select("id", F.when(F.col("id") % 10 == 0, "failed").otherwise("done").alias("outcome"))
         outcomes.write.format("sqlqueue").options(**options).option("operation", "ack").option(
             "writerId", "ack-test"
         ).option("batchId", batch_id).mode("append").save()
 
-    source = spark.readStream.format("sqlqueue").options(**options).option("completion", "ack").load()
+    source = spark.readStream.format("sqlqueue").options(**options).option("order", order)
+    source = source.option("completion", "ack").load()
     source.writeStream.foreachBatch(ack).option("checkpointLocation", checkpoint).trigger(
         availableNow=True
     ).start().awaitTermination()
@@ -146,7 +147,7 @@ def ack_every_row(spark, options: dict, checkpoint: str) -> None:
 def test_the_ack_operation_settles_each_row_over_connect(connect, sqlite, tmp_path):
     queue = sqlite.new_queue()
     queue.enqueue([{"payload": f"p{i}"} for i in range(100)])
-    connect.run(ack_every_row, sqlite.source_options(queue), str(tmp_path / "cp"))
+    connect.run(ack_every_row, sqlite.sink_options(queue), sqlite.order, str(tmp_path / "cp"))
     assert {state: s["rows"] for state, s in queue.stats().items()} == {"failed": 10}
 
 
