@@ -14,6 +14,11 @@ same number of rows from memory, batch by batch. The Delta writers compared: the
 (foreachBatch + append_once, what queue_to_delta runs), foreachBatch with Delta's own
 txnAppId/txnVersion, and the Delta streaming sink. The ratios of issue 12 come last.
 
+--profile relational dequeue compares, instead, the queue core's claim, read and completion on tables
+of the seeds' designs adopted through those presets with the same on sqlqueue's own layout:
+
+    .venv/bin/python benchmarks/bench_source.py --profile relational dequeue --rows 200000 --batches 10000 50000
+
 --connect compares, instead, the cost per micro-batch of the same queue -> Delta queries on a classic
 session and on a Spark Connect one (a local Connect server with the same settings), each in a
 process of its own (pyspark refuses a Connect session in a process that runs a classic one):
@@ -47,6 +52,8 @@ from sqlqueue.spark.delta import append_once
 from sqlqueue.spark.reader import QueueStreamReader, shared_queue
 from sqlqueue.spark.session import build_session
 from sqlqueue.spark.source import SqlQueueDataSource
+from tests.support import seeds
+from tests.support.engines import Engine
 
 DOMAIN = (Column("payload", "text"), Column("customer", "bigint"))
 
@@ -66,23 +73,53 @@ def fill(queue: Queue, rows: int) -> None:
 def raw_rate(options: dict, table: str, rows: int, batch: int) -> float:
     queue = Queue(parse_connection(options["url"], password=options["password"]), TableName(table))
     fill(queue, rows)
-    consumer = Consumer(queue, "raw", ClaimPolicy())
+    columns = ["id", "enqueued_at", "attempts", "payload", "customer"]
+    return report("queue core: claim, read, delete (no Spark)", rows, drain_core(queue, rows, batch, columns))
+
+
+def drain_core(queue: Queue, rows: int, batch: int, columns: list[str]) -> float:
+    """Seconds the queue core takes to claim, read and complete every row, ``batch`` rows a claim."""
+    consumer = Consumer(queue, "core", ClaimPolicy())
     started, seq, seen = time.perf_counter(), 0, 0
     while True:
         nxt = consumer.advance(seq, batch)
         if nxt == seq:
             break
-        for lo, hi in queue.partition_bounds("raw", seq, nxt, 1):
-            for chunk in queue.read_claimed(
-                "raw", seq, nxt, lo, hi, ["id", "enqueued_at", "attempts", "payload", "customer"]
-            ):
+        for lo, hi in queue.partition_bounds("core", seq, nxt, 1):
+            for chunk in queue.read_claimed("core", seq, nxt, lo, hi, columns):
                 seen += len(chunk)
         seq = nxt
     consumer.complete_through(seq)
     elapsed = time.perf_counter() - started
     assert seen == rows, (seen, rows)
     queue.close()
-    return report("queue core: claim, read, delete (no Spark)", rows, elapsed)
+    return elapsed
+
+
+def adopted_rate(options: dict, preset: str, rows: int, batch: int) -> float:
+    """The same on a table of the seeds' design adopted through ``preset`` (tests/support/seeds.py)."""
+    engine = Engine("postgres", options)
+    if preset == "relational":
+        queue = seeds.relational(engine)
+        seeds.enqueue_relational(queue, "postgres", rows)
+        columns = ["EnqueuedAt", "Type", "Payload"]
+    else:
+        queue = seeds.dequeue(engine)
+        seeds.insert_payloads(queue, "postgres", rows)
+        columns = ["Id", "Payload"]
+    seeds.run(queue, f"ANALYZE {queue.table}")
+    elapsed = drain_core(queue, rows, batch, columns)
+    return report(f"adopted {preset} table: claim, read, complete", rows, elapsed)
+
+
+def compare_profiles(options: dict, presets: list[str], rows: int, batches: list[int]) -> None:
+    print(f"adopted tables against sqlqueue's own layout: PostgreSQL, {rows} rows, queue core (no Spark)")
+    for batch in batches:
+        print(f" batches of {batch}:")
+        native = raw_rate(options, f"native_{batch}", rows, batch)
+        for preset in presets:
+            adopted = adopted_rate(options, preset, rows, batch)
+            print(f"  ratio adopted {preset} / native: {adopted / native:.2f} (target >= 0.8)", flush=True)
 
 
 TEXTBOOK_CLAIM = (
@@ -285,9 +322,21 @@ def main() -> None:
     )
     parser.add_argument("--master", default="local[2]", help="local[N] or a standalone master, spark://host:port")
     parser.add_argument("--connect", action="store_true", help="per-batch cost on Spark Connect beside classic only")
+    parser.add_argument(
+        "--profile",
+        nargs="+",
+        choices=("relational", "dequeue"),
+        help="only: claim and completion of an adopted table of each preset beside the native layout's",
+    )
     args = parser.parse_args()
 
     server = start_postgres()
+    if args.profile:
+        try:
+            compare_profiles(pg_options(server), args.profile, args.rows, args.batches)
+        finally:
+            server.destroy()
+        return
     if args.connect:
         try:
             compare_connect(pg_options(server), args.rows, args.batches, args.partitions, args.sinks)
