@@ -107,7 +107,8 @@ def adopted_rate(options: dict, preset: str, rows: int, batch: int) -> float:
         queue = seeds.dequeue(engine)
         seeds.insert_payloads(queue, "postgres", rows)
         columns = ["Id", "Payload"]
-    seeds.run(queue, f"ANALYZE {queue.table}")
+    index = queue.claim_index()  # what `sqlqueue adopt --apply --index` creates
+    seeds.run(queue, *([index] if index else []), f"ANALYZE {queue.table}")
     elapsed = drain_core(queue, rows, batch, columns)
     return report(f"adopted {preset} table: claim, read, complete", rows, elapsed)
 
