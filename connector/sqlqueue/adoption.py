@@ -8,6 +8,7 @@ table gets no column of ours. ``adopt`` creates the claims table (``sqlqueue ado
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -52,9 +53,36 @@ class AdoptedQueue(Queue):
         """The declared profile checked against the table (once), with the table's spelling of names."""
         if self._checked is None:
             columns = self.columns()
-            self._checked = self.declared.check(self.table, columns, unique_keys(self))
+            checked = self.declared.check(self.table, columns, unique_keys(self))
+            self._check_vocabulary(checked)
+            self._checked = checked
             self._names_by_lower = {c.name.lower(): c.name for c in columns}
         return self._checked
+
+    def _check_vocabulary(self, profile: Profile) -> None:
+        """Refuse a status value the table would refuse: one its status column's foreign key does not
+        reference, or one a CHECK constraint on that column does not name."""
+        if profile.status is None:
+            return
+        values = [v for v in (*profile.ready, profile.in_flight, profile.done, profile.failed) if v is not None]
+        names = {**self.catalog_names(), "column": profile.status}
+        for referenced, column in self.fetch(self.dialect.referenced(self.table), names):
+            allowed = {str(v) for (v,) in self.fetch(self.dialect.compile(f"SELECT {column} FROM {referenced}"), {})}
+            refused = [v for v in values if v not in allowed]
+            if refused:
+                raise SchemaError(
+                    f"profile {profile.name!r}: status value(s) {', '.join(map(repr, refused))} are not in the "
+                    f"vocabulary of {self.table}.{profile.status} (a foreign key to {referenced}); it holds: "
+                    f"{', '.join(sorted(allowed))}"
+                )
+        for (text,) in self.fetch(self.dialect.check_constraints(self.table), names):
+            for check in checks_on(str(text), profile.status):
+                refused = [v for v in values if f"'{v}'" not in check]
+                if refused:
+                    raise SchemaError(
+                        f"profile {profile.name!r}: status value(s) {', '.join(map(repr, refused))} are refused by "
+                        f"the CHECK constraint on {self.table}.{profile.status}: {check}"
+                    )
 
     def spelled(self, names: Sequence[str]) -> tuple[str, ...]:
         """``names`` as the table spells them (PostgreSQL folds unquoted names to lower case)."""
@@ -192,6 +220,22 @@ class AdoptedQueue(Queue):
 
     def max_ready_id(self) -> int | None:
         return None
+
+
+def checks_on(text: str, column: str) -> list[str]:
+    """The vocabularies a CHECK constraint gives ``column``: the CHECK (...) clauses in ``text`` (a
+    constraint's definition, or SQLite's CREATE TABLE; SQL Server's definition is the bare condition)
+    that name the column and some quoted value."""
+    starts = [m.end() for m in re.finditer(r"(?i)\bCHECK\s*\(", text)]
+    clauses = []
+    for start in starts:
+        depth, end = 1, start
+        while depth and end < len(text):
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            end += 1
+        clauses.append(text[start - 1 : end])
+    named = re.compile(rf"(?i)(?<![\w]){re.escape(column)}(?![\w])")
+    return [c for c in clauses or [text] if named.search(c) and "'" in c]
 
 
 def table_columns(queue: Queue) -> tuple[Column, ...]:

@@ -157,3 +157,25 @@ def test_a_table_not_adopted_yet_names_the_command(engine):
     seeds.run(queue, f"CREATE TABLE {other.table} (Id INTEGER PRIMARY KEY, Payload TEXT)")
     with pytest.raises(SchemaError, match="is not adopted yet: run `sqlqueue adopt"):
         other.require_layout()
+
+
+def test_a_status_value_the_vocabulary_table_lacks_is_named(engine):
+    queue = seeds.relational(engine)
+    unknown = AdoptedQueue(queue.spec, queue.table, replace(queue.declared, ready=("Pending", "Waiting")))
+    with pytest.raises(SchemaError, match="(?i)status value\\(s\\) 'Waiting' are not in the vocabulary"):
+        unknown.require_layout()
+
+
+def test_a_status_value_a_check_constraint_refuses_is_named(engine):
+    queue = seeds.started_mark(engine)
+    table = f"{queue.table}_checked"
+    seeds.run(
+        queue,
+        f"CREATE TABLE {table} (Id INTEGER PRIMARY KEY, "
+        "Status VARCHAR(20) CHECK (Status IN ('Pending', 'Processing', 'Completed')), Payload VARCHAR(20))",
+    )
+    profile = replace(seeds.PRESETS["relational"], key=("Id",), failed="Failed", attempts=None, due=None, started=None)
+    profile = replace(profile, error=None, duration=None, token=None, enqueued=None, order=(), clock="utc")
+    checked = AdoptedQueue(queue.spec, TableName.parse(table), profile)
+    with pytest.raises(SchemaError, match="(?i)status value\\(s\\) 'Error', 'Failed' are refused by the CHECK"):
+        checked.require_layout()

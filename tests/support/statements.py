@@ -207,7 +207,7 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
     yield Entry("adopted_count_held", "adopted_count_held", dialect.adopted_count_held(t).sql)
     yield Entry("adopted_partition_bounds", "adopted_partition_bounds", dialect.adopted_partition_bounds(t, PARTS).sql)
     yield Entry("adopted_read_claimed", "adopted_read_claimed", dialect.adopted_read_claimed(t, ("Id", "Payload")).sql)
-    for builder in (dialect.unique_keys, dialect.exact_columns):
+    for builder in (dialect.unique_keys, dialect.exact_columns, dialect.referenced, dialect.check_constraints):
         yield Entry(builder.__name__, builder.__name__, builder(t).sql)
     for i, sql in enumerate(dialect.create_claims_table(t, CLAIMS_COLUMNS), 1):
         yield Entry(f"adopt_{i:02d}_{ddl_label(sql)}", ADOPTION_BUILDER, sql)

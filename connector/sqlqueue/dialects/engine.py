@@ -168,6 +168,15 @@ class Engine(ABC):
         """Rows of (column name, its type as CREATE TABLE spells it, precision and length kept)."""
 
     @abstractmethod
+    def referenced_sql(self, table: TableName) -> str:
+        """Rows of (referenced table, referenced column), each quoted as a query names it, of the foreign
+        key on the table's column :column, if it has one."""
+
+    @abstractmethod
+    def checks_sql(self, table: TableName) -> str:
+        """Rows of (the text of a CHECK constraint of the table); on SQLite the CREATE TABLE holding them."""
+
+    @abstractmethod
     def unique_keys_sql(self, table: TableName) -> str:
         """Rows of (primary key or unique index name, key column) of the table; filtered indexes left out."""
 

@@ -159,6 +159,22 @@ class PostgresDialect(Dialect):
             f"WHERE a.attrelid = {self._regclass()} AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum"
         )
 
+    def referenced_sql(self, table: TableName) -> str:
+        return (
+            "SELECT quote_ident(rn.nspname) || '.' || quote_ident(r.relname), quote_ident(af.attname) "
+            "FROM pg_constraint AS c JOIN pg_class AS r ON r.oid = c.confrelid "
+            "JOIN pg_namespace AS rn ON rn.oid = r.relnamespace "
+            "JOIN pg_attribute AS a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1] "
+            "JOIN pg_attribute AS af ON af.attrelid = c.confrelid AND af.attnum = c.confkey[1] "
+            f"WHERE c.contype = 'f' AND c.conrelid = {self._regclass()} AND a.attname = :column"
+        )
+
+    def checks_sql(self, table: TableName) -> str:
+        return (
+            "SELECT pg_get_constraintdef(c.oid) FROM pg_constraint AS c "
+            f"WHERE c.contype = 'c' AND c.conrelid = {self._regclass()}"
+        )
+
     def unique_keys_sql(self, table: TableName) -> str:
         return (
             "SELECT CAST(i.indexrelid AS regclass) AS index_name, a.attname FROM pg_index AS i "

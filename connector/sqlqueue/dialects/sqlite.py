@@ -109,6 +109,16 @@ class SqliteDialect(Dialect):
     def exact_columns_sql(self, table: TableName) -> str:
         return "SELECT name, type FROM pragma_table_info(:table) ORDER BY cid"
 
+    def referenced_sql(self, table: TableName) -> str:
+        # Quoted in SQL, as PostgreSQL's quote_ident and SQL Server's QUOTENAME quote them.
+        return (
+            """SELECT '"' || "table" || '"', '"' || "to" || '"' """
+            """FROM pragma_foreign_key_list(:table) WHERE "from" = :column"""
+        )
+
+    def checks_sql(self, table: TableName) -> str:
+        return "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = :table"
+
     def unique_keys_sql(self, table: TableName) -> str:
         # The primary key (an INTEGER PRIMARY KEY is the rowid), then unique indexes without a WHERE.
         return (

@@ -284,6 +284,20 @@ class SqlServerDialect(Dialect):
             "WHERE c.object_id = OBJECT_ID(:object_name) ORDER BY c.column_id"
         )
 
+    def referenced_sql(self, table: TableName) -> str:
+        return (
+            "SELECT QUOTENAME(OBJECT_SCHEMA_NAME(fk.referenced_object_id)) + N'.' "
+            "+ QUOTENAME(OBJECT_NAME(fk.referenced_object_id)), QUOTENAME(rc.name) "
+            "FROM sys.foreign_key_columns AS fk "
+            "JOIN sys.columns AS pc ON pc.object_id = fk.parent_object_id AND pc.column_id = fk.parent_column_id "
+            "JOIN sys.columns AS rc "
+            "ON rc.object_id = fk.referenced_object_id AND rc.column_id = fk.referenced_column_id "
+            "WHERE fk.parent_object_id = OBJECT_ID(:object_name) AND pc.name = :column"
+        )
+
+    def checks_sql(self, table: TableName) -> str:
+        return "SELECT [definition] FROM sys.check_constraints WHERE parent_object_id = OBJECT_ID(:object_name)"
+
     def unique_keys_sql(self, table: TableName) -> str:
         return (
             "SELECT i.name, c.name FROM sys.indexes AS i "

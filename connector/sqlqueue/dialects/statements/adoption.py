@@ -281,6 +281,14 @@ class Adoption(Claims):
         return self.compile(self.unique_keys_sql(table))
 
     @cached
+    def referenced(self, table: TableName) -> Statement:
+        return self.compile(self.referenced_sql(table))
+
+    @cached
+    def check_constraints(self, table: TableName) -> Statement:
+        return self.compile(self.checks_sql(table))
+
+    @cached
     def exact_columns(self, table: TableName) -> Statement:
         """Rows of (column, its type spelled as DDL takes it), in the table's order."""
         return self.compile(self.exact_columns_sql(table))

@@ -1,0 +1,1 @@
+SELECT '"' || "table" || '"', '"' || "to" || '"' FROM pragma_foreign_key_list(?) WHERE "from" = ?

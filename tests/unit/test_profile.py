@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import pytest
+
+from sqlqueue.adoption import checks_on
+from sqlqueue.errors import ConfigError
+from sqlqueue.profile import PRESETS, profile_from, propose, settings_of
+from sqlqueue.schema import Column
+
+
+def test_options_set_fields_over_a_preset():
+    profile = profile_from("relational", {"key": "Id", "ready": "New, Retry", "order": "DueAt DESC, Id", "token": ""})
+    assert profile.key == ("Id",) and profile.ready == ("New", "Retry") and profile.token is None
+    assert profile.order == (("DueAt", "DESC"), ("Id", "ASC"))
+
+
+def test_an_unknown_preset_lists_the_presets():
+    with pytest.raises(ConfigError, match="option 'profile' = 'fifo' is not allowed: use one of relational"):
+        profile_from("fifo", {})
+
+
+def test_an_unknown_field_lists_the_fields():
+    with pytest.raises(ConfigError, match="unknown option\\(s\\) profile.statuss; a profile takes: profile.key"):
+        profile_from("relational", {"statuss": "State"})
+
+
+def test_a_status_without_ready_values_is_refused():
+    with pytest.raises(ConfigError, match="no ready values or in-flight value"):
+        profile_from("relational", {"ready": ""})
+
+
+def test_the_proposal_reads_the_design_from_the_column_names():
+    columns = [
+        Column("id", "bigint", False),
+        Column("app_server", "string"),
+        Column("attempts", "int"),
+        Column("scheduled_start_date", "timestamp"),
+        Column("start_date", "timestamp"),
+        Column("end_date", "timestamp"),
+    ]
+    profile = propose(columns, [["id"]])
+    assert profile.name == "claimer" and profile.claimer == "app_server" and profile.done_at == "end_date"
+    assert profile.order == (("scheduled_start_date", "ASC"), ("id", "ASC"))
+
+
+def test_a_table_without_lifecycle_columns_is_proposed_as_a_dequeue():
+    assert propose([Column("Id", "bigint", False), Column("Payload", "text")], [["Id"]]).name == "dequeue"
+
+
+def test_written_out_settings_give_the_same_profile_back():
+    profile = propose([Column("Key", "bigint", False), Column("State", "string"), Column("Body", "text")], [["Key"]])
+    settings = settings_of(profile)
+    again = profile_from(settings.pop("profile"), {k.removeprefix("profile."): v for k, v in settings.items()})
+    assert again == profile
+
+
+def test_check_vocabularies_are_the_clauses_naming_the_column_with_values():
+    sql = "CREATE TABLE t (Status TEXT CHECK (Status IN ('A', 'B')), n INT CHECK (n > 0))"
+    assert checks_on(sql, "status") == ["(Status IN ('A', 'B'))"]
+    assert checks_on("([Status]='A' OR [Status]='B')", "Status") == ["([Status]='A' OR [Status]='B')"]
+    assert checks_on("CHECK ((length(status) > 0))", "status") == []
+
+
+def test_every_preset_is_a_valid_profile():
+    assert set(PRESETS) == {"relational", "started-mark", "claimer", "dequeue"}
