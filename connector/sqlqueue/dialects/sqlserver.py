@@ -1,11 +1,13 @@
-"""SQL Server through pyodbc (Microsoft ODBC Driver 18/17 or FreeTDS): the SQL.
+"""SQL Server through pyodbc (Microsoft ODBC Driver 18/17 or FreeTDS) or mssql-python: the SQL.
 
 Claims use READPAST so consumers skip each other's locked rows instead of waiting. READPAST is
 refused under READ COMMITTED when the database has READ_COMMITTED_SNAPSHOT on (Azure SQL's default)
 unless the statement also asks for READCOMMITTEDLOCK, so every READPAST here carries it.
 READPAST skips row locks, not page locks: every statement that writes queue rows asks for ROWLOCK.
 Statements that touch many rows run in chunks below the 5,000-lock escalation threshold.
-What depends on the driver (connection strings, binding, transient errors) is in ``odbc.py``.
+What depends on the driver is in ``sqlserver_drivers.py`` (connecting, reading errors; mssql-python's
+side in ``mssql_python_driver.py``), ``odbc.py`` (ODBC connection strings, the bulk path's binding)
+and ``sqlserver_errors.py`` (which errors are transient, one judgement for every driver).
 """
 
 from __future__ import annotations
@@ -19,14 +21,15 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..connection import ConnectionSpec
-from ..errors import SchemaError, missing_driver
+from ..errors import SchemaError
 from ..identifiers import TableName
 from ..schema import STAGE_TAG, STAGED, Column, QueueSpec
-from . import odbc
+from . import odbc, sqlserver_errors
 from .base import Dialect
 from .engine import Statement, cached, rows_in_chunks, utc_naive
 from .layout import Step
 from .sqlserver_doctor import OPENJSON_LEVEL, checks
+from .sqlserver_drivers import DRIVERS, driver_for, driver_of_error
 from .statements.doctor import Finding, LiveTable
 from .statements.migrations import MIGRATION_LOCK_TIMEOUT_S
 
@@ -94,14 +97,6 @@ _JSON_VALUE: dict[str, Callable[[Column, Any], Any]] = {
     "timestamp": lambda column, value: value.isoformat(),  # ISO 8601: read the same in every language
     "double": _finite,
 }
-
-
-def _pyodbc() -> Any:
-    try:
-        import pyodbc
-    except ImportError as exc:
-        raise missing_driver("pyodbc", "sqlserver") from exc
-    return pyodbc
 
 
 class SqlServerDialect(Dialect):
@@ -312,8 +307,7 @@ class SqlServerDialect(Dialect):
         return self.compile("ALTER DATABASE CURRENT SET READ_COMMITTED_SNAPSHOT OFF WITH ROLLBACK IMMEDIATE")
 
     def connect(self, spec: ConnectionSpec) -> Any:
-        pyodbc = _pyodbc()
-        conn = pyodbc.connect(odbc.connection_string(spec, pyodbc.drivers()), autocommit=True)
+        conn = driver_for(spec).connect(spec)
         conn.execute(self.session_setup().sql)
         return conn
 
@@ -321,7 +315,7 @@ class SqlServerDialect(Dialect):
         return checks(self, live, order)
 
     def driver(self, conn: Any) -> odbc.Driver:
-        return odbc.driver_of(conn, _pyodbc())
+        return odbc.driver_of(conn)
 
     @contextmanager
     def transaction(self, conn: Any) -> Iterator[Any]:
@@ -416,7 +410,9 @@ class SqlServerDialect(Dialect):
         # whatever the chunk's length, so one cached plan. Left to pyodbc, a str is bound by its
         # length: FreeTDS 1.3.17 then declares NVARCHAR(2 x characters) for a short chunk, a str bound
         # as WVARCHAR past 4,000 characters is cut to 4,000 without an error, and Driver 18 refused a
-        # long one outright (HY104) on the stub.
+        # long one outright (HY104) on the stub. Left to mssql-python, a str is bound by its length and
+        # content: VARCHAR(n) for ASCII, NVARCHAR(n), and past 4,000 UTF-16 units an sp_prepare plus
+        # sp_execute, two round trips (tests/drivers).
         # A cursor of its own (same connection, same transaction), so its input sizes end with it.
         with self.long_text_cursor(cur) as loader:
             for text in self.json_chunks(columns, rows):
@@ -427,7 +423,7 @@ class SqlServerDialect(Dialect):
         """A cursor beside ``cur`` (same connection and transaction) whose one parameter is NVARCHAR(MAX)."""
         loader = cur.connection.cursor()
         try:
-            loader.setinputsizes([odbc.long_text_size(self.driver(cur.connection), _pyodbc())])
+            loader.setinputsizes([odbc.long_text_size(self.driver(cur.connection))])
             yield loader
         finally:
             loader.close()
@@ -471,10 +467,10 @@ class SqlServerDialect(Dialect):
         )
 
     def is_driver_error(self, exc: BaseException) -> bool:
-        return isinstance(exc, _pyodbc().Error)
+        return any(driver.is_error(exc) for driver in DRIVERS)
 
     def is_transient(self, exc: BaseException, first_connect: bool) -> bool:
-        return odbc.is_transient(exc, first_connect)
+        return sqlserver_errors.is_transient(driver_of_error(exc).diagnosis(exc), first_connect)
 
     # ---- layout versions and migrate ----
     # Every statement checks the catalog first, so a script run again changes nothing twice:
