@@ -91,9 +91,11 @@ def from_pyodbc(exc: BaseException) -> Diagnosis:
 # The server's English texts of the transient errors that arrive without a telling SQLSTATE (HY000,
 # 42000), as Microsoft documents them ("Database engine events and errors", MSSQLSERVER_1204/1205/1222;
 # Azure SQL "Troubleshoot transient connection errors" for 4060, 4221, 40197, 40501, 40613, 49918-49920;
-# 10928/10929 "Resource governance"; 42108/42109 serverless pools). A server whose login language is
+# 10928/10929 "Resource governance"; 42108/42109 serverless pools), and Windows' text of 10054, which
+# Driver 18 passes on from the TCP provider. A server whose login language is
 # not English sends other texts: there only the SQLSTATEs (08xxx, 40001, HYT00) classify its errors.
 TRANSIENT_TEXTS = (
+    (10054, re.compile(r"An existing connection was forcibly closed by the remote host", re.I)),
     (1204, re.compile(r"cannot obtain a LOCK resource", re.I)),
     (1205, re.compile(r"chosen as the deadlock victim", re.I)),
     (1222, re.compile(r"Lock request time out period exceeded", re.I)),
@@ -110,13 +112,17 @@ TRANSIENT_TEXTS = (
     (49919, re.compile(r"Too many create or update operations in progress", re.I)),
     (49920, re.compile(r"Too many operations in progress for subscription", re.I)),
 )
+# Driver 18 on Linux names a transport error by its Winsock number in hex ("TCP Provider: Error code
+# 0x2746" is 10054), where pyodbc adds it in decimal too ("... 0x274C (10060)").
+_TCP_PROVIDER_CODE = re.compile(r"TCP Provider: Error code 0x([0-9A-Fa-f]+)")
 # What mssql-python writes as driver_error for an SQLSTATE its table lacks.
 _UNKNOWN_STATE = re.compile(r"SQLSTATE code: ([0-9A-Z]{5})")
 
 
 def numbers_in_text(text: str) -> frozenset[int]:
     """The transient error numbers whose documented English text ``text`` holds."""
-    return frozenset(number for number, pattern in TRANSIENT_TEXTS if pattern.search(text))
+    numbers = {number for number, pattern in TRANSIENT_TEXTS if pattern.search(text)}
+    return frozenset(numbers | {int(code, 16) for code in _TCP_PROVIDER_CODE.findall(text)})
 
 
 def from_mssql_python(exc: BaseException, state_of_text: dict[str, str]) -> Diagnosis:
