@@ -99,6 +99,25 @@ _JSON_VALUE: dict[str, Callable[[Column, Any], Any]] = {
 }
 
 
+class LongTextCursor:
+    """A driver cursor whose every statement binds its one parameter as ``size`` (``odbc.long_text_size``).
+
+    The input sizes are set before each execute: pyodbc keeps them on the cursor, but mssql-python
+    1.16 forgets them after every execute (``Cursor._reset_inputsizes``), as PEP 249 allows
+    ("used before the .execute*() method is invoked"); its second chunk then went as VARCHAR(n).
+    """
+
+    def __init__(self, cursor: Any, size: tuple[int, int, int]) -> None:
+        self.cursor, self.size = cursor, size
+
+    def execute(self, sql: str, params: Sequence[Any]) -> Any:
+        self.cursor.setinputsizes([self.size])
+        return self.cursor.execute(sql, params)
+
+    def fetchall(self) -> list[Any]:
+        return list(self.cursor.fetchall())
+
+
 class SqlServerDialect(Dialect):
     name = "sqlserver"
     default_chunk = 4000
@@ -419,12 +438,11 @@ class SqlServerDialect(Dialect):
                 loader.execute(statement.sql, statement.bind({"rows": text}))
 
     @contextmanager
-    def long_text_cursor(self, cur: Any) -> Iterator[Any]:
+    def long_text_cursor(self, cur: Any) -> Iterator[LongTextCursor]:
         """A cursor beside ``cur`` (same connection and transaction) whose one parameter is NVARCHAR(MAX)."""
         loader = cur.connection.cursor()
         try:
-            loader.setinputsizes([odbc.long_text_size(self.driver(cur.connection))])
-            yield loader
+            yield LongTextCursor(loader, odbc.long_text_size(self.driver(cur.connection)))
         finally:
             loader.close()
 
