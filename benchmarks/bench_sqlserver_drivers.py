@@ -20,11 +20,10 @@ import argparse
 import functools
 import socket
 import sys
-import time
 from collections.abc import Callable
 from urllib.parse import quote_plus
 
-from common import report
+from common import best, report
 
 from sqlqueue.connection import parse_connection
 from sqlqueue.identifiers import TableName
@@ -51,17 +50,6 @@ def queue_on(url: str, driver: str) -> Queue:
     queue = Queue(parse_connection(f"{url}&driver={quote_plus(driver)}"), TableName(fresh_name("bench_drv_")))
     queue.create(DOMAIN, order="heap")
     return queue
-
-
-def best(repeat: int, prepare: Callable[[], Callable[[], None]]) -> float:
-    """Seconds of the fastest of ``repeat`` runs; ``prepare`` builds a fresh table and returns the run."""
-    seconds = []
-    for _ in range(repeat):
-        run = prepare()
-        started = time.perf_counter()
-        run()
-        seconds.append(time.perf_counter() - started)
-    return min(seconds)
 
 
 def enqueue(url: str, driver: str, rows: list[dict]) -> Callable[[], None]:
