@@ -30,7 +30,7 @@ from sqlqueue.identifiers import TableName
 from sqlqueue.queue import Queue
 from sqlqueue.schema import Column
 from tests.support.engines import fresh_name
-from tests.support.sqlserver_drivers import FREETDS, MICROSOFT, MSSQL_PYTHON, _available
+from tests.support.sqlserver_drivers import FREETDS, MICROSOFT, MSSQL_PYTHON, available
 
 BABELFISH = "sqlserver://babelfish_user:12345678@127.0.0.1:1433/babelfish_db?TrustServerCertificate=yes"
 DOMAIN = (Column("payload", "text"), Column("customer", "bigint", nullable=False))
@@ -93,7 +93,7 @@ def main() -> int:
     print("Babelfish runs T-SQL on PostgreSQL: only the ratios between drivers mean anything, not the figures.")
     rates = {}
     for driver in DRIVERS:
-        if not _available(driver):
+        if not available(driver):
             print(f"  {driver:<44} not installed or not registered: skipped")
             continue
         seconds = best(args.repeat, functools.partial(enqueue, args.url, driver, rows))

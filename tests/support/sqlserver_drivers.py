@@ -24,7 +24,7 @@ def _odbc_registered(name: str) -> bool:
     return name in pyodbc.drivers()
 
 
-def _available(name: str) -> bool:
+def available(name: str) -> bool:
     return importlib.util.find_spec("mssql_python") is not None if name == MSSQL_PYTHON else _odbc_registered(name)
 
 
@@ -33,11 +33,14 @@ _WHY_MISSING = {
     MICROSOFT: f"{MICROSOFT} is not registered (../shared/babelfish/msodbc18.sh, run by make test-babelfish)",
     MSSQL_PYTHON: "mssql-python is not installed (pip install 'sqlqueue[mssql]')",
 }
-# Each driver as a test parameter, skipped where it is missing.
-DRIVERS = [
-    pytest.param(name, id=name, marks=pytest.mark.skipif(not _available(name), reason=_WHY_MISSING[name]))
-    for name in (FREETDS, MICROSOFT, MSSQL_PYTHON)
-]
+
+
+def driver_param(name: str) -> Any:
+    """``name`` as a test parameter, skipped where this machine lacks it."""
+    return pytest.param(name, id=name, marks=pytest.mark.skipif(not available(name), reason=_WHY_MISSING[name]))
+
+
+DRIVERS = [driver_param(name) for name in (FREETDS, MICROSOFT, MSSQL_PYTHON)]
 
 
 def stub_url(server: TdsServer, driver: str, user: str = "app", database: str = "queues") -> str:

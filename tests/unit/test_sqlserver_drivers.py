@@ -13,8 +13,6 @@ from sqlqueue.dialects.sqlserver import SqlServerDialect
 from sqlqueue.dialects.sqlserver_drivers import MSSQL_PYTHON_DRIVER, PYODBC, driver_for
 from sqlqueue.errors import ConfigError
 
-pytest.importorskip("mssql_python", reason="mssql-python is not installed")
-
 
 def mssql_python_string(url: str, password: str | None = None) -> str:
     return mssql_python_driver.connection_string(parse_connection(url, password=password))
@@ -41,6 +39,7 @@ def test_mssql_python_carries_any_password_inside_braces(password: str, sent: st
 
 
 def test_a_key_mssql_python_does_not_take_is_refused_by_name_without_the_password():
+    pytest.importorskip("mssql_python", reason="mssql-python is not installed")
     spec = parse_connection("sqlserver://u@h/d?driver=mssql-python&TDS_Version=7.4", password="hunter2")
     with pytest.raises(ConfigError, match="TDS_Version") as caught:
         SqlServerDialect().connect(spec)  # refused by mssql-python's own parser, before any connection

@@ -18,8 +18,7 @@ import pyodbc
 import pytest
 
 from sqlqueue.dialects.sqlserver import SqlServerDialect
-
-mssql_python = pytest.importorskip("mssql_python", reason="mssql-python is not installed")
+from tests.support.sqlserver_drivers import MSSQL_PYTHON, driver_param
 
 MS17 = "[Microsoft][ODBC Driver 17 for SQL Server]"
 MS18 = "[Microsoft][ODBC Driver 18 for SQL Server]"
@@ -106,14 +105,18 @@ def as_mssql_python(state: str, message: str) -> BaseException:
     """The same diagnostic record as mssql-python raises it: its SQLSTATE table picks the class and
     driver_error, and the text loses the SQLSTATE prefix, the native number and the ODBC function
     (and, cut by mssql-python itself, the driver's name after "[Microsoft]")."""
+    import mssql_python
+
     text = re.sub(r"^\[\w+\] | \(-?\d+\)| \(SQL\w+\)", "", message)
     return mssql_python.exceptions.sqlstate_to_exception(state, text)
 
 
-RAISED_BY = {"pyodbc": pyodbc.Error, "mssql-python": as_mssql_python}
+RAISED_BY = {"pyodbc": pyodbc.Error, MSSQL_PYTHON: as_mssql_python}
+# pyodbc's errors are built without an ODBC driver; mssql-python's need it installed.
+RAISERS = ["pyodbc", driver_param(MSSQL_PYTHON)]
 
 
-@pytest.fixture(params=RAISED_BY)
+@pytest.fixture(params=RAISERS)
 def transient(request):
     raise_as = RAISED_BY[request.param]
 
@@ -148,6 +151,7 @@ def test_a_wrong_statement_is_never_retried(transient, label: str, state: str, m
 
 
 def test_mssql_python_keeps_no_native_number_so_its_record_is_read_by_its_text():
+    pytest.importorskip("mssql_python", reason="mssql-python is not installed")
     (lock_timeout,) = [r for r in RETRIED if r[0] == "lock time-out"]
     exc = as_mssql_python(*lock_timeout[1:])
     assert str(exc) == (
@@ -156,13 +160,14 @@ def test_mssql_python_keeps_no_native_number_so_its_record_is_read_by_its_text()
 
 
 def test_an_sqlstate_missing_from_mssql_pythons_table_is_read_from_its_driver_error():
+    mssql_python = pytest.importorskip("mssql_python", reason="mssql-python is not installed")
     exc = mssql_python.exceptions.sqlstate_to_exception("08S02", "gone") or mssql_python.exceptions.DatabaseError(
         driver_error="An error occurred with SQLSTATE code: 08S02", ddbc_error="gone"
     )
     assert SqlServerDialect().is_transient(exc, first_connect=False)
 
 
-@pytest.mark.parametrize("driver", RAISED_BY)
+@pytest.mark.parametrize("driver", RAISERS)
 def test_a_mapped_error_keeps_no_password(driver: str):
     exc = RAISED_BY[driver]("28000", f"[28000] {MS18}Login failed; PWD={{hunter2}} (18456) (SQLDriverConnect)")
     mapped = SqlServerDialect().map_error(exc, None, connected_before=False)
