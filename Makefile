@@ -79,13 +79,14 @@ endif
 # (a clone with ../shared beside it, as CI's has), once per SQL Server driver. Babelfish is a witness of
 # drivers, binding, DDL and statement shapes, not of SQL Server's locking: its gaps are strict expected
 # failures (tests/support/babelfish.py). Microsoft's Driver 18, the one production runs, takes the whole
-# suite (Spark and crash tests included); the other drivers take the database-side tests, which is where
-# drivers differ (README "What has run against a live server"). First the recording TDS stub runs again
-# with Driver 18 registered. Without ../shared it says so and passes.
+# suite (Spark and crash tests included); the other drivers (FreeTDS, and mssql-python, which `setup`
+# installs through the dev extra) take the database-side tests, which is where drivers differ (README
+# "What has run against a live server"). First the recording TDS stub runs again with Driver 18
+# registered. Without ../shared it says so and passes.
 BABELFISH := $(abspath ../shared/babelfish)
 BABELFISH_URL := sqlserver://babelfish_user:12345678@127.0.0.1:1433/babelfish_db?TrustServerCertificate=yes
 LIVE_FULL_DRIVER := ODBC Driver 18 for SQL Server
-LIVE_SUBSET_DRIVERS := FreeTDS
+LIVE_SUBSET_DRIVERS := FreeTDS mssql-python
 LIVE_SUBSET := tests/conformance tests/drivers tests/unit
 test-babelfish: setup
 	@if [ ! -x "$(BABELFISH)/babelfish.sh" ]; then \

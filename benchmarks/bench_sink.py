@@ -18,10 +18,9 @@ from __future__ import annotations
 import argparse
 import shutil
 import tempfile
-import time
 from collections.abc import Callable
 
-from common import pg_options, report, start_postgres
+from common import best, pg_options, report, start_postgres
 from pyspark.sql.streaming import DataStreamWriter
 from spark_floor import TuplesSink, write_floor
 
@@ -29,17 +28,6 @@ from sqlqueue.schema import Column
 from tests.support.engines import Engine
 
 DOMAIN = (Column("payload", "text"), Column("customer", "bigint", nullable=False))
-
-
-def best(repeat: int, prepare: Callable[[], Callable[[], None]]) -> float:
-    """Seconds of the fastest run; ``prepare`` makes a fresh table and returns the write to time."""
-    seconds = []
-    for _ in range(repeat):
-        write = prepare()
-        started = time.perf_counter()
-        write()
-        seconds.append(time.perf_counter() - started)
-    return min(seconds)
 
 
 def with_options(writer, engine: Engine, queue):

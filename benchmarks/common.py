@@ -7,6 +7,8 @@ import shutil
 import statistics
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,6 +37,17 @@ def report(title: str, rows: int, seconds: float, extra: str = "") -> float:
     rate = rows / seconds
     print(f"  {title:<44} {rows:>8} rows in {seconds:7.2f} s = {rate:>9,.0f} rows/s {extra}", flush=True)
     return rate
+
+
+def best(repeat: int, prepare: Callable[[], Callable[[], None]]) -> float:
+    """Seconds of the fastest run; ``prepare`` makes a fresh table and returns the write to time."""
+    seconds = []
+    for _ in range(repeat):
+        write = prepare()
+        started = time.perf_counter()
+        write()
+        seconds.append(time.perf_counter() - started)
+    return min(seconds)
 
 
 def spark_session(app: str, master: str, conf: dict[str, str] | None = None):

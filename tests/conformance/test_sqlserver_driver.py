@@ -5,6 +5,8 @@ These run only on SQL Server (``make test-sqlserver``, and ``make test-babelfish
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from sqlqueue.errors import DatabaseError
@@ -35,7 +37,8 @@ def test_an_error_that_ends_the_transaction_is_the_error_raised_not_the_rollback
     with pytest.raises(DatabaseError) as raised, queue.transaction() as cur:
         cur.execute("SET XACT_ABORT ON")
         cur.execute("SELECT 1 / 0")
-    assert "8134" in str(raised.value) or "divide by zero" in str(raised.value).lower()
+    # pyodbc's message carries the number; mssql-python's only the text (Babelfish says "division by zero")
+    assert re.search(r"8134|divide by zero|division by zero", str(raised.value), re.I)
     assert "3903" not in str(raised.value)
     queue.enqueue([{"payload": "the connection is still usable"}])
     assert queue.count_ready() == 1

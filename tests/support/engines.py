@@ -11,6 +11,7 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from sqlqueue.connection import parse_connection
 from sqlqueue.dialects.odbc import named_driver
+from sqlqueue.dialects.sqlserver_drivers import MSSQL_PYTHON
 from sqlqueue.identifiers import TableName
 from sqlqueue.queue import Queue
 from sqlqueue.schema import Column
@@ -31,8 +32,9 @@ def sqlserver_options(value: str | None = None, driver: str | None = None) -> di
     The value is a ``sqlserver://`` (or ``mssql://``) URL, or else an ODBC connection string used
     verbatim. A URL's user and password become the ``user`` and ``password`` options, so they travel
     the way a job's do (the crash jobs get the password through the environment, not their command
-    line). ``SQLQUEUE_TEST_SQLSERVER_DRIVER`` names the ODBC driver when the value names none (a URL's
-    ``?driver=``, a connection string's ``Driver=``); naming two different ones is an error.
+    line). ``SQLQUEUE_TEST_SQLSERVER_DRIVER`` names the driver when the value names none (a URL's
+    ``?driver=``, a connection string's ``Driver=``): an ODBC driver for pyodbc, or ``mssql-python``,
+    which takes a URL only (it is no ODBC driver pyodbc could load); naming two different ones is an error.
     """
     value = (os.environ.get(SQLSERVER_ENV, "") if value is None else value).strip()
     driver = (os.environ.get(SQLSERVER_DRIVER_ENV, "") if driver is None else driver).strip().strip("{}")
@@ -55,6 +57,11 @@ def sqlserver_options(value: str | None = None, driver: str | None = None) -> di
         if parts.password:
             options["password"] = unquote(parts.password)
         return options
+    if driver.lower() == MSSQL_PYTHON:
+        raise ValueError(
+            f"{SQLSERVER_DRIVER_ENV}={driver} needs {SQLSERVER_ENV} to be a sqlserver:// URL, not an ODBC connection "
+            "string: mssql-python is no ODBC driver pyodbc could load"
+        )
     named = named_driver(value)
     _same_driver(named, driver)
     if driver and not named:
@@ -65,7 +72,7 @@ def sqlserver_options(value: str | None = None, driver: str | None = None) -> di
 def _same_driver(named: str | None, driver: str) -> None:
     if named and driver and named.lower() != driver.lower():
         raise ValueError(
-            f"{SQLSERVER_ENV} names the ODBC driver {named!r} but {SQLSERVER_DRIVER_ENV} says {driver!r}: "
+            f"{SQLSERVER_ENV} names the driver {named!r} but {SQLSERVER_DRIVER_ENV} says {driver!r}: "
             "name it in one place"
         )
 

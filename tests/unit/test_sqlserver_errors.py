@@ -3,14 +3,22 @@
 Each message is a pyodbc error as recorded in a public report (the source is named beside it):
 pyodbc formats a diagnostic as ``[SQLSTATE] <driver text> (<native error>) (<ODBC function>)``.
 Failovers, throttling and deadlocks arrive with SQLSTATE HY000 or 42000, so only the number tells.
+
+mssql-python meets the same diagnostic record through the same Driver 18 and keeps less of it: the
+exception its own SQLSTATE table picks, and the text without the SQLSTATE, the native number or the
+ODBC function (microsoft/mssql-python#581). Every case runs once per driver, the record rebuilt the
+way each reports it; one judgement (``sqlserver_errors``) must classify both alike.
 """
 
 from __future__ import annotations
+
+import re
 
 import pyodbc
 import pytest
 
 from sqlqueue.dialects.sqlserver import SqlServerDialect
+from tests.support.sqlserver_drivers import MSSQL_PYTHON, driver_param
 
 MS17 = "[Microsoft][ODBC Driver 17 for SQL Server]"
 MS18 = "[Microsoft][ODBC Driver 18 for SQL Server]"
@@ -93,34 +101,75 @@ NEVER_RETRIED = [
 ]
 
 
-def transient(state: str, message: str, first_connect: bool) -> bool:
-    return SqlServerDialect().is_transient(pyodbc.Error(state, message), first_connect)
+def as_mssql_python(state: str, message: str) -> BaseException:
+    """The same diagnostic record as mssql-python raises it: its SQLSTATE table picks the class and
+    driver_error, and the text loses the SQLSTATE prefix, the native number and the ODBC function
+    (and, cut by mssql-python itself, the driver's name after "[Microsoft]")."""
+    import mssql_python
+
+    text = re.sub(r"^\[\w+\] | \(-?\d+\)| \(SQL\w+\)", "", message)
+    return mssql_python.exceptions.sqlstate_to_exception(state, text)
+
+
+RAISED_BY = {"pyodbc": pyodbc.Error, MSSQL_PYTHON: as_mssql_python}
+# pyodbc's errors are built without an ODBC driver; mssql-python's need it installed.
+RAISERS = ["pyodbc", driver_param(MSSQL_PYTHON)]
+
+
+@pytest.fixture(params=RAISERS)
+def transient(request):
+    raise_as = RAISED_BY[request.param]
+
+    def judge(state: str, message: str, first_connect: bool) -> bool:
+        return SqlServerDialect().is_transient(raise_as(state, message), first_connect)
+
+    return judge
 
 
 @pytest.mark.parametrize(("label", "state", "message"), RETRIED, ids=[r[0] for r in RETRIED])
-def test_an_error_worth_another_try_is_transient_once_connected(label: str, state: str, message: str):
+def test_an_error_worth_another_try_is_transient_once_connected(transient, label: str, state: str, message: str):
     assert transient(state, message, first_connect=False)
 
 
 @pytest.mark.parametrize(
     ("label", "state", "message"), FIRST_CONNECT_RETRIED, ids=[r[0] for r in FIRST_CONNECT_RETRIED]
 )
-def test_a_failover_met_by_the_first_connection_is_retried(label: str, state: str, message: str):
+def test_a_failover_met_by_the_first_connection_is_retried(transient, label: str, state: str, message: str):
     assert transient(state, message, first_connect=True)
 
 
 @pytest.mark.parametrize(("label", "state", "message"), FAILS_AT_ONCE, ids=[r[0] for r in FAILS_AT_ONCE])
-def test_a_wrong_login_database_or_address_fails_the_first_connection_at_once(label: str, state: str, message: str):
+def test_a_wrong_login_database_or_address_fails_the_first_connection_at_once(
+    transient, label: str, state: str, message: str
+):
     assert not transient(state, message, first_connect=True)
 
 
 @pytest.mark.parametrize(("label", "state", "message"), NEVER_RETRIED, ids=[r[0] for r in NEVER_RETRIED])
-def test_a_wrong_statement_is_never_retried(label: str, state: str, message: str):
+def test_a_wrong_statement_is_never_retried(transient, label: str, state: str, message: str):
     assert not transient(state, message, first_connect=False)
 
 
-def test_a_mapped_error_keeps_no_password():
-    exc = pyodbc.Error("28000", f"[28000] {MS18}Login failed; PWD={{hunter2}} (18456) (SQLDriverConnect)")
+def test_mssql_python_keeps_no_native_number_so_its_record_is_read_by_its_text():
+    pytest.importorskip("mssql_python", reason="mssql-python is not installed")
+    (lock_timeout,) = [r for r in RETRIED if r[0] == "lock time-out"]
+    exc = as_mssql_python(*lock_timeout[1:])
+    assert str(exc) == (
+        "Driver Error: General error; DDBC Error: [Microsoft][SQL Server]Lock request time out period exceeded."
+    )
+
+
+def test_an_sqlstate_missing_from_mssql_pythons_table_is_read_from_its_driver_error():
+    mssql_python = pytest.importorskip("mssql_python", reason="mssql-python is not installed")
+    exc = mssql_python.exceptions.sqlstate_to_exception("08S02", "gone") or mssql_python.exceptions.DatabaseError(
+        driver_error="An error occurred with SQLSTATE code: 08S02", ddbc_error="gone"
+    )
+    assert SqlServerDialect().is_transient(exc, first_connect=False)
+
+
+@pytest.mark.parametrize("driver", RAISERS)
+def test_a_mapped_error_keeps_no_password(driver: str):
+    exc = RAISED_BY[driver]("28000", f"[28000] {MS18}Login failed; PWD={{hunter2}} (18456) (SQLDriverConnect)")
     mapped = SqlServerDialect().map_error(exc, None, connected_before=False)
     assert "hunter2" not in str(mapped) and not mapped.transient
 

@@ -110,6 +110,19 @@ def test_an_odbc_string_is_used_verbatim_with_the_driver_put_first_when_it_names
     assert sqlserver_options(named, "{odbc driver 18 for sql server}")["connectionString"] == named
 
 
+def test_mssql_python_as_the_driver_reaches_a_url_through_mssql_python():
+    from sqlqueue.dialects.sqlserver_drivers import MSSQL_PYTHON_DRIVER, driver_for
+
+    options = sqlserver_options("sqlserver://u:pw@127.0.0.1:1433/db?TrustServerCertificate=yes", "mssql-python")
+    assert options["url"] == "sqlserver://127.0.0.1:1433/db?TrustServerCertificate=yes&driver=mssql-python"
+    assert driver_for(Engine("sqlserver", options).connection()) is MSSQL_PYTHON_DRIVER
+
+
+def test_mssql_python_as_the_driver_of_an_odbc_connection_string_is_an_error():
+    with pytest.raises(ValueError, match="sqlserver:// URL"):
+        sqlserver_options("Server=db;Database=q", "mssql-python")
+
+
 @pytest.mark.parametrize("value", ["sqlserver://db/q?driver=FreeTDS", "Driver={FreeTDS};Server=db"])
 def test_two_different_drivers_named_is_an_error(value):
     with pytest.raises(ValueError, match="name it in one place"):

@@ -29,10 +29,10 @@ def test_workflows_pass_actionlint():
     assert result.returncode == 0, f"actionlint found problems:\n{result.stdout}{result.stderr}"
 
 
-def test_sqlserver_workflow_runs_both_drivers_both_isolation_settings_and_make_test_sqlserver():
+def test_sqlserver_workflow_runs_every_driver_both_isolation_settings_and_make_test_sqlserver():
     text = WORKFLOW.read_text()
     assert "image: mcr.microsoft.com/mssql/server:2022-latest" in text
-    assert 'driver: ["ODBC Driver 18 for SQL Server", "FreeTDS"]' in text
+    assert 'driver: ["ODBC Driver 18 for SQL Server", "FreeTDS", "mssql-python"]' in text
     assert 'rcsi: ["OFF", "ON"]' in text
     assert "SET READ_COMMITTED_SNAPSHOT $(RCSI) WITH ROLLBACK IMMEDIATE" in text
     assert "msodbcsql18" in text and "system-packages" in text  # FreeTDS (tdsodbc) is in the Makefile's list

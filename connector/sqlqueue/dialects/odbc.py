@@ -1,5 +1,5 @@
 """SQL Server's ODBC drivers as pyodbc meets them: connection strings, which driver is at the
-other end, what the bulk path binds, and which errors are worth another try.
+other end, and what the bulk path binds (transient errors: ``sqlserver_errors.py``).
 
 Two drivers matter: Microsoft's "ODBC Driver 18 for SQL Server" (17 works the same) and FreeTDS
 (Debian's ``tdsodbc``). They differ in what a connection string may say and in how they bind
@@ -21,6 +21,10 @@ FREETDS = "FreeTDS"
 PREFERRED_DRIVERS = ("ODBC Driver 18 for SQL Server", "ODBC Driver 17 for SQL Server", FREETDS)
 # FreeTDS implements SQLDescribeParam from 1.5 on; before that a driver-chosen type is bound.
 FREETDS_DESCRIBES_PARAMS = (1, 5)
+# ODBC's own numbers, the same in every driver and Python binding (sqlucode.h, sql.h): SQL types
+# for setinputsizes, and SQLGetInfo's SQL_DRIVER_NAME and SQL_DRIVER_VER.
+SQL_WVARCHAR, SQL_WLONGVARCHAR = -9, -10
+SQL_DRIVER_NAME, SQL_DRIVER_VER = 6, 7
 
 
 def is_freetds(driver: str) -> bool:
@@ -38,7 +42,8 @@ def connection_string(spec: ConnectionSpec, available: Sequence[str]) -> str:
     if driver is None:
         raise ConfigError(
             "no SQL Server ODBC driver is installed: install Microsoft's 'ODBC Driver 18 for SQL Server' "
-            "or FreeTDS (Debian: apt-get install tdsodbc), or name one with ?driver=..."
+            "or FreeTDS (Debian: apt-get install tdsodbc), or name one with ?driver=...; or, with no system "
+            "ODBC at all (serverless), pip install 'sqlqueue[mssql]' for Microsoft's mssql-python driver"
         )
     host, port, database = params.pop("host"), params.pop("port", None), params.pop("database")
     parts = {"DRIVER": f"{{{driver}}}"}
@@ -114,7 +119,7 @@ class Driver:
         return not self.freetds or self.version_tuple[:2] >= FREETDS_DESCRIBES_PARAMS
 
 
-def long_text_size(driver: Driver, pyodbc: Any) -> tuple[int, int, int]:
+def long_text_size(driver: Driver) -> tuple[int, int, int]:
     """How to bind a text parameter of any length so that the driver declares NVARCHAR(MAX).
 
     Seen on the wire (the recording TDS stub, tests/drivers): Microsoft's driver declares nvarchar(max)
@@ -123,69 +128,14 @@ def long_text_size(driver: Driver, pyodbc: Any) -> tuple[int, int, int]:
     refuses SQL_WLONGVARCHAR of size 0 (HY104), and for SQL_WLONGVARCHAR of 2^30 - 1 declares the
     deprecated ntext. FreeTDS 1.3 refuses SQL_WVARCHAR of size 0 past 4,000 characters (HY090) and
     declares NVARCHAR(MAX) for SQL_WLONGVARCHAR of size 0.
+    mssql-python runs Microsoft's driver and binds as it does (tests/drivers): SQL_WVARCHAR of size 0.
     """
     if driver.freetds:
-        return (pyodbc.SQL_WLONGVARCHAR, 0, 0)
-    return (pyodbc.SQL_WVARCHAR, 0, 0)
+        return (SQL_WLONGVARCHAR, 0, 0)
+    return (SQL_WVARCHAR, 0, 0)
 
 
-def driver_of(conn: Any, pyodbc: Any) -> Driver:
-    """The driver a pyodbc connection runs on: asked of the driver, no round trip to the server."""
-    return Driver(str(conn.getinfo(pyodbc.SQL_DRIVER_NAME)), str(conn.getinfo(pyodbc.SQL_DRIVER_VER)))
-
-
-# ---- transient errors -------------------------------------------------------------------------------
-# Microsoft.Data.SqlClient's baseline transient errors (SqlConfigurableRetryFactory's default
-# list, dotnet/SqlClient src/Microsoft.Data.SqlClient/src/Microsoft/Data/SqlClient/Reliability/
-# SqlConfigurableRetryFactory.cs), plus the two transport errors its connection-open retry says
-# "might also deserve inclusion" (10053, 10054; SqlConnectionInternal.cs). Azure SQL and SQL Server
-# send most of them with SQLSTATE HY000 or 42000 (FreeTDS even reports a deadlock as 42000): the
-# number is only in the message text.
-TRANSIENT_ERRORS = frozenset(
-    {
-        233,
-        997,  # transport errors before or during login
-        1204,  # cannot obtain a LOCK resource
-        1205,  # deadlock victim
-        1222,  # lock request time-out
-        4060,  # cannot open database (a failover moves it; see FIRST_CONNECT_FATAL)
-        4221,  # login to a read-secondary waiting for row versioning
-        10053,
-        10054,
-        10060,  # transport errors: connection aborted, reset, timed out
-        10928,
-        10929,  # resource limit reached / server too busy
-        40143,
-        40197,
-        40540,  # the service encountered an error processing the request (reconfiguration)
-        40501,  # service busy (throttling)
-        40613,  # database not currently available
-        42108,
-        42109,  # serverless database waking up
-        49918,
-        49919,
-        49920,  # not enough resources / too many operations
-    }
-)
-# On a first connection these are a wrong database name, not a failover: fail at once.
-FIRST_CONNECT_FATAL = frozenset({4060})
-# pyodbc ends each diagnostic record with its native error number in parentheses: "... (1205) (SQLExecDirectW)".
-_NATIVE_NUMBER = re.compile(r"\((-?\d+)\)")
-
-
-def error_numbers(exc: BaseException) -> set[int]:
-    """The native SQL Server error numbers in a pyodbc error's message."""
-    return {int(n) for n in _NATIVE_NUMBER.findall(" ".join(str(a) for a in getattr(exc, "args", ())))}
-
-
-def is_transient(exc: BaseException, first_connect: bool) -> bool:
-    """Lost connections, failovers, throttling, deadlocks and lock time-outs: worth another try.
-
-    SQLSTATE 08xxx (connection failure) counts only once a connection has worked: on a first
-    connection it is a wrong address, which retrying would only delay.
-    """
-    state = str(exc.args[0]) if getattr(exc, "args", None) else ""
-    numbers = error_numbers(exc)
-    if first_connect:
-        return bool(numbers & (TRANSIENT_ERRORS - FIRST_CONNECT_FATAL))
-    return state.startswith("08") or state in ("40001", "HYT00", "HYT01") or bool(numbers & TRANSIENT_ERRORS)
+def driver_of(conn: Any) -> Driver:
+    """The ODBC driver a connection runs on (pyodbc's, or the one inside mssql-python): asked of the
+    driver through SQLGetInfo, no round trip to the server."""
+    return Driver(str(conn.getinfo(SQL_DRIVER_NAME)), str(conn.getinfo(SQL_DRIVER_VER)))

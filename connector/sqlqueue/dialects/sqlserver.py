@@ -1,11 +1,13 @@
-"""SQL Server through pyodbc (Microsoft ODBC Driver 18/17 or FreeTDS): the SQL.
+"""SQL Server through pyodbc (Microsoft ODBC Driver 18/17 or FreeTDS) or mssql-python: the SQL.
 
 Claims use READPAST so consumers skip each other's locked rows instead of waiting. READPAST is
 refused under READ COMMITTED when the database has READ_COMMITTED_SNAPSHOT on (Azure SQL's default)
 unless the statement also asks for READCOMMITTEDLOCK, so every READPAST here carries it.
 READPAST skips row locks, not page locks: every statement that writes queue rows asks for ROWLOCK.
 Statements that touch many rows run in chunks below the 5,000-lock escalation threshold.
-What depends on the driver (connection strings, binding, transient errors) is in ``odbc.py``.
+What depends on the driver is in ``sqlserver_drivers.py`` (connecting, reading errors; mssql-python's
+side in ``mssql_python_driver.py``), ``odbc.py`` (ODBC connection strings, the bulk path's binding)
+and ``sqlserver_errors.py`` (which errors are transient, one judgement for every driver).
 """
 
 from __future__ import annotations
@@ -19,15 +21,16 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..connection import ConnectionSpec
-from ..errors import SchemaError, missing_driver
+from ..errors import SchemaError
 from ..identifiers import TableName
 from ..profile import Profile
 from ..schema import STAGE_TAG, STAGED, Column, QueueSpec
-from . import odbc
+from . import odbc, sqlserver_errors
 from .base import Dialect
 from .engine import Statement, cached, rows_in_chunks, utc_naive
 from .layout import Step
 from .sqlserver_doctor import OPENJSON_LEVEL, adopted_checks, checks
+from .sqlserver_drivers import DRIVERS, driver_for, driver_of_error
 from .statements.adoption import ClaimPlan
 from .statements.doctor import Finding, LiveTable
 from .statements.migrations import MIGRATION_LOCK_TIMEOUT_S
@@ -98,12 +101,23 @@ _JSON_VALUE: dict[str, Callable[[Column, Any], Any]] = {
 }
 
 
-def _pyodbc() -> Any:
-    try:
-        import pyodbc
-    except ImportError as exc:
-        raise missing_driver("pyodbc", "sqlserver") from exc
-    return pyodbc
+class LongTextCursor:
+    """A driver cursor whose every statement binds its one parameter as ``size`` (``odbc.long_text_size``).
+
+    The input sizes are set before each execute: pyodbc keeps them on the cursor, but mssql-python
+    1.16 forgets them after every execute (``Cursor._reset_inputsizes``), as PEP 249 allows
+    ("used before the .execute*() method is invoked"); its second chunk then went as VARCHAR(n).
+    """
+
+    def __init__(self, cursor: Any, size: tuple[int, int, int]) -> None:
+        self.cursor, self.size = cursor, size
+
+    def execute(self, sql: str, params: Sequence[Any]) -> Any:
+        self.cursor.setinputsizes([self.size])
+        return self.cursor.execute(sql, params)
+
+    def fetchall(self) -> list[Any]:
+        return list(self.cursor.fetchall())
 
 
 class SqlServerDialect(Dialect):
@@ -399,8 +413,7 @@ class SqlServerDialect(Dialect):
         return self.compile("ALTER DATABASE CURRENT SET READ_COMMITTED_SNAPSHOT OFF WITH ROLLBACK IMMEDIATE")
 
     def connect(self, spec: ConnectionSpec) -> Any:
-        pyodbc = _pyodbc()
-        conn = pyodbc.connect(odbc.connection_string(spec, pyodbc.drivers()), autocommit=True)
+        conn = driver_for(spec).connect(spec)
         conn.execute(self.session_setup().sql)
         return conn
 
@@ -411,7 +424,7 @@ class SqlServerDialect(Dialect):
         return adopted_checks(self, live)
 
     def driver(self, conn: Any) -> odbc.Driver:
-        return odbc.driver_of(conn, _pyodbc())
+        return odbc.driver_of(conn)
 
     @contextmanager
     def transaction(self, conn: Any) -> Iterator[Any]:
@@ -506,19 +519,20 @@ class SqlServerDialect(Dialect):
         # whatever the chunk's length, so one cached plan. Left to pyodbc, a str is bound by its
         # length: FreeTDS 1.3.17 then declares NVARCHAR(2 x characters) for a short chunk, a str bound
         # as WVARCHAR past 4,000 characters is cut to 4,000 without an error, and Driver 18 refused a
-        # long one outright (HY104) on the stub.
+        # long one outright (HY104) on the stub. Left to mssql-python, a str is bound by its length and
+        # content: VARCHAR(n) for ASCII, NVARCHAR(n), and past 4,000 UTF-16 units an sp_prepare plus
+        # sp_execute, two round trips (tests/drivers).
         # A cursor of its own (same connection, same transaction), so its input sizes end with it.
         with self.long_text_cursor(cur) as loader:
             for text in self.json_chunks(columns, rows):
                 loader.execute(statement.sql, statement.bind({"rows": text}))
 
     @contextmanager
-    def long_text_cursor(self, cur: Any) -> Iterator[Any]:
+    def long_text_cursor(self, cur: Any) -> Iterator[LongTextCursor]:
         """A cursor beside ``cur`` (same connection and transaction) whose one parameter is NVARCHAR(MAX)."""
         loader = cur.connection.cursor()
         try:
-            loader.setinputsizes([odbc.long_text_size(self.driver(cur.connection), _pyodbc())])
-            yield loader
+            yield LongTextCursor(loader, odbc.long_text_size(self.driver(cur.connection)))
         finally:
             loader.close()
 
@@ -561,10 +575,10 @@ class SqlServerDialect(Dialect):
         )
 
     def is_driver_error(self, exc: BaseException) -> bool:
-        return isinstance(exc, _pyodbc().Error)
+        return any(driver.is_error(exc) for driver in DRIVERS)
 
     def is_transient(self, exc: BaseException, first_connect: bool) -> bool:
-        return odbc.is_transient(exc, first_connect)
+        return sqlserver_errors.is_transient(driver_of_error(exc).diagnosis(exc), first_connect)
 
     # ---- layout versions and migrate ----
     # Every statement checks the catalog first, so a script run again changes nothing twice:
