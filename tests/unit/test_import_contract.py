@@ -39,6 +39,7 @@ def test_the_package_keeps_its_contracts(tree):
     [
         ("queue.py", "import pyspark", "Only sqlqueue.spark imports Spark"),
         ("dialects/base.py", "from sqlqueue import queue", "Layers"),
+        ("dialects/sqlserver_doctor.py", "from sqlqueue.dialects import sqlserver", "SQL Server's doctor"),
     ],
 )
 def test_a_planted_import_breaks_a_contract(tree, module, planted, broken):

@@ -26,13 +26,11 @@ from ..identifiers import TableName
 from ..profile import Profile
 from ..schema import STAGE_TAG, STAGED, Column, QueueSpec
 from . import odbc, sqlserver_errors
-from .base import Dialect
 from .engine import Statement, cached, rows_in_chunks, utc_naive
 from .layout import Step
-from .sqlserver_doctor import OPENJSON_LEVEL, adopted_checks, checks
+from .sqlserver_doctor import SqlServerDoctor
 from .sqlserver_drivers import DRIVERS, driver_for, driver_of_error
 from .statements.adoption import ClaimPlan
-from .statements.doctor import Finding, LiveTable
 from .statements.migrations import MIGRATION_LOCK_TIMEOUT_S
 
 _TYPES = {
@@ -120,7 +118,7 @@ class LongTextCursor:
         return list(self.cursor.fetchall())
 
 
-class SqlServerDialect(Dialect):
+class SqlServerDialect(SqlServerDoctor):
     name = "sqlserver"
     default_chunk = 4000
     encoded_types = frozenset({"timestamp"})
@@ -345,83 +343,10 @@ class SqlServerDialect(Dialect):
         """Run once per connection (Hangfire sets the same level before each fetch)."""
         return self.compile(SESSION_SETUP)
 
-    # ---- doctor ---------------------------------------------------------------------------------
-    def indexes_sql(self, table: TableName) -> str:
-        return (
-            "SELECT i.name, i.filter_definition, c.name FROM sys.indexes AS i "
-            "JOIN sys.index_columns AS ic ON ic.object_id = i.object_id AND ic.index_id = i.index_id "
-            "AND ic.key_ordinal = 1 "
-            "JOIN sys.columns AS c ON c.object_id = ic.object_id AND c.column_id = ic.column_id "
-            "WHERE i.object_id = OBJECT_ID(:object_name)"
-        )
-
-    @cached
-    def database_settings(self, table: TableName) -> Statement:
-        """(READ_COMMITTED_SNAPSHOT on, the table's lock escalation, compatibility level) of the current database."""
-        return self.compile(
-            "SELECT d.is_read_committed_snapshot_on, t.lock_escalation_desc, d.compatibility_level "
-            "FROM sys.databases AS d CROSS JOIN sys.tables AS t "
-            "WHERE d.database_id = DB_ID() AND t.object_id = OBJECT_ID(:object_name)"
-        )
-
-    @cached
-    def session_isolation(self, table: TableName) -> Statement:
-        """This session's isolation level (2 is READ COMMITTED); a session always sees its own row."""
-        return self.compile("SELECT transaction_isolation_level FROM sys.dm_exec_sessions WHERE session_id = @@SPID")
-
-    @cached
-    def compatibility_level_fix(self, table: TableName) -> Statement:
-        return self.compile(f"ALTER DATABASE CURRENT SET COMPATIBILITY_LEVEL = {OPENJSON_LEVEL}")
-
-    def inline(self, statement: Statement, values: dict[str, Any]) -> str:
-        """``statement`` with literal values for its markers: SHOWPLAN_XML shows only "EXECUTE PROC"
-        for a statement sent with parameters (sp_executesql), not the plan inside it."""
-        literals = iter(
-            str(int(v)) if isinstance(v, int) else "N'" + str(v).replace("'", "''") + "'"
-            for v in statement.bind(values)
-        )
-        return "".join(
-            part + (next(literals) if i < len(statement.names) else "")
-            for i, part in enumerate(statement.sql.split(self.marker))
-        )
-
-    def estimated_plan(self, conn: Any, sql: str) -> str:
-        """The estimated plan of ``sql`` as showplan XML. Under SHOWPLAN_XML SQL Server compiles the
-        statement without running it (https://learn.microsoft.com/sql/t-sql/statements/set-showplan-xml-transact-sql);
-        a server that ignores the setting runs it, so it is asked inside a transaction that is always
-        rolled back: the doctor changes nothing on any server."""
-        with self.rolled_back(conn) as cur:
-            cur.execute("SET SHOWPLAN_XML ON")
-            try:
-                cur.execute(sql)
-                return "".join(str(row[0]) for row in cur.fetchall())
-            finally:
-                cur.execute("SET SHOWPLAN_XML OFF")
-
-    @cached
-    def enabled_triggers(self, table: TableName) -> Statement:
-        return self.compile(
-            "SELECT tr.name FROM sys.triggers AS tr WHERE tr.parent_id = OBJECT_ID(:object_name) AND tr.is_disabled = 0"
-        )
-
-    @cached
-    def disable_trigger(self, table: TableName, trigger: str) -> Statement:
-        return self.compile(f"DISABLE TRIGGER {self.quote(trigger)} ON {self.table(table)}")
-
-    @cached
-    def read_committed_snapshot_off(self, table: TableName) -> Statement:
-        return self.compile("ALTER DATABASE CURRENT SET READ_COMMITTED_SNAPSHOT OFF WITH ROLLBACK IMMEDIATE")
-
     def connect(self, spec: ConnectionSpec) -> Any:
         conn = driver_for(spec).connect(spec)
         conn.execute(self.session_setup().sql)
         return conn
-
-    def checks(self, live: LiveTable, order: str) -> Iterator[Finding]:
-        return checks(self, live, order)
-
-    def adopted_checks(self, live: LiveTable) -> Iterator[Finding]:
-        return adopted_checks(self, live)
 
     def driver(self, conn: Any) -> odbc.Driver:
         return odbc.driver_of(conn)

@@ -7,15 +7,17 @@ pinned); this module holds the judgement, in the doctor's terms.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ElementTree
+from abc import abstractmethod
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from contextlib import AbstractContextManager
+from typing import Any
 
+from ..identifiers import TableName
 from ..schema import LAYOUT
+from .base import Dialect
+from .engine import Statement, cached
 from .odbc import FREETDS_DESCRIBES_PARAMS, Driver
 from .statements.doctor import NOTE, OK, PROBLEM, Finding, LiveTable, guarded
-
-if TYPE_CHECKING:
-    from .sqlserver import SqlServerDialect
 
 # OPENJSON, the bulk path, needs database compatibility level 130 (SQL Server 2016) or later.
 OPENJSON_LEVEL = 130
@@ -33,7 +35,94 @@ _SHOWPLAN = "{http://schemas.microsoft.com/sqlserver/2004/07/showplan}"
 _EXAMPLE_CLAIM = {"limit": 1000, "consumer": "sqlqueue-doctor", "seq": 1, "lease_seconds": 300}
 
 
-def checks(d: SqlServerDialect, live: LiveTable, order: str) -> Iterator[Finding]:
+class SqlServerDoctor(Dialect):
+    """SQL Server's catalog queries and plan requests for the doctor, and its checks. A part of
+    ``SqlServerDialect``, which supplies the driver-side methods declared here."""
+
+    @abstractmethod
+    def driver(self, conn: Any) -> Driver: ...
+
+    @abstractmethod
+    def rolled_back(self, conn: Any) -> AbstractContextManager[Any]:
+        """A cursor in a transaction that is rolled back however it ends."""
+
+    @abstractmethod
+    def session_setup(self, table: TableName | None = None) -> Statement: ...
+
+    def checks(self, live: LiveTable, order: str) -> Iterator[Finding]:
+        return checks(self, live, order)
+
+    def adopted_checks(self, live: LiveTable) -> Iterator[Finding]:
+        return adopted_checks(self, live)
+
+    def indexes_sql(self, table: TableName) -> str:
+        return (
+            "SELECT i.name, i.filter_definition, c.name FROM sys.indexes AS i "
+            "JOIN sys.index_columns AS ic ON ic.object_id = i.object_id AND ic.index_id = i.index_id "
+            "AND ic.key_ordinal = 1 "
+            "JOIN sys.columns AS c ON c.object_id = ic.object_id AND c.column_id = ic.column_id "
+            "WHERE i.object_id = OBJECT_ID(:object_name)"
+        )
+
+    @cached
+    def database_settings(self, table: TableName) -> Statement:
+        """(READ_COMMITTED_SNAPSHOT on, the table's lock escalation, compatibility level) of the current database."""
+        return self.compile(
+            "SELECT d.is_read_committed_snapshot_on, t.lock_escalation_desc, d.compatibility_level "
+            "FROM sys.databases AS d CROSS JOIN sys.tables AS t "
+            "WHERE d.database_id = DB_ID() AND t.object_id = OBJECT_ID(:object_name)"
+        )
+
+    @cached
+    def session_isolation(self, table: TableName) -> Statement:
+        """This session's isolation level (2 is READ COMMITTED); a session always sees its own row."""
+        return self.compile("SELECT transaction_isolation_level FROM sys.dm_exec_sessions WHERE session_id = @@SPID")
+
+    @cached
+    def compatibility_level_fix(self, table: TableName) -> Statement:
+        return self.compile(f"ALTER DATABASE CURRENT SET COMPATIBILITY_LEVEL = {OPENJSON_LEVEL}")
+
+    def inline(self, statement: Statement, values: dict[str, Any]) -> str:
+        """``statement`` with literal values for its markers: SHOWPLAN_XML shows only "EXECUTE PROC"
+        for a statement sent with parameters (sp_executesql), not the plan inside it."""
+        literals = iter(
+            str(int(v)) if isinstance(v, int) else "N'" + str(v).replace("'", "''") + "'"
+            for v in statement.bind(values)
+        )
+        return "".join(
+            part + (next(literals) if i < len(statement.names) else "")
+            for i, part in enumerate(statement.sql.split(self.marker))
+        )
+
+    def estimated_plan(self, conn: Any, sql: str) -> str:
+        """The estimated plan of ``sql`` as showplan XML. Under SHOWPLAN_XML SQL Server compiles the
+        statement without running it (https://learn.microsoft.com/sql/t-sql/statements/set-showplan-xml-transact-sql);
+        a server that ignores the setting runs it, so it is asked inside a transaction that is always
+        rolled back: the doctor changes nothing on any server."""
+        with self.rolled_back(conn) as cur:
+            cur.execute("SET SHOWPLAN_XML ON")
+            try:
+                cur.execute(sql)
+                return "".join(str(row[0]) for row in cur.fetchall())
+            finally:
+                cur.execute("SET SHOWPLAN_XML OFF")
+
+    @cached
+    def enabled_triggers(self, table: TableName) -> Statement:
+        return self.compile(
+            "SELECT tr.name FROM sys.triggers AS tr WHERE tr.parent_id = OBJECT_ID(:object_name) AND tr.is_disabled = 0"
+        )
+
+    @cached
+    def disable_trigger(self, table: TableName, trigger: str) -> Statement:
+        return self.compile(f"DISABLE TRIGGER {self.quote(trigger)} ON {self.table(table)}")
+
+    @cached
+    def read_committed_snapshot_off(self, table: TableName) -> Statement:
+        return self.compile("ALTER DATABASE CURRENT SET READ_COMMITTED_SNAPSHOT OFF WITH ROLLBACK IMMEDIATE")
+
+
+def checks(d: SqlServerDoctor, live: LiveTable, order: str) -> Iterator[Finding]:
     yield from guarded("driver", lambda: [_driver(live.look(d.driver))])
     yield from guarded("isolation level", lambda: _isolation(d, live))
     yield from guarded("database settings", lambda: _database_settings(d, live))
@@ -42,14 +131,14 @@ def checks(d: SqlServerDialect, live: LiveTable, order: str) -> Iterator[Finding
         yield from guarded("claim plan", lambda: [_claim_plan(d, live, order)])
 
 
-def adopted_checks(d: SqlServerDialect, live: LiveTable) -> Iterator[Finding]:
+def adopted_checks(d: SqlServerDoctor, live: LiveTable) -> Iterator[Finding]:
     """An adopted table: its triggers (which the claim serves), and the database's read committed snapshot."""
     yield from guarded("driver", lambda: [_driver(live.look(d.driver))])
     yield from guarded("trigger", lambda: _adopted_triggers(d, live))
     yield from guarded("read committed snapshot", lambda: _snapshot(d, live))
 
 
-def _adopted_triggers(d: SqlServerDialect, live: LiveTable) -> Iterator[Finding]:
+def _adopted_triggers(d: SqlServerDoctor, live: LiveTable) -> Iterator[Finding]:
     for (trigger,) in live.facts(d.enabled_triggers):
         yield Finding(
             NOTE,
@@ -60,7 +149,7 @@ def _adopted_triggers(d: SqlServerDialect, live: LiveTable) -> Iterator[Finding]
         )
 
 
-def _snapshot(d: SqlServerDialect, live: LiveTable) -> Iterator[Finding]:
+def _snapshot(d: SqlServerDoctor, live: LiveTable) -> Iterator[Finding]:
     snapshot, _, _ = live.facts(d.database_settings)[0]
     yield Finding(
         NOTE if snapshot else OK,
@@ -72,7 +161,7 @@ def _snapshot(d: SqlServerDialect, live: LiveTable) -> Iterator[Finding]:
     )
 
 
-def _isolation(d: SqlServerDialect, live: LiveTable) -> Iterator[Finding]:
+def _isolation(d: SqlServerDoctor, live: LiveTable) -> Iterator[Finding]:
     (level,) = live.facts(d.session_isolation)[0]
     if level == 2:
         yield Finding(OK, "isolation level", "the session runs at READ COMMITTED")
@@ -87,7 +176,7 @@ def _isolation(d: SqlServerDialect, live: LiveTable) -> Iterator[Finding]:
         )
 
 
-def _database_settings(d: SqlServerDialect, live: LiveTable) -> Iterator[Finding]:
+def _database_settings(d: SqlServerDoctor, live: LiveTable) -> Iterator[Finding]:
     t = live.table
     snapshot, escalation, compatibility = live.facts(d.database_settings)[0]
     if compatibility < OPENJSON_LEVEL:
@@ -127,7 +216,7 @@ def _database_settings(d: SqlServerDialect, live: LiveTable) -> Iterator[Finding
         yield Finding(OK, "lock escalation", "lock escalation is DISABLE")
 
 
-def _triggers(d: SqlServerDialect, live: LiveTable) -> Iterator[Finding]:
+def _triggers(d: SqlServerDoctor, live: LiveTable) -> Iterator[Finding]:
     t = live.table
     for (trigger,) in live.facts(d.enabled_triggers):
         yield Finding(
@@ -150,7 +239,7 @@ def indexes_read(showplan_xml: str, table: str) -> set[tuple[str, str]]:
     return read
 
 
-def _claim_plan(d: SqlServerDialect, live: LiveTable, order: str) -> Finding:
+def _claim_plan(d: SqlServerDoctor, live: LiveTable, order: str) -> Finding:
     t, ready = live.table, d.ready_index(live.table)
     claim = d.inline(d.claim(t, order, False, False), _EXAMPLE_CLAIM)
     try:
