@@ -100,7 +100,7 @@ def adopted_rate(options: dict, preset: str, rows: int, batch: int) -> float:
     """The same on a table of the seeds' design adopted through ``preset`` (tests/support/seeds.py)."""
     engine = Engine("postgres", options)
     if preset == "relational":
-        queue = seeds.relational(engine)
+        queue = seeds.relational(engine, audit=False)  # the seed's design: its status vocabulary, no audit trigger
         seeds.enqueue_relational(queue, "postgres", rows)
         columns = ["EnqueuedAt", "Type", "Payload"]
     else:

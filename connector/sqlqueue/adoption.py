@@ -100,17 +100,24 @@ class AdoptedQueue(Queue):
     def claim_index(self) -> str | None:
         """An index the claim can seek (on the profile's order, else its key), when no index of the table
         leads with that column: the one change to the user's table sqlqueue proposes, applied only when
-        asked for."""
-        p = self.profile
+        asked for. Filtered to the rows a claim may take where the profile says which (status values,
+        done-at unset), so rows done and kept drop out of it; it includes what the claim's filter reads."""
+        p, q = self.profile, self.dialect.quote
         columns = [c for c, _ in p.order] or list(p.key)
-        leading = {
-            str(first).lower()
-            for _, _, first in self.fetch(self.dialect.table_indexes(self.table), self.catalog_names())
-        }
+        leading = {str(first).lower() for _, _, first in self.facts(self.dialect.table_indexes)}
         if columns[0].lower() in leading:
             return None
-        key = ", ".join(self.dialect.quote(c) for c in columns)
-        return self.dialect.create_index_guarded(self.table, f"ix_{self.table.name}_sqlqueue_claim", key, [], None)
+        if p.status is not None:
+            values = ", ".join(self.dialect.literal(v) for v in (*p.ready, p.in_flight) if v is not None)
+            where: str | None = f"{q(p.status)} IN ({values})"
+        else:
+            where = f"{q(p.done_at)} IS NULL" if p.done_at is not None else None
+        read = [p.status, p.attempts, p.started, p.claimer, p.due]
+        include = [c for c in dict.fromkeys(read) if c is not None and c not in columns]
+        key = ", ".join(q(c) for c in columns)
+        return self.dialect.create_index_guarded(
+            self.table, f"ix_{self.table.name}_sqlqueue_claim", key, include, where
+        )
 
     def adopt(self) -> None:
         self.profile  # noqa: B018  (a bad mapping fails here, before anything is created)

@@ -45,12 +45,14 @@ def _queue(engine: Engine, table: str, profile: Profile, keep_order: bool = Fals
     return queue
 
 
-def relational(engine: Engine, keep_order: bool = False, adopt: bool = True, **settings: object) -> AdoptedQueue:
+def relational(
+    engine: Engine, keep_order: bool = False, adopt: bool = True, audit: bool = True, **settings: object
+) -> AdoptedQueue:
     """A seed-004 queue: EnqueuedAt is its key (no identity column), its statuses are a vocabulary in a
-    table its Status references, and an audit trigger records every change of Status."""
+    table its Status references, and (``audit``) a trigger records every change of Status."""
     _, ts, text, string, integer = TYPES[engine.name]
     name = fresh_name("syncqueue")
-    statuses, audit = f"{name}_Status", f"{name}_Audit"
+    statuses = f"{name}_Status"
     statements = [
         f"CREATE TABLE {statuses} (Status {string} NOT NULL PRIMARY KEY)",
         f"INSERT INTO {statuses} (Status) VALUES ('Pending'), ('Processing'), ('Error'), ('Failed'), ('Completed')",
@@ -68,9 +70,12 @@ def relational(engine: Engine, keep_order: bool = False, adopt: bool = True, **s
   ScheduledFor {ts} NOT NULL,
   Payload {text} NULL
 )""",
-        f"CREATE TABLE {audit} (EnqueuedAt {ts} NOT NULL, Status {string} NOT NULL)",
-        *_audit_trigger(engine.name, name, audit),
     ]
+    if audit:
+        statements += [
+            f"CREATE TABLE {name}_Audit (EnqueuedAt {ts} NOT NULL, Status {string} NOT NULL)",
+            *_audit_trigger(engine.name, name, f"{name}_Audit"),
+        ]
     queue = _queue(engine, name, replace(PRESETS["relational"], **settings), keep_order)  # type: ignore[arg-type]
     run(queue, *statements)
     if adopt:
