@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .connection import ConnectionSpec
+from .dialects.engine import Statement
 from .errors import SchemaError
 from .identifiers import TableName
 from .profile import Profile
@@ -171,24 +172,8 @@ class AdoptedQueue(Queue):
         )
         return [(int(lo), int(hi)) for lo, hi in rows]
 
-    def read_claimed(
-        self,
-        consumer: str,
-        after_seq: int,
-        upto_seq: int,
-        lo: int,
-        hi: int,
-        columns: Sequence[str],
-        batch_rows: int = 10_000,
-    ) -> Iterator[list[tuple]]:
-        statement = self.dialect.adopted_read_claimed(self.table, self.spelled(columns))
-        values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
-        conn = self.conn
-        with self._errors():
-            cur = self.dialect.autocommit_cursor(conn)
-            cur.execute(statement.sql, statement.bind(values))
-            while rows := cur.fetchmany(batch_rows):
-                yield [tuple(r) for r in rows]
+    def _read_statement(self, columns: Sequence[str]) -> Statement:
+        return self.dialect.adopted_read_claimed(self.table, self.spelled(columns))
 
     def complete(self, consumer: str, upto_seq: int, *, keep: bool = False, chunk: int | None = None) -> int:
         """The done transition on the rows of claims up to ``upto_seq`` still ours, and their copies

@@ -321,7 +321,7 @@ class Queue:
         batch_rows: int = 10_000,
     ) -> Iterator[list[tuple]]:
         """The claimed rows in one id range, in lists of at most ``batch_rows``."""
-        statement = self.dialect.read_claimed(self.table, tuple(columns))
+        statement = self._read_statement(columns)
         values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
         conn = self.conn
         with self._errors():
@@ -329,6 +329,9 @@ class Queue:
             cur.execute(statement.sql, statement.bind(values))
             while rows := cur.fetchmany(batch_rows):
                 yield [tuple(r) for r in rows]
+
+    def _read_statement(self, columns: Sequence[str]) -> Statement:
+        return self.dialect.read_claimed(self.table, tuple(columns))
 
     def complete(self, consumer: str, upto_seq: int, *, keep: bool = False, chunk: int | None = None) -> int:
         """Delete (or mark done) every row this consumer claimed under claims up to ``upto_seq``."""

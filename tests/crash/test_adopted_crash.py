@@ -14,9 +14,8 @@ import random
 import pytest
 from pyspark.sql import functions as F
 
-from tests.crash.test_source_crash import JOB, crash_plan
+from tests.crash.test_source_crash import crash_plan, run_killed_then_whole
 from tests.support import seeds
-from tests.support.crash import run_job
 
 pytestmark = [pytest.mark.crash, pytest.mark.spark]
 ROWS = 6_000
@@ -56,17 +55,7 @@ def test_every_row_of_an_adopted_table_arrives_once_after_repeated_kills(
         monkeypatch.setenv("SQLQUEUE_PASSWORD", engine.options["password"])
     args = ["--connection", json.dumps(connection), "--queue", str(queue.table), "--consumer", "crash-test"]
     args += ["--checkpoint", str(tmp_path / "checkpoint"), "--delta", str(tmp_path / "delta"), "--sink", sink]
-    markers, log = tmp_path / "markers", tmp_path / "job.log"
-    markers.mkdir()
-    kills = 0
-    for step in crash_plan(sink, rng):
-        extra = ["--progress-after", str(step.pop("progress_after"))] if "progress_after" in step else []
-        outcome = run_job(JOB, args + extra, log, marker_dir=markers, rng=rng, **step)
-        print(f"round {step} {extra}: {'killed' if outcome.killed else f'exited {outcome.returncode}'}")
-        kills += outcome.killed
-    final = run_job(JOB, args, log)
-    assert final.returncode == 0, final.log[-3000:]
-    assert kills >= 3
+    run_killed_then_whole(args, crash_plan(sink, rng), rng, tmp_path)
 
     delta = spark.read.format("delta").load(str(tmp_path / "delta"))
     payload = next(c for c in delta.columns if c.lower() == "payload")

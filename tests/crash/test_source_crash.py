@@ -82,10 +82,22 @@ def kill_and_restart(engine, spark, tmp_path, sink, plan, rng, monkeypatch, more
         sink,
         *more_args,
     ]
+    run_killed_then_whole(args, plan, rng, tmp_path)
+
+    delta = spark.read.format("delta").load(str(tmp_path / "delta"))
+    counts = delta.groupBy("key").count()
+    assert delta.count() == KEYS
+    assert counts.filter(F.col("count") > 1).count() == 0
+    assert counts.count() == KEYS
+    assert {s for s in queue.stats()} <= {"done"}, queue.stats()
+
+
+def run_killed_then_whole(args: list[str], plan: list[dict], rng, tmp_path) -> None:
+    """Run the source job once per step of ``plan``, killed in the step's window, then once to its end;
+    at least three runs must have been killed (a window the job finished before is no kill)."""
     markers = tmp_path / "markers"
     markers.mkdir()
     log = tmp_path / "job.log"
-
     kills = 0
     for step in plan:
         extra = ["--progress-after", str(step.pop("progress_after"))] if "progress_after" in step else []
@@ -95,10 +107,3 @@ def kill_and_restart(engine, spark, tmp_path, sink, plan, rng, monkeypatch, more
     final = run_job(JOB, args, log)
     assert final.returncode == 0, final.log[-3000:]
     assert kills >= 3
-
-    delta = spark.read.format("delta").load(str(tmp_path / "delta"))
-    counts = delta.groupBy("key").count()
-    assert delta.count() == KEYS
-    assert counts.filter(F.col("count") > 1).count() == 0
-    assert counts.count() == KEYS
-    assert {s for s in queue.stats()} <= {"done"}, queue.stats()
