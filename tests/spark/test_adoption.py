@@ -72,8 +72,12 @@ def test_a_dequeue_table_streams_into_delta_once(spark, engine, tmp_path):
     assert queue.backlog().ready_rows == 0
 
 
-@pytest.mark.babelfish_gap("table_hints")
 def test_the_stream_and_the_tables_own_worker_each_take_every_row_once_between_them(spark, engine, tmp_path):
+    if engine.babelfish:
+        pytest.skip(
+            "Babelfish ignores READPAST and UPDLOCK (tests/support/babelfish.py, table_hints): two claimers there "
+            "race for the same rows, so the test's subject cannot be witnessed, only a race's luck"
+        )
     queue = seeds.relational(engine)
     total = 3_000
     seeds.enqueue_relational(queue, engine.name, total)

@@ -20,7 +20,8 @@ from tests.support.engines import Engine, fresh_name
 TYPES = {
     "sqlite": ("INTEGER PRIMARY KEY AUTOINCREMENT", "DATETIME", "TEXT", "TEXT", "INTEGER"),
     "postgres": ("bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "timestamp(6)", "text", "varchar(40)", "integer"),
-    "sqlserver": ("BIGINT IDENTITY(1, 1) PRIMARY KEY", "DATETIME2(7)", "NVARCHAR(MAX)", "NVARCHAR(40)", "INT"),
+    # DATETIME2(6): a token read into Python (microseconds) compares equal when sent back.
+    "sqlserver": ("BIGINT IDENTITY(1, 1) PRIMARY KEY", "DATETIME2(6)", "NVARCHAR(MAX)", "NVARCHAR(40)", "INT"),
 }
 NOW = {
     "sqlite": "strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime')",
@@ -167,20 +168,30 @@ class SeedWorker:
         self.rejected = 0
 
     def next_(self) -> tuple[object, object, str] | None:
-        t, now = self.queue.table, NOW[self.engine]
-        lock = " FOR UPDATE SKIP LOCKED" if self.engine == "postgres" else ""
-        pick = (
-            f"SELECT EnqueuedAt FROM {t} WHERE Status IN ('Pending', 'Error') AND ScheduledFor <= {now} "
-            f"AND AttemptNum < 3 ORDER BY ScheduledFor LIMIT 1{lock}"
-        )
-        claim = (
-            f"UPDATE {t} SET Status = 'Processing', UpdatedAt = {now}, StartedAt = {now}, AttemptNum = AttemptNum + 1 "
-            f"WHERE EnqueuedAt = ({pick}) RETURNING EnqueuedAt, UpdatedAt, Payload"
-        )
+        """The seed's Next_: in one transaction, pick the next row skipping locked ones (UPDLOCK, ROWLOCK,
+        READPAST on SQL Server; FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite's one writer), claim it by its
+        key, then read its key, token and payload back."""
+        t, now, mark = self.queue.table, NOW[self.engine], self.queue.dialect.marker
+        ready = f"Status IN ('Pending', 'Error') AND ScheduledFor <= {now} AND AttemptNum < 3"
+        pick = {
+            "sqlserver": f"SELECT TOP (1) EnqueuedAt FROM {t} WITH (UPDLOCK, ROWLOCK, READPAST) WHERE {ready} "
+            "ORDER BY ScheduledFor",
+            "postgres": f"SELECT EnqueuedAt FROM {t} WHERE {ready} ORDER BY ScheduledFor LIMIT 1 "
+            "FOR UPDATE SKIP LOCKED",
+            "sqlite": f"SELECT EnqueuedAt FROM {t} WHERE {ready} ORDER BY ScheduledFor LIMIT 1",
+        }[self.engine]
         with self.queue.transaction() as cur:
-            cur.execute(claim)
-            row = cur.fetchone()
-        return None if row is None else (row[0], row[1], row[2])
+            picked = cur.execute(pick).fetchall()
+            if not picked:
+                return None
+            key = picked[0][0]
+            cur.execute(
+                f"UPDATE {t} SET Status = 'Processing', UpdatedAt = {now}, StartedAt = {now}, "
+                f"AttemptNum = AttemptNum + 1 WHERE EnqueuedAt = {mark}",
+                (key,),
+            )
+            row = cur.execute(f"SELECT EnqueuedAt, UpdatedAt, Payload FROM {t} WHERE EnqueuedAt = {mark}", (key,))
+            return tuple(row.fetchall()[0])  # type: ignore[return-value]
 
     def modify(self, key: object, token: object, payload: str) -> None:
         now = NOW[self.engine]
