@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.pgserver import PASSWORD, PgServer  # noqa: E402
+from sqlqueue.testing.pgserver import PASSWORD, PgServer  # noqa: E402
 from tests.support.standalone import package_zip  # noqa: E402
 
 

@@ -7,7 +7,7 @@ from pyspark.sql import functions as F
 
 from sqlqueue.schema import Column
 from sqlqueue.spark.delta import append_once
-from tests.support.pgserver import wait_until
+from sqlqueue.testing import wait_until
 
 pytestmark = pytest.mark.spark
 KEYED = (Column("key", "bigint", nullable=False),)

@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 from sqlqueue.schema import Column
 from sqlqueue.spark.source import SqlQueueDataSource
 from sqlqueue.spark.writer import QueueBatchWriter, batch_writer
-from tests.support.pgserver import wait_until
+from sqlqueue.testing import wait_until
 
 # Spark's workers cannot import this module: send its classes and functions by value.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])

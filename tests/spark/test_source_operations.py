@@ -12,8 +12,9 @@ from sqlqueue.errors import DatabaseError
 from sqlqueue.identifiers import TableName
 from sqlqueue.queue import Queue
 from sqlqueue.schema import Column
+from sqlqueue.testing import wait_until
+from sqlqueue.testing.pgserver import PASSWORD, PgServer
 from tests.support.clock import move_back
-from tests.support.pgserver import PASSWORD, PgServer, wait_until
 
 pytestmark = pytest.mark.spark
 KEYED = (Column("key", "bigint", nullable=False),)
@@ -103,10 +104,10 @@ def test_query_rides_out_a_database_restart(spark, tmp_path):
         server.destroy()
 
 
-def test_progress_shows_the_claim_its_waits_and_the_backlog_but_never_the_password(spark, pg_server, tmp_path):
+def test_progress_shows_the_claim_its_waits_and_the_backlog_but_never_the_password(spark, postgres_server, tmp_path):
     from tests.support.engines import Engine
 
-    engine = Engine("postgres", {"url": pg_server.url, "password": PASSWORD})
+    engine = Engine("postgres", {"url": postgres_server.url, "password": PASSWORD})
     queue = engine.new_queue(domain=KEYED)
     queue.enqueue([{"key": k} for k in range(500)])
     move_back(queue, "enqueued_at", 3600)  # every row enqueued an hour ago
