@@ -16,6 +16,8 @@ sys.path.insert(0, str(ROOT))
 from tests.support.babelfish import is_babelfish, mark_gaps  # noqa: E402
 from tests.support.engines import SQLSERVER_ENV, Engine, sqlserver_options  # noqa: E402
 
+pytest_plugins = ["pytester"]  # the plugin's own tests run pytest inside pytest
+
 ENGINES = [
     "sqlite",
     "postgres",

@@ -1,7 +1,8 @@
 """Run a streaming query in a test: to its end, or until a condition holds, never past a timeout.
 
-A failure says what a test needs to see: the query's own exception (its first line; the whole one is
-chained) or, on a timeout, that the query was still running, with its last progress either way.
+A failure says what a test needs to see: the query's own error (the line that ends the Python
+traceback it carries, else its first line; the whole exception is chained) or, on a timeout, that
+the query was still running; and its last progress either way.
 """
 
 from __future__ import annotations
@@ -67,15 +68,26 @@ def _name(query: Any) -> str:
 
 
 def _failed(query: Any, exc: BaseException) -> str:
-    first = str(getattr(exc, "desc", None) or exc).strip().splitlines() or [type(exc).__name__]
-    return f"{_name(query)} failed: {first[0]}; {_last_progress(query)}"
+    return f"{_name(query)} failed: {_cause(str(exc))}; {_last_progress(query)}"
+
+
+def _cause(text: str) -> str:
+    """The line that says what went wrong: the error ending the Python traceback a query's exception
+    carries (a foreachBatch function's, a reader's), else the exception's first line."""
+    lines = text.strip().splitlines() or ["(no message)"]
+    after = next((i for i, line in enumerate(lines) if "Traceback (most recent call last)" in line), None)
+    if after is not None:
+        raised = next((line for line in lines[after + 1 :] if line and not line[0].isspace()), None)
+        if raised:
+            return raised
+    return lines[0]
 
 
 def _last_progress(query: Any) -> str:
     """The query's last progress as one JSON line (batch, input rows, each source's offsets), or that it made none."""
     progress = query.lastProgress
     if not progress:
-        return "it reported no progress (no micro-batch started)"
+        return "it reported no progress (no micro-batch completed)"
     summary = {
         "batchId": progress["batchId"],
         "numInputRows": progress["numInputRows"],
