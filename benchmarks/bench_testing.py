@@ -35,7 +35,7 @@ from sqlqueue.testing import assert_each_key_once, assert_queue_holds, run_to_en
 @pytest.mark.parametrize("round_", range({rounds}))
 def test_a_thousand_orders_reach_delta_once(round_, spark, make_queue, delta_path, checkpoint_path):
     queue = make_queue(ORDERS, rows=orders(range(1_000)))
-    run_to_end(start(spark, queue.options(maxRowsPerTrigger={batch}), delta_path, checkpoint_path))
+    run_to_end(start(spark, queue.source_options(maxRowsPerTrigger={batch}), delta_path, checkpoint_path))
     assert_each_key_once(delta_path, range(1_000), column="order_id")
     assert_queue_holds(queue)
 """

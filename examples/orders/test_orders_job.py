@@ -27,14 +27,14 @@ def test_price_totals_each_order_and_drops_cancelled_ones(spark):
 
 def test_every_order_reaches_delta_once_and_leaves_the_queue(spark, make_queue, delta_path, checkpoint_path):
     queue = make_queue(ORDERS, rows=orders(range(1_000), cancelled={7}))
-    run_to_end(start(spark, queue.options(maxRowsPerTrigger=400), delta_path, checkpoint_path))
+    run_to_end(start(spark, queue.source_options(maxRowsPerTrigger=400), delta_path, checkpoint_path))
     assert_each_key_once(delta_path, set(range(1_000)) - {7}, column="order_id")
     assert_queue_holds(queue)  # empty: every row completed
 
 
 def test_a_rerun_takes_only_the_orders_placed_since(spark, make_queue, delta_path, checkpoint_path):
     queue = make_queue(ORDERS, rows=orders(range(100)))
-    run_to_end(start(spark, queue.options(), delta_path, checkpoint_path))
+    run_to_end(start(spark, queue.source_options(), delta_path, checkpoint_path))
     queue.enqueue(orders(range(100, 150)))
-    run_to_end(start(spark, queue.options(), delta_path, checkpoint_path))
+    run_to_end(start(spark, queue.source_options(), delta_path, checkpoint_path))
     assert_each_key_once(delta_path, range(150), column="order_id")

@@ -51,4 +51,9 @@ def test_make_queue_prefills_a_queue_of_the_given_columns_and_order(make_queue):
         ("note", "text", True),
     ]
     assert queue.peek(1, order="priority", columns=["n", "priority"]) == [{"n": 1, "priority": 5}]
-    assert queue.options(maxRowsPerTrigger=10)["maxRowsPerTrigger"] == "10"
+    assert queue.sink_options() == {**queue.database.options, "queue": str(queue.table)}
+    assert queue.source_options(maxRowsPerTrigger=10) == {
+        **queue.sink_options(),
+        "emptyPollIntervalMs": "100",
+        "maxRowsPerTrigger": "10",
+    }

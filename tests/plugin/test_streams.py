@@ -14,7 +14,7 @@ def failing_batch(df, batch_id: int) -> None:
 
 
 def drain(spark, queue, checkpoint: str, write=failing_batch):
-    stream = spark.readStream.format("sqlqueue").options(**queue.options()).load()
+    stream = spark.readStream.format("sqlqueue").options(**queue.source_options()).load()
     return stream.writeStream.foreachBatch(write).option("checkpointLocation", checkpoint).queryName("drain")
 
 

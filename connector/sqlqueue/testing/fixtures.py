@@ -51,7 +51,8 @@ def sqlqueue_database(request: pytest.FixtureRequest, tmp_path: Path) -> Databas
 @pytest.fixture
 def make_queue(sqlqueue_database: Database) -> Iterator[QueueFactory]:
     """``make_queue(columns="payload text", order="fifo", rows=())``: a new queue table for this test,
-    pre-filled with ``rows``; ``queue.options(**extra)`` are the Spark options that reach it."""
+    pre-filled with ``rows``; ``queue.source_options(**extra)`` and ``queue.sink_options(**extra)`` are
+    the Spark options that reach it."""
     factory = QueueFactory(sqlqueue_database)
     yield factory
     factory.close()

@@ -22,6 +22,7 @@ from ..queue import Queue
 from ..schema import Column, parse_columns
 
 SQLITE, POSTGRES = "sqlite", "postgres"
+SHORT_EMPTY_POLL_MS = 100
 _names = itertools.count(1)
 
 
@@ -60,10 +61,16 @@ class ScratchQueue(Queue):
         super().__init__(database.connection(), TableName.parse(table))
         self.database = database
 
-    def options(self, **extra: Any) -> dict[str, str]:
-        """Options for ``spark.readStream.format("sqlqueue")`` and the sink: the connection, ``queue``
-        and ``extra`` (any source or sink option; values become strings)."""
+    def sink_options(self, **extra: Any) -> dict[str, str]:
+        """Options that reach the queue, for ``df.write.format("sqlqueue")`` and ``writeStream``: the
+        connection, ``queue`` and ``extra`` (values become strings)."""
         return {**self.database.options, "queue": str(self.table), **{k: str(v) for k, v in extra.items()}}
+
+    def source_options(self, **extra: Any) -> dict[str, str]:
+        """Options for ``spark.readStream.format("sqlqueue")``: those of ``sink_options``, and an empty
+        poll of 100 ms unless ``extra`` sets ``emptyPollIntervalMs`` (its default, 1 s, is what a test's
+        last micro-batch would wait on the drained queue)."""
+        return self.sink_options(**{"emptyPollIntervalMs": SHORT_EMPTY_POLL_MS, **extra})
 
 
 @dataclass
