@@ -38,6 +38,24 @@ def test_a_missing_jar_fails_the_spark_fixture_with_that_line(pytester, tmp_path
     result.stdout.fnmatch_lines([f"*sqlqueue.testing: Delta Lake's jars are missing from {tmp_path}: delta-spark*"])
 
 
+def test_an_unknown_database_setting_fails_with_the_choices(pytester):
+    pytester.makepyfile("def test_makes_a_queue(make_queue):\n    make_queue()\n")
+    result = pytester.runpytest("--sqlqueue-db=postgress")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        ["*sqlqueue.testing: --sqlqueue-db 'postgress' is not allowed: use sqlite, postgres or a URL*"]
+    )
+
+
+def test_the_database_setting_is_read_from_the_ini_file(pytester, tmp_path):
+    url = f"sqlite:///{tmp_path}/shared.db"
+    pytester.makeini(f"[pytest]\nsqlqueue_db = {url}\n")
+    pytester.makepyfile(
+        f"def test_url(sqlqueue_database):\n    assert sqlqueue_database.options == {{'url': {url!r}}}\n"
+    )
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
 def test_a_url_carries_the_credentials_as_options():
     database = Database.from_url("postgresql://app:p%40ss@db.example.com:5432/ops")
     assert database.options == {"url": "postgresql://db.example.com:5432/ops", "user": "app", "password": "p@ss"}

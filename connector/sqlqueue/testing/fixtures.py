@@ -45,6 +45,12 @@ def sqlqueue_database(request: pytest.FixtureRequest, tmp_path: Path) -> Databas
         return sqlite_database(tmp_path)
     if chosen == POSTGRES:
         return Database(request.getfixturevalue("postgres_server").options)
+    if "://" not in chosen:
+        pytest.fail(
+            f"sqlqueue.testing: {DATABASE.option} {chosen!r} is not allowed: use {SQLITE}, {POSTGRES} or a URL "
+            "(postgresql://user:password@host:5432/db, sqlserver://user:password@host:1433/db)",
+            pytrace=False,
+        )
     return Database.from_url(chosen)
 
 

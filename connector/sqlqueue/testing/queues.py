@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from ..connection import parse_connection
+from ..connection import ConnectionSpec, parse_connection
 from ..errors import ConfigError
 from ..identifiers import TableName
 from ..queue import Queue
@@ -49,7 +49,7 @@ class Database:
         """The connector's name for its engine: sqlite, postgres or sqlserver."""
         return self.connection().dialect
 
-    def connection(self):
+    def connection(self) -> ConnectionSpec:
         o = self.options
         return parse_connection(o["url"], user=o.get("user"), password=o.get("password"))
 
