@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from urllib.parse import quote
 
 import pytest
 
 from sqlqueue.testing import Database
+from sqlqueue.testing.pgserver import PASSWORD
 from sqlqueue.testing.sessions import missing_jars, start_session
 
 
@@ -75,3 +77,21 @@ def test_make_queue_prefills_a_queue_of_the_given_columns_and_order(make_queue):
         "emptyPollIntervalMs": "100",
         "maxRowsPerTrigger": "10",
     }
+
+
+MAKES_A_QUEUE = """
+def test_makes_a_queue(make_queue):
+    queue = make_queue(rows=[{"payload": "a"}])
+    assert queue.database.engine == "postgres" and queue.stats()["ready"]["rows"] == 1
+"""
+
+
+def test_postgres_makes_queues_on_a_server_the_plugin_starts(pytester):
+    pytester.makepyfile(MAKES_A_QUEUE)
+    pytester.runpytest("--sqlqueue-db=postgres").assert_outcomes(passed=1)
+
+
+def test_a_url_makes_queues_on_the_server_it_names(pytester, postgres_server):
+    url = postgres_server.url.replace("@", f":{quote(PASSWORD)}@", 1)
+    pytester.makepyfile(MAKES_A_QUEUE)
+    pytester.runpytest(f"--sqlqueue-db={url}").assert_outcomes(passed=1)
