@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.pgserver import PASSWORD, PgServer  # noqa: E402
+from sqlqueue.testing.pgserver import PgServer  # noqa: E402
 from tests.support.standalone import package_zip  # noqa: E402
 
 
@@ -23,7 +23,7 @@ def start_postgres() -> PgServer:
 
 
 def pg_options(server: PgServer) -> dict[str, str]:
-    return {"url": server.url, "password": PASSWORD}
+    return server.options
 
 
 def percentiles(samples_ms: list[float]) -> str:

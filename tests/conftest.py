@@ -1,5 +1,7 @@
-"""Shared fixtures: a real PostgreSQL server per test session, a SQLite file per test, SQL Server
-when SQLQUEUE_TEST_SQLSERVER names one, and one SparkSession for the whole run."""
+"""The engine every conformance scenario runs on: a SQLite file per test, the PostgreSQL server of
+sqlqueue.testing's ``postgres_server``, and SQL Server when SQLQUEUE_TEST_SQLSERVER names one (Babelfish's
+gaps marked). The SparkSession (``spark``), ``postgres_server`` and the other shared fixtures come from the
+sqlqueue.testing plugin, which the package installs."""
 
 from __future__ import annotations
 
@@ -13,20 +15,14 @@ sys.path.insert(0, str(ROOT))
 
 from tests.support.babelfish import is_babelfish, mark_gaps  # noqa: E402
 from tests.support.engines import SQLSERVER_ENV, Engine, sqlserver_options  # noqa: E402
-from tests.support.pgserver import PASSWORD, PgServer  # noqa: E402
+
+pytest_plugins = ["pytester"]  # the plugin's own tests run pytest inside pytest
 
 ENGINES = [
     "sqlite",
     "postgres",
     pytest.param("sqlserver", marks=pytest.mark.sqlserver),
 ]
-
-
-@pytest.fixture(scope="session")
-def pg_server():
-    server = PgServer().start()
-    yield server
-    server.destroy()
 
 
 @pytest.fixture(scope="session")
@@ -43,8 +39,7 @@ def engine(request, tmp_path):
     if name == "sqlite":
         handle = Engine(name, {"url": f"sqlite:///{tmp_path}/queue.db"})
     elif name == "postgres":
-        server = request.getfixturevalue("pg_server")
-        handle = Engine(name, {"url": server.url, "password": PASSWORD})
+        handle = Engine(name, request.getfixturevalue("postgres_server").options)
     else:
         options = sqlserver_options()
         if options is None:
@@ -58,12 +53,3 @@ def engine(request, tmp_path):
             mark_gaps(request.node, handle.driver)
     yield handle
     handle.close()
-
-
-@pytest.fixture(scope="session")
-def spark():
-    from sqlqueue.spark.session import build_session
-
-    session = build_session("sqlqueue-tests", "local[2]")
-    yield session
-    session.stop()

@@ -19,9 +19,9 @@ from chispa import assert_df_equality
 
 from sqlqueue.queue import Queue
 from sqlqueue.spark.session import DELTA_PACKAGE, delta_jars
+from sqlqueue.testing.pgserver import PASSWORD
 from tests.conftest import ROOT
 from tests.support.engines import PASSWORD_VARIABLE, Engine
-from tests.support.pgserver import PASSWORD
 from tests.support.standalone import Application, StandaloneCluster, package_zip
 
 pytestmark = pytest.mark.cluster
@@ -44,8 +44,8 @@ def cluster(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def postgres(pg_server):
-    engine = Engine("postgres", {"url": pg_server.url, "password": PASSWORD})
+def postgres(postgres_server):
+    engine = Engine("postgres", {"url": postgres_server.url, "password": PASSWORD})
     yield engine
     engine.close()
 

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 import pytest
 
 from sqlqueue.consumer import ClaimPolicy, Consumer
+from sqlqueue.testing import assert_queue_holds
 
 
 def fill(queue, n: int) -> None:
@@ -133,7 +134,7 @@ def test_completion_in_chunks_finishes_every_row(engine):
     fill(queue, 25)
     queue.claim("c1", 1, 25, order=engine.order)
     assert queue.complete("c1", 1, chunk=10) == 25
-    assert queue.stats() == {}
+    assert_queue_holds(queue)
 
 
 def test_completion_leaves_later_claims_alone(engine):
@@ -199,7 +200,7 @@ def test_four_concurrent_claimers_take_every_row_exactly_once(engine):
     assert not errors
     assert len(taken) == total
     assert max(taken.values()) == 1
-    assert queue.stats() == {}
+    assert_queue_holds(queue)
 
 
 def test_prefetch_claims_the_next_batch_while_the_current_one_is_processed(engine):

@@ -10,9 +10,9 @@ import pytest
 from sqlqueue import cli
 from sqlqueue.doctor import OK, PROBLEM, examine
 from sqlqueue.queue import Queue
+from sqlqueue.testing import wait_until
 from tests.support.engines import config_file
 from tests.support.layouts import layout1_queue
-from tests.support.pgserver import wait_until
 
 
 def inspected(queue: Queue) -> Queue:

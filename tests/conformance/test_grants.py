@@ -12,13 +12,13 @@ from sqlqueue.identifiers import TableName
 from sqlqueue.producer import Producer
 from sqlqueue.queue import Queue
 from sqlqueue.schema import Column
+from sqlqueue.testing.pgserver import DATABASE, PASSWORD, USER
 from tests.conftest import ROOT
-from tests.support.pgserver import DATABASE, PASSWORD, USER
 
 ROLE_PASSWORD = "grants-test-Secret-1"
 
 
-def test_connector_role_with_only_the_scripted_grants_claims_completes_enqueues_and_runs_doctor(pg_server):
+def test_connector_role_with_only_the_scripted_grants_claims_completes_enqueues_and_runs_doctor(postgres_server):
     schema, role = f"g_{uuid.uuid4().hex[:10]}", f"conn_{uuid.uuid4().hex[:10]}"
     table = TableName("orders", schema)
     script = (ROOT / "sql/postgres/grants.sql").read_text()
@@ -28,13 +28,13 @@ def test_connector_role_with_only_the_scripted_grants_claims_completes_enqueues_
         .replace("DATABASE ops", f"DATABASE {DATABASE}")
         .replace("sqlqueue_connector", role)
     )
-    with psycopg.connect(pg_server.url, password=PASSWORD, autocommit=True) as admin:
+    with psycopg.connect(postgres_server.url, password=PASSWORD, autocommit=True) as admin:
         admin.execute(f"CREATE SCHEMA {schema}")
-        Queue(parse_connection(pg_server.url, password=PASSWORD), table).create((Column("payload", "text"),))
+        Queue(parse_connection(postgres_server.url, password=PASSWORD), table).create((Column("payload", "text"),))
         admin.execute(f"REVOKE ALL ON SCHEMA {schema} FROM PUBLIC")
         admin.execute(script)
         admin.execute(f"ALTER ROLE {role} PASSWORD '{ROLE_PASSWORD}'")
-    url = pg_server.url.replace(f"{USER}@", f"{role}@")
+    url = postgres_server.url.replace(f"{USER}@", f"{role}@")
     queue = Queue(parse_connection(url, password=ROLE_PASSWORD), table)
     try:
         queue.enqueue([{"payload": "a", "dedup_key": "k1"}])

@@ -9,6 +9,7 @@ import pytest
 
 from sqlqueue.consumer import ClaimPolicy, Consumer
 from sqlqueue.queue import Ack
+from sqlqueue.testing import assert_queue_holds
 from tests.support.clock import move_back
 
 UTC = dt.timezone.utc
@@ -210,7 +211,7 @@ def test_purge_deletes_finished_rows_older_than_the_cutoff_in_chunks(engine):
     queue.claim("c", 1, 25, order=engine.order)
     queue.complete("c", 1, keep=True)
     assert queue.purge("done", ago(-60), chunk=10) == 25
-    assert queue.stats() == {}
+    assert_queue_holds(queue)
 
 
 def test_purge_keeps_rows_completed_after_the_cutoff(engine):

@@ -7,7 +7,7 @@ from pyspark.sql import functions as F
 
 from sqlqueue.schema import Column
 from sqlqueue.spark.delta import append_once
-from tests.support.pgserver import wait_until
+from sqlqueue.testing import assert_dead_lettered, assert_each_key_once, assert_queue_holds, run_until, wait_until
 
 pytestmark = pytest.mark.spark
 KEYED = (Column("key", "bigint", nullable=False),)
@@ -53,13 +53,9 @@ def test_every_tenth_row_comes_back_after_its_backoff_and_the_rest_are_done_once
         .trigger(processingTime="500 milliseconds")
         .start()
     )
-    try:
-        assert wait_until(lambda: queue.stats() == {}, timeout=120), queue.stats()
-    finally:
-        query.stop()
+    run_until(query, lambda: queue.stats() == {}, timeout=120)
     delivered = spark.read.format("delta").load(seen)
-    done = delivered.filter("outcome = 'done'").groupBy("key").count()
-    assert done.count() == 200 and done.filter("count > 1").count() == 0
+    assert_each_key_once(delivered.filter("outcome = 'done'"), range(200), column="key")
     retried = delivered.filter("outcome = 'retry'").select("key").orderBy("key").collect()
     assert [r.key for r in retried] == list(range(0, 200, 10))
 
@@ -93,9 +89,11 @@ def test_a_poison_row_fails_after_its_attempts_while_the_rest_flows(spark, engin
         assert query.isActive
     finally:
         query.stop()
+    assert_queue_holds(queue, failed=1)
+    assert_dead_lettered(queue, {13: "ValueError: cannot parse key 13"}, column="key")
     with queue.transaction() as cur:
-        cur.execute(f"SELECT attempts, last_error FROM {queue.dialect.table(queue.table)} WHERE state = 'failed'")
-        assert [tuple(r) for r in cur.fetchall()] == [(3, "ValueError: cannot parse key 13")]
+        cur.execute(f"SELECT attempts FROM {queue.dialect.table(queue.table)} WHERE state = 'failed'")
+        assert [tuple(r) for r in cur.fetchall()] == [(3,)]
 
 
 def test_unknown_ack_column_is_refused_before_anything_is_written(spark, engine):

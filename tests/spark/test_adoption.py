@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
-from chispa import assert_df_equality
 
+from sqlqueue.testing import assert_each_key_once, run_to_end, run_until, wait_until
 from tests.support import seeds
-from tests.support.pgserver import wait_until
 
 
 def adopted_options(engine, queue, **extra) -> dict[str, str]:
@@ -40,10 +38,9 @@ def test_a_relational_table_streams_into_delta_once_and_each_row_is_completed_th
     queue = seeds.relational(engine)
     seeds.enqueue_relational(queue, engine.name, 1_500)
     options = adopted_options(engine, queue, maxRowsPerTrigger=600)
-    stream(spark, options, str(tmp_path / "t"), str(tmp_path / "c"), {"availableNow": True}).awaitTermination()
+    run_to_end(stream(spark, options, str(tmp_path / "t"), str(tmp_path / "c"), {"availableNow": True}))
     got = spark.read.format("delta").load(str(tmp_path / "t")).selectExpr("Payload AS Payload")  # any case
-    expected = spark.createDataFrame([(f"p{i}",) for i in range(1_500)], "Payload string")
-    assert_df_equality(got, expected, ignore_row_order=True, ignore_nullable=True)
+    assert_each_key_once(got, [f"p{i}" for i in range(1_500)], "Payload")
     assert statuses(queue) == {"Completed": 1_500}
 
 
@@ -66,9 +63,9 @@ def test_a_dequeue_table_streams_into_delta_once(spark, engine, tmp_path):
     queue = seeds.dequeue(engine)
     seeds.insert_payloads(queue, engine.name, 700)
     options = adopted_options(engine, queue, maxRowsPerTrigger=300)
-    stream(spark, options, str(tmp_path / "t"), str(tmp_path / "c"), {"availableNow": True}).awaitTermination()
-    got = spark.read.format("delta").load(str(tmp_path / "t"))
-    assert got.count() == 700 and got.select(got.columns[0]).distinct().count() == 700
+    run_to_end(stream(spark, options, str(tmp_path / "t"), str(tmp_path / "c"), {"availableNow": True}))
+    got = spark.read.format("delta").load(str(tmp_path / "t")).selectExpr("Payload AS Payload")
+    assert_each_key_once(got, [f"p{i}" for i in range(700)], "Payload")
     assert queue.backlog().ready_rows == 0
 
 
@@ -89,14 +86,11 @@ def test_the_stream_and_the_tables_own_worker_each_take_every_row_once_between_t
     # The worker starts once the stream holds its first claim, or it could drain the table while Spark starts.
     assert wait_until(lambda: statuses(queue).get("Processing", 0) > 0, timeout=120)
     thread.start()
-    deadline = time.monotonic() + 240
     try:
-        while statuses(queue) != {"Completed": total} and time.monotonic() < deadline:
-            query.processAllAvailable()  # each batch's rows are completed when Spark commits it
+        run_until(query, lambda: statuses(queue) == {"Completed": total}, timeout=240)
     finally:
         stop.set()
         thread.join(timeout=60)
-        query.stop()
     assert statuses(queue) == {"Completed": total}
     ours = [r[0] for r in spark.read.format("delta").load(str(tmp_path / "t")).select("Payload").collect()]
     assert worker.rejected == 0, "the worker's UpdatedAt check rejected a row we had left alone"

@@ -11,6 +11,7 @@ from chispa import assert_df_equality
 
 from sqlqueue.queue import FAILED_OUTCOME, Ack
 from sqlqueue.spark.jobs import run
+from sqlqueue.testing import assert_queue_holds
 from tests.conftest import ROOT
 from tests.support.engines import config_file
 
@@ -56,7 +57,7 @@ def test_queue_to_delta_delivers_every_row_once_and_empties_the_queue(spark, eng
         ignore_row_order=True,
         ignore_nullable=True,
     )
-    assert queue.stats() == {}
+    assert_queue_holds(queue)
 
 
 def test_queue_to_delta_with_a_dead_letter_table_moves_the_failed_rows_there(spark, engine, conf, tmp_path):
@@ -82,7 +83,7 @@ def test_queue_to_delta_with_a_dead_letter_table_moves_the_failed_rows_there(spa
     dead = spark.read.format("delta").load(str(tmp_path / "dead"))
     assert sorted(r.payload for r in dead.collect()) == sorted(f"p{i}" for i in range(10))
     assert spark.read.format("delta").load(str(tmp_path / "delta")).count() == 20
-    assert queue.stats() == {}
+    assert_queue_holds(queue)
 
 
 def test_queue_to_delta_merge_on_id_adds_no_row_the_table_already_holds(spark, engine, conf, tmp_path):

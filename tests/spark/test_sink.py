@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 from sqlqueue.schema import Column
 from sqlqueue.spark.source import SqlQueueDataSource
 from sqlqueue.spark.writer import QueueBatchWriter, batch_writer
-from tests.support.pgserver import wait_until
+from sqlqueue.testing import assert_queue_holds, wait_until
 
 # Spark's workers cannot import this module: send its classes and functions by value.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -109,7 +109,7 @@ def test_batch_write_modes_other_than_append_are_refused(spark, engine, mode, me
     df = spark.createDataFrame([("a",)], "payload string")
     with pytest.raises(Exception, match=message):
         writer(df, engine.sink_options(queue)).mode(mode).save()
-    assert queue.stats() == {}
+    assert_queue_holds(queue)
 
 
 def test_writer_id_without_batch_id_is_refused_for_batch_writes(spark, engine):
@@ -147,7 +147,7 @@ def test_a_column_mismatch_fails_before_anything_is_written_and_names_the_column
     df = spark.createDataFrame([], ddl)
     with pytest.raises(Exception, match=message):
         writer(df, engine.sink_options(queue)).mode("append").save()
-    assert queue.stats() == {}
+    assert_queue_holds(queue)
 
 
 def test_columns_match_ignoring_case_and_may_come_in_any_order(spark, engine):
@@ -183,7 +183,7 @@ def test_complete_output_mode_is_refused(spark, engine, tmp_path):
     started = query.outputMode("complete").trigger(availableNow=True).start()
     with pytest.raises(Exception, match="outputMode 'complete' is not supported"):
         started.awaitTermination()
-    assert queue.stats() == {}
+    assert_queue_holds(queue)
 
 
 def _per_task(df, action):

@@ -3,35 +3,25 @@
 from __future__ import annotations
 
 import pytest
-from chispa import assert_df_equality
 
 from sqlqueue.schema import Column
+from sqlqueue.testing import assert_each_key_once, assert_frame_equal, assert_queue_holds, run_to_end
 
 
 def drain(spark, options: dict, target: str, checkpoint: str):
-    reader = spark.readStream.format("sqlqueue")
-    for key, value in options.items():
-        reader = reader.option(key, value)
-    query = (
-        reader.load()
-        .writeStream.format("delta")
-        .option("checkpointLocation", checkpoint)
-        .trigger(availableNow=True)
-        .start(target)
-    )
-    query.awaitTermination()
-    return query
+    reader = spark.readStream.format("sqlqueue").options(**options)
+    writer = reader.load().writeStream.format("delta").option("checkpointLocation", checkpoint)
+    return run_to_end(writer.trigger(availableNow=True).start(target))
 
 
-def test_stream_delivers_every_row_to_delta_once_and_empties_the_queue(spark, engine, tmp_path):
+def test_stream_delivers_every_row_to_delta_once_and_empties_the_queue(spark, engine, delta_path, checkpoint_path):
     queue = engine.new_queue(domain=(Column("payload", "text"), Column("customer", "bigint")))
     queue.enqueue([{"payload": f"p{i}", "customer": i % 7} for i in range(2_500)])
-    query = drain(spark, engine.source_options(queue, maxRowsPerTrigger=1000), str(tmp_path / "t"), str(tmp_path / "c"))
-    got = spark.read.format("delta").load(str(tmp_path / "t")).select("payload", "customer")
-    expected = spark.createDataFrame([(f"p{i}", i % 7) for i in range(2_500)], "payload string, customer bigint")
-    assert_df_equality(got, expected, ignore_row_order=True, ignore_nullable=True)
+    query = drain(spark, engine.source_options(queue, maxRowsPerTrigger=1000), delta_path, checkpoint_path)
+    got = spark.read.format("delta").load(delta_path).select("payload", "customer")
+    assert_frame_equal(got, [(f"p{i}", i % 7) for i in range(2_500)])
     assert [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]] == [1000, 1000, 500]
-    assert queue.stats() == {}
+    assert_queue_holds(queue)
 
 
 def test_schema_follows_the_queue_table(spark, engine):
@@ -44,12 +34,12 @@ def test_schema_follows_the_queue_table(spark, engine):
     )
 
 
-def test_columns_option_selects_lifecycle_and_domain_columns(spark, engine, tmp_path):
+def test_columns_option_selects_lifecycle_and_domain_columns(spark, engine, delta_path, checkpoint_path):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "a", "priority": 3}])
-    drain(spark, engine.source_options(queue, columns="payload,priority"), str(tmp_path / "t"), str(tmp_path / "c"))
-    got = spark.read.format("delta").load(str(tmp_path / "t"))
-    assert_df_equality(got, spark.createDataFrame([("a", 3)], "payload string, priority int"), ignore_nullable=True)
+    drain(spark, engine.source_options(queue, columns="payload,priority"), delta_path, checkpoint_path)
+    got = spark.read.format("delta").load(delta_path)
+    assert_frame_equal(got, spark.createDataFrame([("a", 3)], "payload string, priority int"))
 
 
 def test_unknown_column_is_refused_with_the_table_columns_listed(spark, engine):
@@ -61,27 +51,26 @@ def test_unknown_column_is_refused_with_the_table_columns_listed(spark, engine):
         reader.load()
 
 
-def test_restarted_query_continues_where_the_checkpoint_left_off(spark, engine, tmp_path):
+def test_restarted_query_continues_where_the_checkpoint_left_off(spark, engine, delta_path, checkpoint_path):
     queue = engine.new_queue()
     queue.enqueue([{"payload": f"a{i}"} for i in range(300)])
     options = engine.source_options(queue, maxRowsPerTrigger=200)
-    drain(spark, options, str(tmp_path / "t"), str(tmp_path / "c"))
+    drain(spark, options, delta_path, checkpoint_path)
     queue.enqueue([{"payload": f"b{i}"} for i in range(100)])
-    drain(spark, options, str(tmp_path / "t"), str(tmp_path / "c"))
-    got = spark.read.format("delta").load(str(tmp_path / "t"))
-    assert got.count() == 400 and got.select("id").distinct().count() == 400
-    assert queue.stats() == {}
+    drain(spark, options, delta_path, checkpoint_path)
+    assert_each_key_once(delta_path, [f"a{i}" for i in range(300)] + [f"b{i}" for i in range(100)], column="payload")
+    assert_queue_holds(queue)
 
 
-def test_error_in_read_fails_the_query_without_the_password(spark, engine, tmp_path):
+def test_error_in_read_fails_the_query_without_the_password(spark, engine, delta_path, checkpoint_path):
     if "password" not in engine.options:
         pytest.skip("this engine has no password to leak")
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
     options = engine.source_options(queue)
     options["password"] = options["password"] + "-wrong"
-    with pytest.raises(Exception) as failure:
-        drain(spark, options, str(tmp_path / "t"), str(tmp_path / "c"))
+    with pytest.raises(Exception) as failure:  # refused when the DataFrame is made, before the query starts
+        drain(spark, options, delta_path, checkpoint_path)
     refusal = {"postgres": "password authentication failed", "sqlserver": "Login failed"}[engine.name]
     assert refusal in str(failure.value)
     assert options["password"] not in str(failure.value)

@@ -12,19 +12,19 @@ from sqlqueue.errors import DatabaseError
 from sqlqueue.identifiers import TableName
 from sqlqueue.queue import Queue
 from sqlqueue.schema import Column
+from sqlqueue.testing import assert_each_key_once, run_to_end, wait_until
+from sqlqueue.testing.pgserver import PASSWORD, PgServer
 from tests.support.clock import move_back
-from tests.support.pgserver import PASSWORD, PgServer, wait_until
 
 pytestmark = pytest.mark.spark
 KEYED = (Column("key", "bigint", nullable=False),)
 
 
 def start_query(spark, options: dict, target: str, checkpoint: str, **trigger):
-    reader = spark.readStream.format("sqlqueue")
-    for key, value in options.items():
-        reader = reader.option(key, value)
     return (
-        reader.load()
+        spark.readStream.format("sqlqueue")
+        .options(**options)
+        .load()
         .writeStream.format("delta")
         .option("checkpointLocation", checkpoint)
         .trigger(**(trigger or {"processingTime": "500 milliseconds"}))
@@ -63,9 +63,7 @@ def test_competing_queries_share_a_queue_without_delivering_a_row_twice(spark, e
     finally:
         for q in queries:
             q.stop()
-    keys = keys_in(spark, targets)
-    assert keys.count() == total
-    assert keys.distinct().count() == total
+    assert_each_key_once(keys_in(spark, targets), range(total), column="key")
     per_query = [spark.read.format("delta").load(t).count() for t in targets]
     if not engine.babelfish:  # READPAST is ignored there (a Babelfish gap): who gets a share is timing
         assert all(n > 0 for n in per_query), per_query  # every consumer took a share
@@ -96,23 +94,21 @@ def test_query_rides_out_a_database_restart(spark, tmp_path):
         survived = query.isActive
         query.stop()
         assert drained and survived, query.exception()
-        keys = spark.read.format("delta").load(target).select("key")
-        assert keys.count() == total and keys.distinct().count() == total
+        assert_each_key_once(target, range(total), column="key")
         queue.close()
     finally:
         server.destroy()
 
 
-def test_progress_shows_the_claim_its_waits_and_the_backlog_but_never_the_password(spark, pg_server, tmp_path):
+def test_progress_shows_the_claim_its_waits_and_the_backlog_but_never_the_password(spark, postgres_server, tmp_path):
     from tests.support.engines import Engine
 
-    engine = Engine("postgres", {"url": pg_server.url, "password": PASSWORD})
+    engine = Engine("postgres", {"url": postgres_server.url, "password": PASSWORD})
     queue = engine.new_queue(domain=KEYED)
     queue.enqueue([{"key": k} for k in range(500)])
     move_back(queue, "enqueued_at", 3600)  # every row enqueued an hour ago
     options = engine.source_options(queue, maxRowsPerTrigger=200, prefetch=False)  # a backlog we can predict
-    query = start_query(spark, options, str(tmp_path / "d"), str(tmp_path / "c"), availableNow=True)
-    query.awaitTermination()
+    query = run_to_end(start_query(spark, options, str(tmp_path / "d"), str(tmp_path / "c"), availableNow=True))
     progress = [p for p in query.recentProgress if p["numInputRows"]]
     latest = [json.loads(p["sources"][0]["latestOffset"]) for p in progress]
     assert [(o["claimedRows"], o["readyRows"]) for o in latest] == [(200, 300), (200, 100), (100, 0)]

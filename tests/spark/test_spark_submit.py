@@ -11,6 +11,7 @@ import pytest
 from chispa import assert_df_equality
 
 from sqlqueue.spark.session import DELTA_PACKAGE, delta_jars
+from sqlqueue.testing import assert_queue_holds
 from tests.conftest import ROOT
 from tests.support.engines import Engine
 
@@ -60,7 +61,7 @@ def test_spark_submit_with_delta_jars_runs_queue_to_delta_to_the_end(spark, tmp_
         ignore_row_order=True,
         ignore_nullable=True,
     )
-    assert queue.stats() == {}
+    assert_queue_holds(queue)
     engine.close()
 
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pyspark
 
+from sqlqueue.testing import wait_until
 from tests.support.crash import kill_session, wait_for_session_end
-from tests.support.pgserver import wait_until
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 HOST = "127.0.0.1"

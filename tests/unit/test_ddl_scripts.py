@@ -16,10 +16,10 @@ import pytest
 
 from sqlqueue.identifiers import TableName
 from sqlqueue.schema import LAYOUT
+from sqlqueue.testing.pgserver import PASSWORD
 from tests.support.engines import Engine
 from tests.support.golden import ROOT, check_golden
 from tests.support.layouts import OLDEST, fill_layout1, fixture_statements, rows_by_state, shape
-from tests.support.pgserver import PASSWORD
 from tests.support.statements import DIALECTS, ddl_script, migration_script
 
 THIS = "tests/unit/test_ddl_scripts.py"
@@ -55,13 +55,13 @@ def test_sqlite_script_runs_twice(tmp_path: Path) -> None:
     assert tables >= CREATED and layouts == [(LAYOUT,)]
 
 
-def test_postgres_script_runs_twice(pg_server) -> None:
+def test_postgres_script_runs_twice(postgres_server) -> None:
     import psycopg
 
     script = script_path("postgres").read_text(encoding="utf-8")
     # A schema of its own: other tests share this server and its public sqlqueue_sink_ledger.
     schema = f"ddl_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_server.url, password=PASSWORD, autocommit=True) as conn:
+    with psycopg.connect(postgres_server.url, password=PASSWORD, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
         try:
             conn.execute(f"SET search_path TO {schema}")
@@ -108,15 +108,15 @@ def test_sqlite_migration_script_runs_twice_and_leaves_the_layout_create_makes(t
         engine.close()
 
 
-def test_postgres_migration_script_runs_twice_and_leaves_the_layout_create_makes(pg_server) -> None:
+def test_postgres_migration_script_runs_twice_and_leaves_the_layout_create_makes(postgres_server) -> None:
     import psycopg
 
     # The script runs statement by statement, as psql sends it: CONCURRENTLY refuses a multi-statement string.
     statements = script_path("postgres", MIGRATION).read_text(encoding="utf-8").split(";\n\n")
     schema = f"mig_{uuid.uuid4().hex[:12]}"
-    engine = Engine("postgres", {"url": pg_server.url, "password": PASSWORD})
+    engine = Engine("postgres", {"url": postgres_server.url, "password": PASSWORD})
     old = engine.queue(f"{schema}.jobs")
-    with psycopg.connect(pg_server.url, password=PASSWORD, autocommit=True) as conn:
+    with psycopg.connect(postgres_server.url, password=PASSWORD, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
         try:
             conn.execute(f"SET search_path TO {schema}")

@@ -1,8 +1,9 @@
 """A throwaway PostgreSQL server for tests and benchmarks: its own data directory, a free port on
 127.0.0.1, password authentication over TCP, and stop/start so tests can restart it under a query.
 
-PostgreSQL refuses to run as root, so when we are root the server runs as the 'postgres' user
-(created by Debian's postgresql package, which `make system` installs).
+It needs the server's binaries (``initdb``, ``pg_ctl``; Debian's ``postgresql`` package puts them in
+/usr/lib/postgresql/<version>/bin, and ``PATH`` is searched too). PostgreSQL refuses to run as root,
+so when we are root the server runs as the 'postgres' user (created by that package).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 USER = "sqlqueue"
@@ -22,11 +22,16 @@ PASSWORD = "pg-test-Secret-7f3a"  # a throwaway server's password; tests check i
 DATABASE = "sqlqueue"
 
 
-def _bindir() -> Path:
+def server_binaries() -> Path | None:
+    """The folder of the newest PostgreSQL server's binaries, or None when none is installed."""
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]))
-    if not found:
-        raise RuntimeError("PostgreSQL server binaries not found: run 'make system' (installs postgresql)")
-    return Path(found[-1]).parent
+    initdb = found[-1] if found else shutil.which("initdb")
+    return Path(initdb).parent if initdb else None
+
+
+NO_SERVER = (
+    "PostgreSQL server binaries (initdb, pg_ctl) not found: install PostgreSQL's server package (Debian: postgresql)"
+)
 
 
 def _free_port() -> int:
@@ -37,7 +42,10 @@ def _free_port() -> int:
 
 class PgServer:
     def __init__(self) -> None:
-        self.bindir = _bindir()
+        bindir = server_binaries()
+        if bindir is None:
+            raise RuntimeError(NO_SERVER)
+        self.bindir = bindir
         self.root = Path(tempfile.mkdtemp(prefix="sqlqueue-pg-"))
         self.data = self.root / "data"
         self.port = _free_port()
@@ -68,6 +76,11 @@ class PgServer:
     def url(self) -> str:
         """The connection URL without the password (pass it as the 'password' option)."""
         return f"postgresql://{USER}@127.0.0.1:{self.port}/{DATABASE}"
+
+    @property
+    def options(self) -> dict[str, str]:
+        """The connector options that reach it: ``url`` and ``password``."""
+        return {"url": self.url, "password": PASSWORD}
 
     def _run(self, tool: str, *args: str) -> None:
         subprocess.run([*self._as_user, str(self.bindir / tool), *args], check=True, capture_output=True)
@@ -111,12 +124,3 @@ class PgServer:
         with contextlib.suppress(subprocess.CalledProcessError):
             self.stop()
         shutil.rmtree(self.root, ignore_errors=True)
-
-
-def wait_until(predicate, timeout: float, interval: float = 0.2) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return predicate()

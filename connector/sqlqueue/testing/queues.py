@@ -1,0 +1,106 @@
+"""Throwaway queues for tests: on a SQLite file by default, on PostgreSQL or SQL Server when asked.
+
+The database is named by one setting (see ``settings``): ``sqlite``, ``postgres`` (a server the
+plugin starts) or a URL. A URL's user and password become the ``user`` and ``password`` options,
+since the connector reads a password only from its own option.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from ..connection import ConnectionSpec, parse_connection
+from ..errors import ConfigError
+from ..identifiers import TableName
+from ..queue import Queue
+from ..schema import Column, parse_columns
+
+SQLITE, POSTGRES = "sqlite", "postgres"
+SHORT_EMPTY_POLL_MS = 100
+_names = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class Database:
+    """Where throwaway queues go: connector options (``url``, and ``user``/``password`` when needed)."""
+
+    options: Mapping[str, str]
+
+    @classmethod
+    def from_url(cls, url: str) -> Database:
+        """A database from a URL that may carry a user and password (``postgresql://u:p@host/db``)."""
+        parts = urlsplit(url)
+        if parts.scheme == SQLITE or not parts.username:
+            return cls({"url": url})
+        bare = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+        credentials = {"user": unquote(parts.username)}
+        if parts.password:
+            credentials["password"] = unquote(parts.password)
+        return cls({"url": bare, **credentials})
+
+    @property
+    def engine(self) -> str:
+        """The connector's name for its engine: sqlite, postgres or sqlserver."""
+        return self.connection().dialect
+
+    def connection(self) -> ConnectionSpec:
+        o = self.options
+        return parse_connection(o["url"], user=o.get("user"), password=o.get("password"))
+
+
+class ScratchQueue(Queue):
+    """A queue made for one test, which also knows the Spark options that reach it."""
+
+    def __init__(self, database: Database, table: str) -> None:
+        super().__init__(database.connection(), TableName.parse(table))
+        self.database = database
+
+    def sink_options(self, **extra: Any) -> dict[str, str]:
+        """Options that reach the queue, for ``df.write.format("sqlqueue")`` and ``writeStream``: the
+        connection, ``queue`` and ``extra`` (values become strings)."""
+        return {**self.database.options, "queue": str(self.table), **{k: str(v) for k, v in extra.items()}}
+
+    def source_options(self, **extra: Any) -> dict[str, str]:
+        """Options for ``spark.readStream.format("sqlqueue")``: those of ``sink_options``, and an empty
+        poll of 100 ms unless ``extra`` sets ``emptyPollIntervalMs`` (its default, 1 s, is what a test's
+        last micro-batch would wait on the drained queue)."""
+        return self.sink_options(**{"emptyPollIntervalMs": SHORT_EMPTY_POLL_MS, **extra})
+
+
+@dataclass
+class QueueFactory:
+    """Makes throwaway queues: ``make_queue("payload text, customer bigint not null", order="priority",
+    rows=[...])``. Tables are named ``sqlqueue_t<pid>_<n>``, new in every test and run, and left behind
+    on a server the plugin did not start (use a database you can throw away)."""
+
+    database: Database
+    made: list[ScratchQueue] = field(default_factory=list)
+
+    def __call__(
+        self,
+        columns: str | Sequence[Column] = "payload text",
+        order: str = "fifo",
+        rows: Sequence[Mapping[str, Any]] = (),
+    ) -> ScratchQueue:
+        domain = parse_columns(columns) if isinstance(columns, str) else tuple(columns)
+        if not domain:
+            raise ConfigError(f"a queue needs at least one domain column; got {columns!r}")
+        queue = ScratchQueue(self.database, f"sqlqueue_t{os.getpid()}_{next(_names)}")
+        self.made.append(queue)
+        queue.create(domain, order)
+        queue.enqueue(list(rows))
+        return queue
+
+    def close(self) -> None:
+        for queue in self.made:
+            queue.close()
+
+
+def sqlite_database(folder: Path) -> Database:
+    return Database({"url": f"sqlite:///{folder / 'queues.db'}"})
