@@ -101,11 +101,11 @@ def adopted_rate(options: dict, preset: str, rows: int, batch: int) -> float:
     engine = Engine("postgres", options)
     if preset == "relational":
         queue = seeds.relational(engine, audit=False)  # the seed's design: its status vocabulary, no audit trigger
-        seeds.enqueue_relational(queue, "postgres", rows)
+        seeds.enqueue_relational(queue, rows)
         columns = ["EnqueuedAt", "Type", "Payload"]
     else:
         queue = seeds.dequeue(engine)
-        seeds.insert_payloads(queue, "postgres", rows)
+        seeds.insert_payloads(queue, rows)
         columns = ["Id", "Payload"]
     index = queue.claim_index()  # what `sqlqueue adopt --apply --index` creates
     seeds.run(queue, *([index] if index else []), f"ANALYZE {queue.table}")

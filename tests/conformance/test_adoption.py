@@ -27,7 +27,7 @@ def by_status(queue: AdoptedQueue) -> dict[str, int]:
 
 def test_a_claim_marks_rows_the_tables_way_and_completion_marks_them_done(engine):
     queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, engine.name, 5)
+    seeds.enqueue_relational(queue, 5)
     assert queue.claim("etl", 1, 3) == 3
     assert by_status(queue) == {"Processing": 3, "Pending": 2}
     assert queue.complete("etl", 1) == 3
@@ -42,14 +42,14 @@ def test_a_claim_marks_rows_the_tables_way_and_completion_marks_them_done(engine
 @pytest.mark.babelfish_gap("update_cte")
 def test_a_claim_follows_the_profiles_order(engine):
     queue = seeds.relational(engine, keep_order=True)
-    seeds.enqueue_relational(queue, engine.name, 6)
+    seeds.enqueue_relational(queue, 6)
     queue.claim("etl", 1, 2)
     assert [p for (p,) in held(queue, "etl", 0, 1, ["Payload"])] == ["p0", "p1"]
 
 
 def test_a_replayed_claim_returns_the_rows_it_returned_before_whatever_the_table_holds_now(engine):
     queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, engine.name, 4)
+    seeds.enqueue_relational(queue, 4)
     queue.claim("etl", 1, 4)
     first = held(queue, "etl", 0, 1, ["Payload", "AttemptNum"])
     seeds.run(queue, f"UPDATE {queue.table} SET Payload = 'changed by the worker'")
@@ -59,15 +59,15 @@ def test_a_replayed_claim_returns_the_rows_it_returned_before_whatever_the_table
 
 def test_the_filter_takes_one_job_type(engine):
     queue = seeds.relational(engine, filter="Type = 'Sync'")
-    seeds.enqueue_relational(queue, engine.name, 3, type_="Sync")
-    seeds.enqueue_relational(queue, engine.name, 3, type_="Mail", start=100)
+    seeds.enqueue_relational(queue, 3, type_="Sync")
+    seeds.enqueue_relational(queue, 3, type_="Mail", start=100)
     assert queue.claim("etl", 1, 10) == 3
     assert queue.backlog().ready_rows == 0
 
 
 def test_a_row_abandoned_past_its_lease_is_claimed_again_and_counts_an_attempt(engine):
     queue = seeds.relational(engine, lease_seconds=60)
-    seeds.enqueue_relational(queue, engine.name, 1)
+    seeds.enqueue_relational(queue, 1)
     queue.claim("dead-worker", 1, 1)
     assert queue.claim("etl", 1, 1) == 0  # its lease holds
     seeds.run(
@@ -79,7 +79,7 @@ def test_a_row_abandoned_past_its_lease_is_claimed_again_and_counts_an_attempt(e
 
 def test_a_row_the_tables_worker_took_after_our_lease_ran_out_is_not_completed_by_us(engine):
     queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, engine.name, 1)
+    seeds.enqueue_relational(queue, 1)
     queue.claim("etl", 1, 1)
     # The table's own worker took it over (Next_ sets StartedAt and UpdatedAt), and is still at it.
     later = seeds._plus_ms(engine.name, seeds.NOW[engine.name], 5_000)
@@ -91,7 +91,7 @@ def test_a_row_the_tables_worker_took_after_our_lease_ran_out_is_not_completed_b
 
 def test_rows_out_of_attempts_past_their_lease_become_failed(engine):
     queue = seeds.relational(engine, lease_seconds=60, max_attempts=1)
-    seeds.enqueue_relational(queue, engine.name, 2)
+    seeds.enqueue_relational(queue, 2)
     queue.claim("dead-worker", 1, 2)
     seeds.run(
         queue, f"UPDATE {queue.table} SET StartedAt = {seeds._plus_ms(engine.name, seeds.NOW[engine.name], -61_000)}"
@@ -103,7 +103,7 @@ def test_rows_out_of_attempts_past_their_lease_become_failed(engine):
 
 def test_the_audit_trigger_sees_every_transition(engine):
     queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, engine.name, 2)
+    seeds.enqueue_relational(queue, 2)
     queue.claim("etl", 1, 2)
     queue.complete("etl", 1)
     audit = queue.fetch(queue.dialect.compile(f"SELECT Status FROM {queue.table}_Audit"), {})
@@ -112,7 +112,7 @@ def test_the_audit_trigger_sees_every_transition(engine):
 
 def test_a_dequeue_takes_rows_out_of_the_table_and_a_replay_reads_them_from_the_copy(engine):
     queue = seeds.dequeue(engine)
-    seeds.insert_payloads(queue, engine.name, 5)
+    seeds.insert_payloads(queue, 5)
     assert queue.claim("etl", 1, 3) == 3
     assert queue.backlog().ready_rows == 2
     assert [p for _, p in held(queue, "etl", 0, 1, ["Id", "Payload"])] == ["p0", "p1", "p2"]
@@ -123,7 +123,7 @@ def test_a_dequeue_takes_rows_out_of_the_table_and_a_replay_reads_them_from_the_
 
 def test_a_started_mark_is_set_by_the_claim_and_done_deletes_the_row(engine):
     queue = seeds.started_mark(engine)
-    seeds.insert_payloads(queue, engine.name, 3)
+    seeds.insert_payloads(queue, 3)
     assert queue.claim("etl", 1, 2) == 2
     assert queue.backlog().ready_rows == 1
     assert queue.complete("etl", 1) == 2

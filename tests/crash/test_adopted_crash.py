@@ -24,10 +24,10 @@ ROWS = 6_000
 def filled(engine, profile: str):
     if profile == "relational":
         queue = seeds.relational(engine)
-        seeds.enqueue_relational(queue, engine.name, ROWS)
+        seeds.enqueue_relational(queue, ROWS)
     else:
         queue = seeds.dequeue(engine)
-        seeds.insert_payloads(queue, engine.name, ROWS)
+        seeds.insert_payloads(queue, ROWS)
     return queue
 
 

@@ -36,7 +36,7 @@ def statuses(queue) -> dict[str, int]:
 
 def test_a_relational_table_streams_into_delta_once_and_each_row_is_completed_the_tables_way(spark, engine, tmp_path):
     queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, engine.name, 1_500)
+    seeds.enqueue_relational(queue, 1_500)
     options = adopted_options(engine, queue, maxRowsPerTrigger=600)
     run_to_end(stream(spark, options, str(tmp_path / "t"), str(tmp_path / "c"), {"availableNow": True}))
     got = spark.read.format("delta").load(str(tmp_path / "t")).selectExpr("Payload AS Payload")  # any case
@@ -61,7 +61,7 @@ def test_a_source_shows_the_tables_columns_but_those_the_lifecycle_writes(spark,
 
 def test_a_dequeue_table_streams_into_delta_once(spark, engine, tmp_path):
     queue = seeds.dequeue(engine)
-    seeds.insert_payloads(queue, engine.name, 700)
+    seeds.insert_payloads(queue, 700)
     options = adopted_options(engine, queue, maxRowsPerTrigger=300)
     run_to_end(stream(spark, options, str(tmp_path / "t"), str(tmp_path / "c"), {"availableNow": True}))
     got = spark.read.format("delta").load(str(tmp_path / "t")).selectExpr("Payload AS Payload")
@@ -77,7 +77,7 @@ def test_the_stream_and_the_tables_own_worker_each_take_every_row_once_between_t
         )
     queue = seeds.relational(engine)
     total = 3_000
-    seeds.enqueue_relational(queue, engine.name, total)
+    seeds.enqueue_relational(queue, total)
     worker = seeds.SeedWorker(queue, engine.name)
     stop = threading.Event()
     thread = threading.Thread(target=worker.work, args=(stop.is_set,), daemon=True)

@@ -7,33 +7,17 @@ producers would, with plain SQL.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable
 from dataclasses import replace
 
 from sqlqueue.adoption import AdoptedQueue
 from sqlqueue.identifiers import TableName
 from sqlqueue.profile import PRESETS, Profile
+from sqlqueue.testing import designs
 from tests.support.engines import Engine, fresh_name
 
-# name -> (identity key, timestamp, text, string, int) per engine
-TYPES = {
-    "sqlite": ("INTEGER PRIMARY KEY AUTOINCREMENT", "DATETIME", "TEXT", "TEXT", "INTEGER"),
-    "postgres": ("bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "timestamp(6)", "text", "varchar(40)", "integer"),
-    # DATETIME2(6): a token read into Python (microseconds) compares equal when sent back.
-    "sqlserver": ("BIGINT IDENTITY(1, 1) PRIMARY KEY", "DATETIME2(6)", "NVARCHAR(MAX)", "NVARCHAR(40)", "INT"),
-}
-NOW = {
-    "sqlite": "strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime')",
-    "postgres": "LOCALTIMESTAMP",
-    "sqlserver": "SYSDATETIME()",
-}
-
-
-def run(queue: AdoptedQueue, *statements: str) -> None:
-    with queue.transaction() as cur:
-        for sql in statements:
-            cur.execute(sql)
+NOW = designs.LOCAL_NOW
+run = designs.run
 
 
 def _queue(engine: Engine, table: str, profile: Profile, keep_order: bool = False) -> AdoptedQueue:
@@ -49,77 +33,19 @@ def _queue(engine: Engine, table: str, profile: Profile, keep_order: bool = Fals
 def relational(
     engine: Engine, keep_order: bool = False, adopt: bool = True, audit: bool = True, **settings: object
 ) -> AdoptedQueue:
-    """A seed-004 queue: EnqueuedAt is its key (no identity column), its statuses are a vocabulary in a
-    table its Status references, and (``audit``) a trigger records every change of Status."""
-    _, ts, text, string, integer = TYPES[engine.name]
+    """A seed-004 queue (sqlqueue.testing.designs.relational), with (``audit``) a trigger recording every
+    change of Status; ``settings`` set profile fields over the preset."""
     name = fresh_name("syncqueue")
-    statuses = f"{name}_Status"
-    statements = [
-        f"CREATE TABLE {statuses} (Status {string} NOT NULL PRIMARY KEY)",
-        f"INSERT INTO {statuses} (Status) VALUES ('Pending'), ('Processing'), ('Error'), ('Failed'), ('Completed')",
-        f"""CREATE TABLE {name} (
-  EnqueuedAt {ts} NOT NULL PRIMARY KEY,
-  UpdatedAt {ts} NOT NULL,
-  Status {string} NOT NULL REFERENCES {statuses} (Status),
-  Type {string} NOT NULL,
-  Step {string} NULL,
-  AttemptNum {integer} NOT NULL DEFAULT 0,
-  Response {text} NULL,
-  Error {text} NULL,
-  StartedAt {ts} NULL,
-  Duration {integer} NULL,
-  ScheduledFor {ts} NOT NULL,
-  Payload {text} NULL
-)""",
-    ]
-    if audit:
-        statements += [
-            f"CREATE TABLE {name}_Audit (EnqueuedAt {ts} NOT NULL, Status {string} NOT NULL)",
-            *_audit_trigger(engine.name, name, f"{name}_Audit"),
-        ]
     queue = _queue(engine, name, replace(PRESETS["relational"], **settings), keep_order)  # type: ignore[arg-type]
-    run(queue, *statements)
+    run(queue, *designs.relational(engine.name, name, audit))
     if adopt:
         queue.adopt()
     return queue
 
 
-def _audit_trigger(engine: str, table: str, audit: str) -> list[str]:
-    if engine == "sqlite":
-        return [
-            f"CREATE TRIGGER {table}_audit AFTER UPDATE OF Status ON {table} "
-            f"BEGIN INSERT INTO {audit} VALUES (NEW.EnqueuedAt, NEW.Status); END"
-        ]
-    if engine == "postgres":
-        return [
-            f"CREATE FUNCTION {table}_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-            f'INSERT INTO {audit} VALUES (NEW."enqueuedat", NEW."status"); RETURN NEW; END $$',
-            f"CREATE TRIGGER {table}_audit AFTER UPDATE ON {table} FOR EACH ROW EXECUTE FUNCTION {table}_audit()",
-        ]
-    return [
-        f"CREATE TRIGGER {table}_audit ON {table} AFTER UPDATE AS "
-        f"INSERT INTO {audit} (EnqueuedAt, Status) SELECT EnqueuedAt, Status FROM inserted"
-    ]
-
-
-def enqueue_relational(queue: AdoptedQueue, engine: str, n: int, type_: str = "Sync", start: int = 0) -> None:
-    """``n`` Pending rows as the table's producers insert them, in local time (the seed's SYSDATETIME()),
-    due a minute ago. Each row's EnqueuedAt, its key, is a whole second apart from the others': Microsoft's
-    driver sends DATETIME2 parameters to Babelfish without their fractional seconds."""
-    now = dt.datetime.now().replace(microsecond=0)
-    day_ago, due = now - dt.timedelta(days=1), now - dt.timedelta(minutes=1)
-    rows = [(day_ago + dt.timedelta(seconds=start + i), now, "Pending", type_, due, f"p{start + i}") for i in range(n)]
-    columns = "EnqueuedAt, UpdatedAt, Status, Type, ScheduledFor, Payload"
-    _insert(queue, engine, columns, rows)
-
-
-def _insert(queue: AdoptedQueue, engine: str, columns: str, rows: list[tuple]) -> None:
-    """Rows inserted with parameters, one statement sent many times; SQLite takes times as ISO text."""
-    if engine == "sqlite":
-        rows = [tuple(v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v for v in row) for row in rows]
-    marks = ", ".join(queue.dialect.marker for _ in columns.split(","))
-    with queue.transaction() as cur:
-        cur.executemany(f"INSERT INTO {queue.table} ({columns}) VALUES ({marks})", rows)
+def enqueue_relational(queue: AdoptedQueue, n: int, type_: str = "Sync", start: int = 0) -> None:
+    """``n`` Pending rows as the table's producers insert them (sqlqueue.testing.designs.fill)."""
+    designs.fill(queue, "relational", n, start, type_)
 
 
 def _plus_ms(engine: str, now: str, ms: int) -> str:
@@ -132,28 +58,24 @@ def _plus_ms(engine: str, now: str, ms: int) -> str:
 
 def dequeue(engine: Engine) -> AdoptedQueue:
     """A seed-000 FIFO queue: an identity key and a payload; a dequeue deletes the row."""
-    identity, _, text, _, _ = TYPES[engine.name]
     name = fresh_name("fifoqueue")
     queue = _queue(engine, name, PRESETS["dequeue"])
-    run(queue, f"CREATE TABLE {name} (Id {identity}, Payload {text} NULL)")
+    run(queue, *designs.dequeue(engine.name, name))
     queue.adopt()
     return queue
 
 
 def started_mark(engine: Engine) -> AdoptedQueue:
     """A seed-002 queue: ready while ProcessingStartedAt is NULL; done deletes the row."""
-    identity, ts, text, _, _ = TYPES[engine.name]
     name = fresh_name("simplequeue")
     queue = _queue(engine, name, replace(PRESETS["started-mark"], clock="local"))
-    run(
-        queue, f"CREATE TABLE {name} (Id {identity}, Payload {text} NULL, ProcessingStartedAt {ts} NULL, Errors {text})"
-    )
+    run(queue, *designs.started_mark(engine.name, name))
     queue.adopt()
     return queue
 
 
-def insert_payloads(queue: AdoptedQueue, engine: str, n: int) -> None:
-    _insert(queue, engine, "Payload", [(f"p{i}",) for i in range(n)])
+def insert_payloads(queue: AdoptedQueue, n: int) -> None:
+    designs.fill(queue, "dequeue", n)
 
 
 class SeedWorker:

@@ -15,11 +15,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from ..adoption import AdoptedQueue
 from ..connection import ConnectionSpec, parse_connection
 from ..errors import ConfigError
 from ..identifiers import TableName
+from ..profile import PRESETS, settings_of
 from ..queue import Queue
 from ..schema import Column, parse_columns
+from . import designs
 
 SQLITE, POSTGRES = "sqlite", "postgres"
 SHORT_EMPTY_POLL_MS = 100
@@ -73,6 +76,20 @@ class ScratchQueue(Queue):
         return self.sink_options(**{"emptyPollIntervalMs": SHORT_EMPTY_POLL_MS, **extra})
 
 
+class ScratchTable(AdoptedQueue):
+    """A table of one of the designs sqlqueue adopts, made for one test and adopted through its preset."""
+
+    def __init__(self, database: Database, table: str, design: str) -> None:
+        super().__init__(database.connection(), TableName.parse(table), PRESETS[design])
+        self.database = database
+
+    def source_options(self, **extra: Any) -> dict[str, str]:
+        """Options for ``spark.readStream.format("sqlqueue")`` that reach the table through its profile,
+        with the 100 ms empty poll of ``ScratchQueue.source_options``."""
+        options = {**self.database.options, "queue": str(self.table), **settings_of(self.declared)}
+        return {**options, "emptyPollIntervalMs": str(SHORT_EMPTY_POLL_MS), **{k: str(v) for k, v in extra.items()}}
+
+
 @dataclass
 class QueueFactory:
     """Makes throwaway queues: ``make_queue("payload text, customer bigint not null", order="priority",
@@ -80,7 +97,7 @@ class QueueFactory:
     on a server the plugin did not start (use a database you can throw away)."""
 
     database: Database
-    made: list[ScratchQueue] = field(default_factory=list)
+    made: list[Queue] = field(default_factory=list)
 
     def __call__(
         self,
@@ -96,6 +113,19 @@ class QueueFactory:
         queue.create(domain, order)
         queue.enqueue(list(rows))
         return queue
+
+    def adopted(self, design: str = "relational", rows: int = 0) -> ScratchTable:
+        """A table of one of the designs sqlqueue adopts (``relational``, ``started-mark``, ``claimer``,
+        ``dequeue``; sqlqueue.testing.designs), with the preset's column names, adopted, and ``rows`` ready
+        rows with payloads p0, p1, ..."""
+        if design not in designs.DESIGNS:
+            raise ConfigError(f"design {design!r} is not allowed: use one of {', '.join(designs.DESIGNS)}")
+        table = ScratchTable(self.database, f"sqlqueue_a{os.getpid()}_{next(_names)}", design)
+        self.made.append(table)
+        designs.run(table, *designs.DESIGNS[design](self.database.engine, str(table.table)))
+        table.adopt()
+        designs.fill(table, design, rows)
+        return table
 
     def close(self) -> None:
         for queue in self.made:

@@ -1,0 +1,135 @@
+"""Tables of the designs sqlqueue adopts as they are (the seeds' queue tables), made for tests.
+
+A user testing a pipeline over their own queue table gets a throwaway table of the same design, with
+the preset's column names: ``make_queue.adopted("relational", rows=100)``. The project's own tests
+make theirs here too. Rows are inserted the way the table's own producers would, with plain SQL, in
+local time (the seeds write SYSDATETIME()).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Any
+
+from ..queue import Queue
+
+# engine -> (identity key, timestamp, text, short string, int)
+TYPES = {
+    "sqlite": ("INTEGER PRIMARY KEY AUTOINCREMENT", "DATETIME", "TEXT", "TEXT", "INTEGER"),
+    "postgres": ("bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "timestamp(6)", "text", "varchar(40)", "integer"),
+    # DATETIME2(6): a token read into Python (microseconds) compares equal when sent back.
+    "sqlserver": ("BIGINT IDENTITY(1, 1) PRIMARY KEY", "DATETIME2(6)", "NVARCHAR(MAX)", "NVARCHAR(40)", "INT"),
+}
+LOCAL_NOW = {
+    "sqlite": "strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime')",
+    "postgres": "LOCALTIMESTAMP",
+    "sqlserver": "SYSDATETIME()",
+}
+STATUSES = ("Pending", "Processing", "Error", "Failed", "Completed")
+
+
+def relational(engine: str, name: str, audit: bool = False) -> list[str]:
+    """Seed 004: EnqueuedAt is the key (no identity column), the statuses are a vocabulary in a table
+    Status references; ``audit``: a trigger records every change of Status in ``<name>_Audit``."""
+    _, ts, text, string, integer = TYPES[engine]
+    statuses = f"{name}_Status"
+    values = ", ".join(f"('{s}')" for s in STATUSES)
+    statements = [
+        f"CREATE TABLE {statuses} (Status {string} NOT NULL PRIMARY KEY)",
+        f"INSERT INTO {statuses} (Status) VALUES {values}",
+        f"""CREATE TABLE {name} (
+  EnqueuedAt {ts} NOT NULL PRIMARY KEY,
+  UpdatedAt {ts} NOT NULL,
+  Status {string} NOT NULL REFERENCES {statuses} (Status),
+  Type {string} NOT NULL,
+  Step {string} NULL,
+  AttemptNum {integer} NOT NULL DEFAULT 0,
+  Response {text} NULL,
+  Error {text} NULL,
+  StartedAt {ts} NULL,
+  Duration {integer} NULL,
+  ScheduledFor {ts} NOT NULL,
+  Payload {text} NULL
+)""",
+    ]
+    if audit:
+        statements += [f"CREATE TABLE {name}_Audit (EnqueuedAt {ts} NOT NULL, Status {string} NOT NULL)"]
+        statements += _audit_trigger(engine, name, f"{name}_Audit")
+    return statements
+
+
+def _audit_trigger(engine: str, table: str, audit: str) -> list[str]:
+    if engine == "sqlite":
+        return [
+            f"CREATE TRIGGER {table}_audit AFTER UPDATE OF Status ON {table} "
+            f"BEGIN INSERT INTO {audit} VALUES (NEW.EnqueuedAt, NEW.Status); END"
+        ]
+    if engine == "postgres":
+        return [
+            f"CREATE FUNCTION {table}_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            f'INSERT INTO {audit} VALUES (NEW."enqueuedat", NEW."status"); RETURN NEW; END $$',
+            f"CREATE TRIGGER {table}_audit AFTER UPDATE ON {table} FOR EACH ROW EXECUTE FUNCTION {table}_audit()",
+        ]
+    return [
+        f"CREATE TRIGGER {table}_audit ON {table} AFTER UPDATE AS "
+        f"INSERT INTO {audit} (EnqueuedAt, Status) SELECT EnqueuedAt, Status FROM inserted"
+    ]
+
+
+def dequeue(engine: str, name: str) -> list[str]:
+    """Seeds 000/001: an identity key and a payload; a dequeue deletes the row."""
+    identity, _, text, _, _ = TYPES[engine]
+    return [f"CREATE TABLE {name} (Id {identity}, Payload {text} NULL)"]
+
+
+def started_mark(engine: str, name: str) -> list[str]:
+    """Seed 002: ready while ProcessingStartedAt is NULL; done deletes the row; failures keep Errors."""
+    identity, ts, text, _, _ = TYPES[engine]
+    return [f"CREATE TABLE {name} (Id {identity}, Payload {text} NULL, ProcessingStartedAt {ts} NULL, Errors {text})"]
+
+
+def claimer(engine: str, name: str) -> list[str]:
+    """Seed 003: who claimed the row and when, its attempts, a scheduled start and an end date."""
+    identity, ts, text, string, integer = TYPES[engine]
+    return [
+        f"CREATE TABLE {name} (id {identity}, app_server {string} NULL, attempts {integer} NOT NULL DEFAULT 0, "
+        f"scheduled_start_date {ts} NOT NULL, start_date {ts} NULL, end_date {ts} NULL, Payload {text} NULL)"
+    ]
+
+
+DESIGNS = {"relational": relational, "started-mark": started_mark, "claimer": claimer, "dequeue": dequeue}
+
+
+def run(queue: Queue, *statements: str) -> None:
+    """Statements on the queue's connection, in one transaction."""
+    with queue.transaction() as cur:
+        for sql in statements:
+            cur.execute(sql)
+
+
+def insert(queue: Queue, columns: str, rows: Sequence[tuple[Any, ...]]) -> None:
+    """Rows inserted with parameters, one statement sent many times; SQLite takes times as ISO text."""
+    if queue.dialect.name == "sqlite":
+        rows = [tuple(v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v for v in row) for row in rows]
+    marks = ", ".join(queue.dialect.marker for _ in columns.split(","))
+    with queue.transaction() as cur:
+        cur.executemany(f"INSERT INTO {queue.table} ({columns}) VALUES ({marks})", rows)
+
+
+def fill(queue: Queue, design: str, n: int, start: int = 0, type_: str = "Sync") -> None:
+    """``n`` ready rows as the design's producers insert them, payloads ``p<start>`` up. In local time,
+    due a minute ago; a relational row's EnqueuedAt, its key, a whole second apart from the others'
+    (Microsoft's driver sends DATETIME2 parameters to Babelfish without their fractional seconds)."""
+    now = dt.datetime.now().replace(microsecond=0)
+    day_ago, due = now - dt.timedelta(days=1), now - dt.timedelta(minutes=1)
+    numbers = range(start, start + n)
+    if design == "relational":
+        columns = "EnqueuedAt, UpdatedAt, Status, Type, ScheduledFor, Payload"
+        insert(
+            queue, columns, [(day_ago + dt.timedelta(seconds=i), now, "Pending", type_, due, f"p{i}") for i in numbers]
+        )
+    elif design == "claimer":
+        insert(queue, "scheduled_start_date, Payload", [(due, f"p{i}") for i in numbers])
+    else:
+        insert(queue, "Payload", [(f"p{i}",) for i in numbers])
