@@ -25,8 +25,9 @@ KEYS = 20_000
 WINDOWS = {"delta": ["claimed", "reading", "completing"], "foreach": ["claimed", "reading", "committed", "completing"]}
 
 
-def crash_plan(sink: str, rng: random.Random) -> list[dict]:
-    rounds = int(os.environ.get("SQLQUEUE_CRASH_ROUNDS", "3"))
+def crash_plan(sink: str, rng: random.Random, rounds: int = 3) -> list[dict]:
+    """A kill in each window, and ``rounds`` random ones (SQLQUEUE_CRASH_ROUNDS raises them)."""
+    rounds = max(rounds, int(os.environ.get("SQLQUEUE_CRASH_ROUNDS", "0")))
     plan = [{"window": w} for w in WINDOWS[sink]]
     # Random kills land a random moment after a random number of batches of the run, so they hit
     # mid-stream on a fast machine or a loaded one (a timer would miss a job that already drained).
