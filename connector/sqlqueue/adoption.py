@@ -227,7 +227,8 @@ def checks_on(text: str, column: str) -> list[str]:
             end += 1
         clauses.append(text[start - 1 : end])
     named = re.compile(rf"(?i)(?<![\w]){re.escape(column)}(?![\w])")
-    return [c for c in clauses or [text] if named.search(c) and "'" in c]
+    bare = [] if clauses or text.lstrip().upper().startswith("CREATE") else [text]
+    return [c for c in clauses or bare if named.search(c) and "'" in c]
 
 
 def table_columns(queue: Queue) -> tuple[Column, ...]:

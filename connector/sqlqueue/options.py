@@ -350,6 +350,20 @@ def queue_address(values: Mapping[str, Any]) -> QueueAddress:
     return QueueAddress(connection, values["queue"], _profile(values))
 
 
+# What a source on an adopted table does not serve yet: the profile's done transition is its completion.
+_NATIVE_ONLY = {"completion": "delete", "strictOrder": False, "deadLetterTable": None}
+
+
+def _refuse_on_adopted(values: Mapping[str, Any]) -> None:
+    for key, default in _NATIVE_ONLY.items():
+        if values[key] != default:
+            raise invalid_option(
+                key,
+                values[key],
+                "not on an adopted table (option profile): its profile's done transition completes each batch",
+            )
+
+
 def _profile(values: Mapping[str, Any]) -> Profile | None:
     """The profile the options describe: a preset, the profile.* settings over it, the source's lease."""
     settings = {f: values[f"profile.{f}"] for f in PROFILE_FIELDS if values.get(f"profile.{f}") is not None}
@@ -394,6 +408,8 @@ class SourceOptions:
             raise invalid_option(
                 "minRowsPerTrigger", v["minRowsPerTrigger"], f"at most maxRowsPerTrigger ({v['maxRowsPerTrigger']})"
             )
+        if v["profile"] is not None:
+            _refuse_on_adopted(v)
         delay = v["maxTriggerDelay"]
         delay_ms = delay if isinstance(delay, int) else duration_ms("maxTriggerDelay", delay)  # the default is text
         return cls(

@@ -101,6 +101,12 @@ class Profile:
             )
         if self.done is not None and self.status is None:
             raise ConfigError(f"profile {self.name!r} has a done value {self.done!r} but no status column")
+        taken = [v for v in (self.in_flight, self.done, self.failed) if v is not None and v in self.ready]
+        if taken:
+            raise ConfigError(
+                f"profile {self.name!r}: status value(s) {', '.join(map(repr, taken))} are also ready values "
+                f"({', '.join(self.ready)}): a claimed, done or failed row would be claimed again"
+            )
 
     @property
     def deletes_on_done(self) -> bool:

@@ -179,3 +179,17 @@ def test_a_status_value_a_check_constraint_refuses_is_named(engine):
     checked = AdoptedQueue(queue.spec, TableName.parse(table), profile)
     with pytest.raises(SchemaError, match="(?i)status value\\(s\\) 'Error', 'Failed' are refused by the CHECK"):
         checked.require_layout()
+
+
+def test_a_unique_index_with_included_columns_is_a_key(engine):
+    if engine.name == "sqlite":
+        pytest.skip("SQLite's indexes include no columns")
+    queue = seeds.dequeue(engine)
+    table = f"{queue.table}_included"
+    seeds.run(
+        queue,
+        f"CREATE TABLE {table} (Code VARCHAR(20) NOT NULL, Payload VARCHAR(20))",
+        f"CREATE UNIQUE INDEX ux_{table} ON {table} (Code) INCLUDE (Payload)",
+    )
+    keyed = AdoptedQueue(queue.spec, TableName.parse(table), replace(queue.declared, key=("Code",), order=()))
+    assert keyed.profile.key[0].lower() == "code"

@@ -63,3 +63,20 @@ def test_check_vocabularies_are_the_clauses_naming_the_column_with_values():
 
 def test_every_preset_is_a_valid_profile():
     assert set(PRESETS) == {"relational", "started-mark", "claimer", "dequeue"}
+
+
+def test_a_create_table_without_check_gives_no_vocabulary():
+    assert checks_on("CREATE TABLE t (Status TEXT DEFAULT '', n INT)", "Status") == []
+
+
+def test_an_in_flight_value_among_the_ready_values_is_refused():
+    with pytest.raises(ConfigError, match="'Processing' are also ready values"):
+        profile_from("relational", {"ready": "Pending, Processing"})
+
+
+@pytest.mark.parametrize(("key", "value"), [("completion", "ack"), ("strictOrder", "true"), ("deadLetterTable", "/d")])
+def test_a_source_option_an_adopted_table_does_not_serve_is_refused(key, value):
+    from sqlqueue.options import SourceOptions
+
+    with pytest.raises(ConfigError, match=f"option '{key}' = .* is not allowed: not on an adopted table"):
+        SourceOptions.parse({"url": "sqlite:///q.db", "queue": "t", "profile": "dequeue", key: value})

@@ -178,7 +178,9 @@ class PostgresDialect(Dialect):
     def unique_keys_sql(self, table: TableName) -> str:
         return (
             "SELECT CAST(i.indexrelid AS regclass) AS index_name, a.attname FROM pg_index AS i "
-            "JOIN pg_attribute AS a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) "
+            # indkey lists the key columns first (indnkeyatts of them), then INCLUDE ones.
+            "JOIN pg_attribute AS a ON a.attrelid = i.indrelid "
+            "AND a.attnum = ANY((CAST(i.indkey AS int2[]))[0:i.indnkeyatts - 1]) "
             f"WHERE i.indrelid = {self._regclass()} AND i.indisunique AND i.indpred IS NULL"
         )
 

@@ -261,9 +261,11 @@ class SqlServerDialect(SqlServerDoctor):
         return f"DELETE {top}FROM {self.table(table)}{self.row_lock_hints()} WHERE {where}"
 
     def columns_sql(self, table: TableName) -> str:
+        # An alias type (the seeds' _Timestamp, AttemptNum) is read as its system type: sys.types' row
+        # whose user_type_id is the column's system_type_id (sys.columns reference, as exact_columns_sql).
         return (
             "SELECT c.name, CASE WHEN c.max_length = -1 THEN t.name + '(max)' ELSE t.name END, c.is_nullable "
-            "FROM sys.columns AS c JOIN sys.types AS t ON c.user_type_id = t.user_type_id "
+            "FROM sys.columns AS c JOIN sys.types AS t ON t.user_type_id = c.system_type_id "
             "WHERE c.object_id = OBJECT_ID(:object_name) ORDER BY c.column_id"
         )
 

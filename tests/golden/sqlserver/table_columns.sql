@@ -1,1 +1,1 @@
-SELECT c.name, CASE WHEN c.max_length = -1 THEN t.name + '(max)' ELSE t.name END, c.is_nullable FROM sys.columns AS c JOIN sys.types AS t ON c.user_type_id = t.user_type_id WHERE c.object_id = OBJECT_ID(?) ORDER BY c.column_id
+SELECT c.name, CASE WHEN c.max_length = -1 THEN t.name + '(max)' ELSE t.name END, c.is_nullable FROM sys.columns AS c JOIN sys.types AS t ON t.user_type_id = c.system_type_id WHERE c.object_id = OBJECT_ID(?) ORDER BY c.column_id
