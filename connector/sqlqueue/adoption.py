@@ -177,16 +177,24 @@ class AdoptedQueue(Queue):
 
     def complete(self, consumer: str, upto_seq: int, *, keep: bool = False, chunk: int | None = None) -> int:
         """The done transition on the rows of claims up to ``upto_seq`` still ours, and their copies
-        dropped, in one transaction; returns how many rows of the table were done."""
-        values = {"consumer": consumer, "upto_seq": upto_seq, **self._values()}
-        statements = self.dialect.adopted_complete(self.table, self.profile)
-        done = 0
+        dropped, in one transaction; returns how many rows of the table were done. Where the engine
+        needs it (SQL Server), each statement runs in chunks of its ``default_chunk`` rows, within the
+        one transaction: lock escalation is judged per statement."""
+        limit = self.dialect.default_chunk
+        values = {"consumer": consumer, "upto_seq": upto_seq, "limit": limit, **self._values()}
+        statements = self.dialect.adopted_complete(self.table, self.profile, limit is not None)
+        counts = []
         with self.transaction() as cur:
-            for i, statement in enumerate(statements):
-                cur.execute(statement.sql, statement.bind(values))
-                if i == 0:
-                    done = max(cur.rowcount, 0)
-        return done
+            for statement in statements:
+                total = 0
+                while True:
+                    cur.execute(statement.sql, statement.bind(values))
+                    count = max(cur.rowcount, 0)
+                    total += count
+                    if limit is None or count < limit:
+                        break
+                counts.append(total)
+        return counts[0] if len(statements) > 1 else 0
 
     def rescue_expired(self, max_attempts: int, chunk: int | None = None) -> int:
         """Rows abandoned by their claimer go back by the ready predicate itself; those with no attempt

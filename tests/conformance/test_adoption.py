@@ -193,3 +193,15 @@ def test_a_unique_index_with_included_columns_is_a_key(engine):
     )
     keyed = AdoptedQueue(queue.spec, TableName.parse(table), replace(queue.declared, key=("Code",), order=()))
     assert keyed.profile.key[0].lower() == "code"
+
+
+def test_completion_runs_in_chunks_within_one_transaction_where_the_engine_needs_it(engine):
+    if engine.name != "sqlserver":
+        pytest.skip("only SQL Server completes in chunks (lock escalation at 5,000 locks a statement)")
+    queue = seeds.relational(engine)
+    queue.dialect.default_chunk = 2  # chunks of 2 rows: five rows take three statements of each kind
+    seeds.enqueue_relational(queue, 5)
+    assert queue.claim("etl", 1, 5) == 5
+    assert queue.complete("etl", 1) == 5
+    assert by_status(queue) == {"Completed": 5}
+    assert queue.count_claimed("etl", 1) == 0

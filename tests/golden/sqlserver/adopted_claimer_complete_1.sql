@@ -1,1 +1,1 @@
-UPDATE [dbo].[jobs] WITH (ROWLOCK) SET [end_date] = SYSDATETIME() WHERE EXISTS (SELECT 1 FROM [dbo].[jobs_sqlqueue_claims] AS c WHERE c.[sqlqueue_consumer] = ? AND c.[sqlqueue_claim_seq] <= ? AND c.[id] = [jobs].[id] AND c.[start_date] = [jobs].[start_date])
+UPDATE TOP (?) [dbo].[jobs] WITH (ROWLOCK) SET [end_date] = SYSDATETIME() WHERE [end_date] IS NULL AND EXISTS (SELECT 1 FROM [dbo].[jobs_sqlqueue_claims] AS c WHERE c.[sqlqueue_consumer] = ? AND c.[sqlqueue_claim_seq] <= ? AND c.[id] = [jobs].[id] AND c.[start_date] = [jobs].[start_date])

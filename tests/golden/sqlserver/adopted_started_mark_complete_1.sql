@@ -1,1 +1,1 @@
-DELETE FROM [dbo].[jobs] WITH (ROWLOCK) WHERE EXISTS (SELECT 1 FROM [dbo].[jobs_sqlqueue_claims] AS c WHERE c.[sqlqueue_consumer] = ? AND c.[sqlqueue_claim_seq] <= ? AND c.[Id] = [jobs].[Id] AND c.[ProcessingStartedAt] = [jobs].[ProcessingStartedAt])
+DELETE TOP (?) FROM [dbo].[jobs] WITH (ROWLOCK) WHERE EXISTS (SELECT 1 FROM [dbo].[jobs_sqlqueue_claims] AS c WHERE c.[sqlqueue_consumer] = ? AND c.[sqlqueue_claim_seq] <= ? AND c.[Id] = [jobs].[Id] AND c.[ProcessingStartedAt] = [jobs].[ProcessingStartedAt])

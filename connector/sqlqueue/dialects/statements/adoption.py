@@ -199,6 +199,8 @@ class Adoption(Claims):
         )
         if profile.status is not None:
             return f"{q(profile.status)} = {self.literal(profile.in_flight or '')} AND {ours}"
+        if profile.done_at is not None:  # done sets it, the guard stays: a done row is no longer ours
+            return f"{q(profile.done_at)} IS NULL AND {ours}"
         return ours
 
     def done_sets(self, profile: Profile) -> str:
@@ -215,20 +217,21 @@ class Adoption(Claims):
         return ", ".join(sets)
 
     @cached
-    def adopted_complete(self, table: TableName, profile: Profile) -> tuple[Statement, ...]:
+    def adopted_complete(self, table: TableName, profile: Profile, limited: bool) -> tuple[Statement, ...]:
         """The done transition on the rows of claims up to :upto_seq that are still ours, then the
-        copies dropped: one transaction. A taken row left the table with its claim."""
-        forget = self.compile(
-            f"DELETE FROM {self.table(self.claims_table(table))}{self.row_lock_hints()} "
-            f"WHERE {self.quote(CONSUMER)} = :consumer AND {self.quote(SEQ)} <= :upto_seq"
-        )
+        copies dropped: one transaction. A taken row left the table with its claim. ``limited``: each
+        statement touches at most :limit rows and runs again until it touches fewer (SQL Server's lock
+        escalation, at 5,000 locks a statement, would lock the user's table whole); a row done no
+        longer counts as ours, so the repeats end."""
+        where = f"{self.quote(CONSUMER)} = :consumer AND {self.quote(SEQ)} <= :upto_seq"
+        forget = self.compile(self.limited_delete(self.claims_table(table), where, limited))
         if profile.take:
             return (forget,)
         ours = self.still_ours(table, profile)
         if profile.deletes_on_done:
-            done = self.limited_delete(table, ours, False)
+            done = self.limited_delete(table, ours, limited)
         else:
-            done = self.limited_update(table, self.done_sets(profile), ours, False)
+            done = self.limited_update(table, self.done_sets(profile), ours, limited)
         return self.compile(done), forget
 
     @cached
