@@ -102,7 +102,10 @@ class AdoptedQueue(Queue):
         """An index the claim can seek (on the profile's order, else its key), when no index of the table
         leads with that column: the one change to the user's table sqlqueue proposes, applied only when
         asked for. Filtered to the rows a claim may take where the profile says which (status values,
-        done-at unset), so rows done and kept drop out of it; it includes what the claim's filter reads."""
+        done-at unset), so rows done and kept drop out of it; it includes what the claim's filter reads.
+        SQL Server takes IN and IS NULL in a filter predicate ("Create filtered indexes",
+        learn.microsoft.com/sql/relational-databases/indexes/create-filtered-indexes); writers of the
+        table then need QUOTED_IDENTIFIER and ANSI_NULLS ON, as for any filtered index."""
         p, q = self.profile, self.dialect.quote
         columns = [c for c, _ in p.order] or list(p.key)
         leading = {str(first).lower() for _, _, first in self.facts(self.dialect.table_indexes)}
