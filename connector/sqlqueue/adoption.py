@@ -158,10 +158,14 @@ class AdoptedQueue(Queue):
         def take(cur: Any, values: dict[str, Any]) -> int:
             cur.execute(plan.claim.sql, plan.claim.bind({**values, **extra}))
             if plan.record is None:
-                return max(cur.rowcount, 0)
-            rows = cur.fetchall()
-            cur.executemany(plan.record.sql, [(values["consumer"], values["seq"], *row) for row in rows])
-            return len(rows)
+                taken = max(cur.rowcount, 0)
+            else:
+                rows = cur.fetchall()
+                cur.executemany(plan.record.sql, [(values["consumer"], values["seq"], *row) for row in rows])
+                taken = len(rows)
+            if plan.settle is not None and taken:
+                cur.execute(plan.settle.sql, plan.settle.bind(values))
+            return taken
 
         return take
 

@@ -196,6 +196,8 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
         yield Entry(f"adopted_{name}_claim", "adopted_claim", plan.claim.sql)
         if plan.record is not None:
             yield Entry(f"adopted_{name}_claim_record", "adopted_claim", plan.record.sql)
+        if plan.settle is not None:
+            yield Entry(f"adopted_{name}_claim_settle", "adopted_claim", plan.settle.sql)
         for i, statement in enumerate(dialect.adopted_complete(t, profile, dialect.default_chunk is not None), 1):
             yield Entry(f"adopted_{name}_complete_{i}", "adopted_complete", statement.sql)
         for builder in (dialect.adopted_fail_expired, dialect.adopted_claim_waits, dialect.adopted_backlog):

@@ -11,7 +11,7 @@ gave it) and drops their copies, in one transaction.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...identifiers import TableName
 from ...profile import Profile
@@ -30,6 +30,10 @@ class ClaimPlan:
 
     claim: Statement
     record: Statement | None = None
+    # The guard column read back from the table into the claim's copies, in the claim's transaction:
+    # OUTPUT and RETURNING give the values from before AFTER triggers ran, and a trigger may write the
+    # token (UpdatedAt) itself.
+    settle: Statement | None = None
 
 
 class Adoption(Claims):
@@ -118,7 +122,21 @@ class Adoption(Claims):
         into the claims table under (:consumer, :seq)."""
         where = self.adopted_ready(table, profile)
         order = self.adopted_order(profile)
-        return self.claim_into(table, profile, columns, where, order)
+        plan = self.claim_into(table, profile, columns, where, order)
+        if profile.take or profile.guard is None:
+            return plan
+        return replace(plan, settle=self.compile(self._settle(table, profile)))
+
+    def _settle(self, table: TableName, profile: Profile) -> str:
+        """UPDATE of one claim's copies: their guard column as the table now holds it."""
+        q, claims = self.quote, self.claims_table(table)
+        guard = q(str(profile.guard))
+        same = self.key_match(profile, "t", q(claims.name))
+        read = f"SELECT t.{guard} FROM {self.table(table)} AS t WHERE {same}"
+        return (
+            f"UPDATE {self.table(claims)}{self.row_lock_hints()} SET {guard} = ({read}) "
+            f"WHERE {q(CONSUMER)} = :consumer AND {q(SEQ)} = :seq"
+        )
 
     def claim_into(
         self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str

@@ -1,0 +1,1 @@
+UPDATE [dbo].[jobs_sqlqueue_claims] WITH (ROWLOCK) SET [UpdatedAt] = (SELECT t.[UpdatedAt] FROM [dbo].[jobs] AS t WHERE t.[EnqueuedAt] = [jobs_sqlqueue_claims].[EnqueuedAt]) WHERE [sqlqueue_consumer] = ? AND [sqlqueue_claim_seq] = ?

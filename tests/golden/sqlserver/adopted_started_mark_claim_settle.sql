@@ -1,0 +1,1 @@
+UPDATE [dbo].[jobs_sqlqueue_claims] WITH (ROWLOCK) SET [ProcessingStartedAt] = (SELECT t.[ProcessingStartedAt] FROM [dbo].[jobs] AS t WHERE t.[Id] = [jobs_sqlqueue_claims].[Id]) WHERE [sqlqueue_consumer] = ? AND [sqlqueue_claim_seq] = ?
