@@ -145,9 +145,8 @@ def _adopted_triggers(d: SqlServerDoctor, live: LiveTable) -> Iterator[Finding]:
             "trigger",
             f"trigger {trigger} is enabled: the claim writes its copies with OUTPUT ... INTO, which SQL Server "
             "allows on a table with enabled triggers (OUTPUT without INTO would fail with error 334); the trigger "
-            "runs on every claim and completion, in their transactions. OUTPUT shows values from before AFTER "
-            "triggers run: if this trigger sets the profile's guard column (its token, e.g. UpdatedAt), completion "
-            "cannot recognise sqlqueue's rows; then set profile.token empty, so that started-at is the guard",
+            "runs on every claim and completion, in their transactions (a token it rewrites is read back into "
+            "the claim's copies, since OUTPUT shows values from before AFTER triggers)",
         )
 
 
