@@ -148,9 +148,9 @@ class Adoption(Claims):
         picked = f"({key}) IN (SELECT {key} FROM {t} WHERE {where}{self._ordered(order)} LIMIT :limit)"
         returning = ", ".join(q(c) for c in columns)
         change = f"DELETE FROM {t}" if profile.take else f"UPDATE {t} SET {self.claim_sets(profile)}"
-        names = ", ".join(q(c) for c in (CONSUMER, SEQ, *columns))
+        target, _ = self.into_claims(table, columns)
         marks = ", ".join(f":{n}" for n in ("consumer", "seq", *(f"c{i}" for i in range(len(columns)))))
-        record = f"INSERT INTO {self.table(self.claims_table(table))} ({names}) VALUES ({marks})"
+        record = f"INSERT INTO {target} VALUES ({marks})"
         return ClaimPlan(self.compile(f"{change} WHERE {picked} RETURNING {returning}"), self.compile(record))
 
     @staticmethod
