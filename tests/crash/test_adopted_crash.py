@@ -55,6 +55,8 @@ def test_every_row_of_an_adopted_table_arrives_once_after_repeated_kills(
         monkeypatch.setenv("SQLQUEUE_PASSWORD", engine.options["password"])
     args = ["--connection", json.dumps(connection), "--queue", str(queue.table), "--consumer", "crash-test"]
     args += ["--checkpoint", str(tmp_path / "checkpoint"), "--delta", str(tmp_path / "delta"), "--sink", sink]
+    # 16 batches: a random kill after up to three of them still leaves batches for the windows after it.
+    args += ["--max-rows", str(ROWS // 16)]
     # One kill in each window of the protocol and one at random (the source's own crash test runs more).
     run_killed_then_whole(args, crash_plan(sink, rng, rounds=1), rng, tmp_path)
 
