@@ -302,10 +302,10 @@ OPTIONS: tuple[Option, ...] = (
         "Adopt a queue table sqlqueue did not create, as it is: "
         f"{', '.join(PRESETS)} (README 'Using the queue table you already have'); the profile.* options map "
         "its columns and values over the preset's. Unset: a queue table in sqlqueue's own layout.",
-        roles=(SOURCE,),
+        roles=(SOURCE, SINK),
         parse=one_of(*PRESETS),
     ),
-    *(Option(f"profile.{field}", None, FIELD_DOCS[field], roles=(SOURCE,)) for field in PROFILE_FIELDS),
+    *(Option(f"profile.{field}", None, FIELD_DOCS[field], roles=(SOURCE, SINK)) for field in PROFILE_FIELDS),
 )
 BY_KEY = {o.key.lower(): o for o in OPTIONS}
 # Keys Spark itself may put into a data source's options.
@@ -451,6 +451,12 @@ class SinkOptions:
         v = parse_options(raw, SINK)
         if v["completion"] == "ack":
             raise invalid_option("completion", "ack", "on the sink, delete or keep (what outcome done does)")
+        if v["profile"] is not None and v["operation"] != "enqueue":
+            raise invalid_option(
+                "operation",
+                v["operation"],
+                "enqueue on an adopted table (option profile): the profile's done transition completes its rows",
+            )
         return cls(
             queue_address(v),
             v["writerId"],

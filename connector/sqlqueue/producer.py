@@ -8,7 +8,9 @@ makes the committed rows claimable, and records (queue, writer, batch) in the le
 
 Batches with a dedup key column take a second path: tasks stage rows in the staging table, and
 publish copies them into the queue keeping only new keys. Keys are checked then, against the queue
-itself, so a batch that is never published holds no key.
+itself, so a batch that is never published holds no key. A table sqlqueue adopted stages every batch
+(its own workers must not see a batch before Spark commits it, and it gets no tag column), and publish
+inserts the rows as new ready rows of its profile.
 
 So a batch becomes visible all at once or not at all; a batch written again after it was published
 finds itself in the ledger and writes nothing; and what a task attempt wrote is published only if
@@ -31,7 +33,7 @@ from .dialects.engine import execute, scalar
 from .errors import DatabaseError
 from .ledger import Ledger
 from .queue import Queue
-from .schema import PAST_HEX, Column, keyed
+from .schema import PAST_HEX, Column
 
 
 def _hex(text: str, width: int) -> str:
@@ -95,7 +97,9 @@ class Producer:
         hold an update lock on one of its rows; taking all rows before any tag means publish
         waits for that claim rather than the two waiting for each other.
         """
-        deleted = max(execute(cur, self.sql.delete_staged(self.table), lo=lo, hi=hi).rowcount, 0)
+        deleted = max(execute(cur, self.sql.delete_staged(self.queue.staging), lo=lo, hi=hi).rowcount, 0)
+        if not self.queue.lists_unpublished:
+            return deleted
         listed = execute(cur, self.sql.unpublished_in(self.table), lo=lo, hi=hi).fetchall()
         for tag, id_after, id_upto, count in listed:
             if tag in publishing:
@@ -153,7 +157,7 @@ class Producer:
             if self.ledger.contains(cur, batch_id):
                 return Written(tag, 0)
             self._drop(cur, tag, tag)
-            if keyed(columns):
+            if self.queue.stages(columns):
                 self.queue.stage(cur, columns, counted, tag)
             else:
                 id_after = scalar(cur, self.sql.last_id(self.table))
@@ -182,10 +186,10 @@ class Producer:
 
     def _publish_staged(self, cur: Any, batch_id: int, columns: Sequence[Column], tasks: Sequence[Written]) -> int:
         """Copy staged rows into the queue, keeping new dedup keys only; how many were copied."""
-        publish = self.sql.publish_staged(self.table, tuple(c.name for c in columns))
+        publish = self.queue.publish_statement(columns)
         published = 0
         for task in tasks:
-            self._check(batch_id, task, scalar(cur, self.sql.count_staged(self.table), tag=task.stage_tag))
+            self._check(batch_id, task, scalar(cur, self.sql.count_staged(self.queue.staging), tag=task.stage_tag))
             cur.execute(publish.sql, publish.bind({"tag": task.stage_tag}))
             published += max(cur.rowcount, 0)
         return published
@@ -214,7 +218,7 @@ class Producer:
         with self.queue.transaction() as cur:
             if self.ledger.contains(cur, batch_id):
                 return None
-            if keyed(columns):
+            if self.queue.stages(columns):
                 published = self._publish_staged(cur, batch_id, columns, tasks)
             else:
                 published = self._check_unpublished(cur, batch_id, tasks)

@@ -31,6 +31,7 @@ from .schema import (
     Column,
     QueueSpec,
     keyed,
+    writable_columns,
 )
 from .waits import Backlog, Waits
 
@@ -231,9 +232,29 @@ class Queue:
         tag is not in the unpublished table (``Producer`` lists it there in the same transaction)."""
         self._load_under(cur, self.table, columns, rows, stage_tag)
 
+    # How the sink writes into this table (``Producer``): every batch staged, or only keyed ones, the
+    # others written into the table under tags listed as unpublished.
+    lists_unpublished = True
+
+    def writable(self, names: Sequence[str]) -> tuple[Column, ...]:
+        """The table's columns that receive a producer's ``names``, or one error naming what does not fit."""
+        return writable_columns(names, self.columns(), self.table)
+
+    def stages(self, columns: Sequence[Column]) -> bool:
+        """Whether a batch of ``columns`` waits in the staging table until publish copies it over."""
+        return keyed(columns)
+
+    @property
+    def staging(self) -> TableName:
+        return self.dialect.staging(self.table)
+
+    def publish_statement(self, columns: Sequence[Column]) -> Statement:
+        """Copy one task's staged rows (:tag) into the table."""
+        return self.dialect.publish_staged(self.table, tuple(c.name for c in columns))
+
     def stage(self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str) -> None:
         """Insert rows into the staging table under ``stage_tag``, inside the caller's transaction ``cur``."""
-        self._load_under(cur, self.dialect.staging(self.table), columns, rows, stage_tag)
+        self._load_under(cur, self.staging, columns, rows, stage_tag)
 
     def _load_under(
         self, cur: Any, table: TableName, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str

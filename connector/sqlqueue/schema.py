@@ -5,7 +5,7 @@ Types are portable names; each dialect maps them to SQL, and ``spark/types.py`` 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .errors import ConfigError, SchemaError
@@ -140,21 +140,33 @@ def writable_columns(names: Sequence[str], table_columns: Sequence[Column], tabl
     it must give every NOT NULL domain column, since domain columns have no default.
     """
     domain = [c for c in table_columns if c.name not in LIFECYCLE_NAMES]
-    writable = {c.name.lower(): c for c in domain} | {n: LIFECYCLE_TYPES[n] for n in WRITABLE_LIFECYCLE}
-    allowed = ", ".join([c.name for c in domain] + list(WRITABLE_LIFECYCLE))
+    writable = [*domain, *(LIFECYCLE_TYPES[n] for n in WRITABLE_LIFECYCLE)]
+    required = [c.name for c in domain if not c.nullable]
+
+    def why_not(name: str) -> str:
+        return "is managed by sqlqueue" if name.lower() in LIFECYCLE_NAMES else f"is not in queue table {table}"
+
+    return picked_columns(names, writable, required, why_not, f"NOT NULL in queue table {table}")
+
+
+def picked_columns(
+    names: Sequence[str], writable: Sequence[Column], required: Sequence[str], why_not: Callable[[str], str], need: str
+) -> tuple[Column, ...]:
+    """The ``writable`` columns that receive ``names`` (matched ignoring case), in that order, or one error
+    naming a column that is not writable (``why_not`` says why), given twice, or ``required`` (``need``
+    says why) and missing."""
+    by_lower = {c.name.lower(): c for c in writable}
+    allowed = ", ".join(c.name for c in writable)
     columns: list[Column] = []
     for name in names:
-        column = writable.get(name.lower())
+        column = by_lower.get(name.lower())
         if column is None:
-            why = "is managed by sqlqueue" if name.lower() in LIFECYCLE_NAMES else f"is not in queue table {table}"
-            raise SchemaError(f"column {name!r} {why}; the columns a producer may write are: {allowed}")
+            raise SchemaError(f"column {name!r} {why_not(name)}; the columns a producer may write are: {allowed}")
         if column in columns:
             raise SchemaError(f"column {name!r} is given twice (names are matched ignoring case)")
         columns.append(column)
-    missing = [c.name for c in domain if not c.nullable and c not in columns]
+    given = {c.name.lower() for c in columns}
+    missing = [n for n in required if n.lower() not in given]
     if missing:
-        raise SchemaError(
-            f"column(s) {', '.join(map(repr, missing))} are required (NOT NULL in queue table {table}) "
-            "but missing from the rows"
-        )
+        raise SchemaError(f"column(s) {', '.join(map(repr, missing))} are required ({need}) but missing from the rows")
     return tuple(columns)

@@ -209,10 +209,23 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
     yield Entry("adopted_count_held", "adopted_count_held", dialect.adopted_count_held(t).sql)
     yield Entry("adopted_partition_bounds", "adopted_partition_bounds", dialect.adopted_partition_bounds(t, PARTS).sql)
     yield Entry("adopted_read_claimed", "adopted_read_claimed", dialect.adopted_read_claimed(t, ("Id", "Payload")).sql)
-    for builder in (dialect.unique_keys, dialect.exact_columns, dialect.referenced, dialect.check_constraints):
+    for builder in (
+        dialect.unique_keys,
+        dialect.exact_columns,
+        dialect.referenced,
+        dialect.check_constraints,
+        dialect.defaults,
+    ):
         yield Entry(builder.__name__, builder.__name__, builder(t).sql)
-    for i, sql in enumerate(dialect.create_claims_table(t, CLAIMS_COLUMNS), 1):
-        yield Entry(f"adopt_{i:02d}_{ddl_label(sql)}", ADOPTION_BUILDER, sql)
+    adoption = [
+        *((ADOPTION_BUILDER, sql) for sql in dialect.create_claims_table(t, CLAIMS_COLUMNS)),
+        *(("create_adopted_staging", sql) for sql in dialect.create_adopted_staging(t, CLAIMS_COLUMNS[1:])),
+    ]
+    for i, (builder, sql) in enumerate(adoption, 1):
+        yield Entry(f"adopt_{i:02d}_{ddl_label(sql)}", builder, sql)
+    for name, (profile, columns) in ADOPTED.items():
+        given = tuple(c for c in columns if c not in {*profile.lifecycle(), "Id", "id"})
+        yield Entry(f"adopted_{name}_publish", "adopted_publish", dialect.adopted_publish(t, profile, given).sql)
 
 
 def migration_parts(step: Step) -> dict[str, str]:
@@ -288,11 +301,11 @@ def catalog(dialect: Dialect) -> list[Entry]:
         dialect.register_unpublished,
         dialect.unpublished_in,
         dialect.delete_unpublished,
-        dialect.delete_staged,
-        dialect.count_staged,
         dialect.count_unpublished,
     ):
         add(sink.__name__, sink)
+    for staged in (dialect.delete_staged, dialect.count_staged):
+        entries.append(Entry(staged.__name__, staged.__name__, staged(dialect.staging(t)).sql))
     add("delete_unpublished_rows", dialect.delete_unpublished_rows, True)
     add("delete_unpublished_rows_anywhere", dialect.delete_unpublished_rows, False)
     add("publish_staged", dialect.publish_staged, tuple(c.name for c in INSERT_COLUMNS))

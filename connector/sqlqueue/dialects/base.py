@@ -6,12 +6,13 @@ engine needs another shape, overrides a statement (a SQL Server claim is UPDATE 
 
 from __future__ import annotations
 
-from .statements.adoption import Adoption
+from .statements.adopted_sink import AdoptedSink
 from .statements.doctor import Doctor
 from .statements.housekeeping import Housekeeping
 from .statements.migrations import Migrations
 from .statements.sink import Sink
 
 
-class Dialect(Doctor, Migrations, Sink, Housekeeping, Adoption):
-    """Every statement, by concern: schema, claims, sink, housekeeping, doctor, migrations and adopted tables."""
+class Dialect(Doctor, Migrations, Sink, Housekeeping, AdoptedSink):
+    """Every statement, by concern: schema, claims, sink, housekeeping, doctor, migrations, adopted tables
+    and the sink into them."""

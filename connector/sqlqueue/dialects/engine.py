@@ -180,6 +180,11 @@ class Engine(ABC):
     def unique_keys_sql(self, table: TableName) -> str:
         """Rows of (primary key or unique index name, key column) of the table; filtered indexes left out."""
 
+    @abstractmethod
+    def defaults_sql(self, table: TableName) -> str:
+        """Rows of (column, generated flag) of the table's columns an INSERT may leave out: those with a
+        default, and (flag 1: an INSERT may not give them) identity, computed and rowversion columns."""
+
     def identity_sql(self, column: Column) -> str:
         return f"{self.type_sql(column)} NOT NULL"
 

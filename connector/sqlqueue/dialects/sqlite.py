@@ -109,6 +109,17 @@ class SqliteDialect(Dialect):
     def exact_columns_sql(self, table: TableName) -> str:
         return "SELECT name, type FROM pragma_table_info(:table) ORDER BY cid"
 
+    def defaults_sql(self, table: TableName) -> str:
+        # An INTEGER PRIMARY KEY alone is the rowid, which the table assigns; hidden 2 and 3 are
+        # generated columns (https://sqlite.org/pragma.html#pragma_table_xinfo).
+        rowid = (
+            "pk = 1 AND upper(type) = 'INTEGER' AND (SELECT COUNT(*) FROM pragma_table_info(:table) WHERE pk > 0) = 1"
+        )
+        return (
+            "SELECT name, hidden IN (2, 3) FROM pragma_table_xinfo(:table) "
+            f"WHERE dflt_value IS NOT NULL OR hidden IN (2, 3) OR ({rowid})"
+        )
+
     def referenced_sql(self, table: TableName) -> str:
         # Quoted in SQL, as PostgreSQL's quote_ident and SQL Server's QUOTENAME quote them.
         return (

@@ -321,6 +321,16 @@ class SqlServerDialect(SqlServerDoctor):
             "WHERE i.object_id = OBJECT_ID(:object_name) AND i.is_unique = 1 AND i.has_filter = 0"
         )
 
+    def defaults_sql(self, table: TableName) -> str:
+        # rowversion is system type 'timestamp' in sys.types; an INSERT may give none of these but
+        # defaults (sys.columns: default_object_id, is_identity, is_computed).
+        generated = "c.is_identity = 1 OR c.is_computed = 1 OR t.name = N'timestamp'"
+        return (
+            f"SELECT c.name, CASE WHEN {generated} THEN 1 ELSE 0 END "
+            "FROM sys.columns AS c JOIN sys.types AS t ON t.user_type_id = c.system_type_id "
+            f"WHERE c.object_id = OBJECT_ID(:object_name) AND (c.default_object_id <> 0 OR {generated})"
+        )
+
     def script(self, statements: Sequence[str]) -> str:
         return "".join(f"{sql}\nGO\n\n" for sql in statements)
 

@@ -11,8 +11,7 @@ import pyarrow.compute as pc
 from pyspark.sql.types import StructType
 
 from ..errors import SchemaError
-from ..identifiers import TableName
-from ..schema import Column, writable_columns
+from ..schema import Column
 
 SPARK_TYPES = {
     "string": "STRING",
@@ -87,9 +86,8 @@ def record_batch(rows: Sequence[tuple], schema: pa.Schema) -> pa.RecordBatch:
     )
 
 
-def sink_columns(schema: StructType, table_columns: Sequence[Column], table: TableName) -> tuple[Column, ...]:
-    """The queue columns a DataFrame writes, checked by name and type before anything is written."""
-    columns = writable_columns(schema.names, table_columns, table)
+def sink_columns(schema: StructType, columns: Sequence[Column]) -> tuple[Column, ...]:
+    """The queue ``columns`` a DataFrame writes (picked by name), checked by type before anything is written."""
     for field, column in zip(schema.fields, columns):
         spark_type = field.dataType.typeName()
         if spark_type not in WRITABLE_SPARK_TYPES[column.type]:
@@ -98,7 +96,7 @@ def sink_columns(schema: StructType, table_columns: Sequence[Column], table: Tab
                 f"{column.name!r} is {column.type} and takes {', '.join(WRITABLE_SPARK_TYPES[column.type])}: "
                 f"cast it, e.g. col({field.name!r}).cast({SPARK_TYPES[column.type].lower()!r})"
             )
-    return columns
+    return tuple(columns)
 
 
 def _writable(array: pa.Array, column: Column) -> pa.Array:

@@ -87,9 +87,9 @@ def stream_ids(options: SinkOptions) -> tuple[str, int, str]:
 
 def checked_columns(options: SinkOptions, schema: StructType) -> tuple[Column, ...]:
     address = options.address
-    key = (address.connection.cache_key, address.table, schema.json())
+    key = (address.connection.cache_key, address.table, address.profile, schema.json())
     if key not in _CHECKED:
-        _CHECKED[key] = sink_columns(schema, shared_queue(address).columns(), address.table)
+        _CHECKED[key] = sink_columns(schema, shared_queue(address).writable(schema.names))
     return _CHECKED[key]
 
 

@@ -62,11 +62,16 @@ class Schema(Engine):
     def _staging_statements(self, spec: QueueSpec) -> list[str]:
         # The columns a producer may write, all nullable: publish inserts only the columns a batch
         # has, so the queue's defaults and NOT NULL checks apply then. Nothing is claimed from it.
-        staging = self.staging(spec.table)
         columns = [STAGE_TAG, *(Column(n, LIFECYCLE_TYPES[n].type) for n in WRITABLE_LIFECYCLE)]
-        body = ",\n  ".join(self._column_sql(c) for c in [*columns, *spec.domain])
+        return self.staging_statements(
+            self.staging(spec.table), [self._column_sql(c) for c in [*columns, *spec.domain]]
+        )
+
+    def staging_statements(self, staging: TableName, lines: list[str]) -> list[str]:
+        """A staging table of column definitions ``lines`` (the tag's first): unlogged where the engine can,
+        since publish checks every staged row is there, and clustered on the tag."""
         return [
-            self.create_table_guarded(staging, body, unlogged=True),
+            self.create_table_guarded(staging, ",\n  ".join(lines), unlogged=True),
             *self.table_options(staging),
             self.create_index_guarded(
                 staging, f"ix_{staging.name}_tag", self.quote(STAGE_TAG.name), [], None, clustered=True

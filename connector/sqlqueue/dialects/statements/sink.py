@@ -102,15 +102,15 @@ class Sink(Schema):
         )
 
     @cached
-    def delete_staged(self, table: TableName) -> Statement:
-        """Staged rows whose tag lies in [lo, hi]."""
-        return self.compile(f"DELETE FROM {self._tag_range(self.staging(table), self.row_lock_hints())}")
+    def delete_staged(self, staging: TableName) -> Statement:
+        """Rows of the staging table ``staging`` whose tag lies in [lo, hi]."""
+        return self.compile(f"DELETE FROM {self._tag_range(staging, self.row_lock_hints())}")
 
     @cached
-    def count_staged(self, table: TableName) -> Statement:
-        """Rows one task staged, all of which publish must find."""
+    def count_staged(self, staging: TableName) -> Statement:
+        """Rows one task staged in ``staging``, all of which publish must find."""
         tag = self.quote(STAGE_TAG.name)
-        return self.compile(f"SELECT COUNT(*) FROM {self.table(self.staging(table))} WHERE {tag} = :tag")
+        return self.compile(f"SELECT COUNT(*) FROM {self.table(staging)} WHERE {tag} = :tag")
 
     @cached
     def count_unpublished(self, table: TableName) -> Statement:

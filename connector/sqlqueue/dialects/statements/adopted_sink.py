@@ -1,0 +1,65 @@
+"""Sink statements into a table sqlqueue adopted: a batch waits beside the table, and publish inserts it.
+
+The sink's tasks stage their rows in sqlqueue's staging table beside the user's table, under stage tags
+as for sqlqueue's own tables. Publish, in the ledger's transaction, inserts a task's rows into the table
+with what the profile gives a new row: the first ready status, no attempt, due and enqueued now (unless
+the rows give them), and the token. So the table's own workers never see a batch Spark did not commit,
+and no column of sqlqueue's goes on their table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...identifiers import TableName
+from ...profile import Profile
+from ...schema import STAGE_TAG
+from ..engine import Statement, cached
+from .adoption import Adoption
+
+
+class AdoptedSink(Adoption):
+    def adopted_staging(self, table: TableName) -> TableName:
+        return TableName(f"{table.name}_sqlqueue_staging", table.schema)
+
+    def create_adopted_staging(self, table: TableName, columns: Sequence[tuple[str, str]]) -> list[str]:
+        """The staging table for ``table``: the tag, then ``columns`` (name, exact type as the table has it),
+        nullable: publish inserts only the columns a batch has, so the table's defaults and checks apply."""
+        lines = [self._column_sql(STAGE_TAG), *(f"{self.quote(name)} {exact}" for name, exact in columns)]
+        return self.staging_statements(self.adopted_staging(table), lines)
+
+    @cached
+    def defaults(self, table: TableName) -> Statement:
+        return self.compile(self.defaults_sql(table))
+
+    def new_row(self, profile: Profile, given: Sequence[str]) -> dict[str, str]:
+        """{column: SQL value} the profile writes into a new row besides the ``given`` columns: the first
+        ready status, no attempt, the token now, and due and enqueued now where the rows leave them NULL
+        or out. A key column is never filled: rows enqueued together would share its value."""
+        q, now = self.quote, self.clock(profile)
+        named = {c.lower(): c for c in given}
+        keys = {k.lower() for k in profile.key}
+        values: dict[str, str] = {}
+        for column in (profile.due, profile.enqueued):
+            if column is not None and column.lower() not in keys:
+                spelled = named.get(column.lower())
+                values[spelled or column] = f"COALESCE({q(spelled)}, {now})" if spelled else now
+        if profile.status is not None:
+            values[profile.status] = self.literal(profile.ready[0])
+        if profile.attempts is not None:
+            values[profile.attempts] = "0"
+        if profile.token is not None:
+            values[profile.token] = now
+        return values
+
+    @cached
+    def adopted_publish(self, table: TableName, profile: Profile, columns: tuple[str, ...]) -> Statement:
+        """Insert one task's staged rows (:tag) of ``columns`` into the table, as new ready rows."""
+        q = self.quote
+        filled = self.new_row(profile, columns)
+        values = {**{c: q(c) for c in columns}, **filled}
+        names = ", ".join(q(c) for c in values)
+        return self.compile(
+            f"INSERT INTO {self.table(table)} ({names}) SELECT {', '.join(values.values())} "
+            f"FROM {self.table(self.adopted_staging(table))} WHERE {q(STAGE_TAG.name)} = :tag"
+        )

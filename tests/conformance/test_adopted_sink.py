@@ -1,0 +1,131 @@
+"""The sink into a table sqlqueue adopted: batches staged beside it, inserted as new ready rows of its
+profile at publish, exactly once, and never seen by the table's own workers before that."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from sqlqueue.adoption import AdoptedQueue
+from sqlqueue.errors import SchemaError
+from sqlqueue.producer import Producer
+from tests.support import seeds
+
+DAY_AGO = dt.datetime.now().replace(microsecond=0) - dt.timedelta(days=1)
+
+
+def rows(n: int, start: int = 0) -> list[tuple]:
+    """(EnqueuedAt, Type, Payload) rows, each with a key of its own."""
+    return [(DAY_AGO + dt.timedelta(seconds=i), "Sync", f"s{i}") for i in range(start, start + n)]
+
+
+def written(queue: AdoptedQueue, batch: int, tasks: list[list[tuple]], writer: str = "w") -> list:
+    producer = Producer(queue, writer)
+    columns = queue.writable(["EnqueuedAt", "Type", "Payload"])
+    return [producer.write(batch, task, columns, task_rows) for task, task_rows in enumerate(tasks)]
+
+
+def publish(queue: AdoptedQueue, batch: int, tasks: list, writer: str = "w") -> int | None:
+    return Producer(queue, writer).publish(batch, queue.writable(["EnqueuedAt", "Type", "Payload"]), tasks)
+
+
+def table_rows(queue: AdoptedQueue) -> list[tuple]:
+    sql = f"SELECT Payload, Status, AttemptNum FROM {queue.table} ORDER BY Payload"
+    return queue.fetch(queue.dialect.compile(sql), {})
+
+
+def test_a_published_batch_becomes_ready_rows_of_the_profile(engine):
+    queue = seeds.relational(engine)
+    assert publish(queue, 0, written(queue, 0, [rows(2), rows(1, start=2)])) == 3
+    assert table_rows(queue) == [("s0", "Pending", 0), ("s1", "Pending", 0), ("s2", "Pending", 0)]
+    due = queue.fetch(queue.dialect.compile(f"SELECT ScheduledFor, UpdatedAt FROM {queue.table}"), {})
+    assert all(scheduled is not None and token is not None for scheduled, token in due)
+    assert queue.claim("etl", 1, 10) == 3
+
+
+def test_a_batch_is_not_in_the_table_until_published(engine):
+    queue = seeds.relational(engine)
+    tasks = written(queue, 0, [rows(3)])
+    assert table_rows(queue) == []
+    assert seeds.SeedWorker(queue, engine.name).next_() is None
+    publish(queue, 0, tasks)
+    assert len(table_rows(queue)) == 3
+
+
+def test_a_batch_published_again_is_inserted_once(engine):
+    queue = seeds.relational(engine)
+    tasks = written(queue, 0, [rows(2)])
+    assert publish(queue, 0, tasks) == 2
+    assert publish(queue, 0, tasks) is None
+    assert written(queue, 0, [rows(2)])[0].rows == 0  # a replayed task finds its batch in the ledger
+    assert len(table_rows(queue)) == 2
+
+
+def test_only_the_attempt_spark_committed_is_published(engine):
+    queue = seeds.relational(engine)
+    producer, columns = Producer(queue, "w"), queue.writable(["EnqueuedAt", "Type", "Payload"])
+    producer.write(0, 0, columns, rows(2), attempt=1)  # failed attempt
+    committed = producer.write(0, 0, columns, rows(2, start=10), attempt=2)
+    assert producer.publish(0, columns, [committed]) == 2
+    assert [p for p, _, _ in table_rows(queue)] == ["s10", "s11"]
+    assert queue.fetch(queue.dialect.compile(f"SELECT COUNT(*) FROM {queue.dialect.table(queue.staging)}"), {}) == [
+        (0,)
+    ]
+
+
+def test_a_discarded_batch_leaves_nothing(engine):
+    queue = seeds.relational(engine)
+    written(queue, 0, [rows(2)])
+    assert Producer(queue, "w").discard(0) == 2
+    assert table_rows(queue) == []
+
+
+def test_due_and_enqueued_times_the_rows_give_are_kept(engine):
+    queue = seeds.relational(engine)
+    producer = Producer(queue, "w")
+    columns = queue.writable(["EnqueuedAt", "Type", "Payload", "ScheduledFor"])
+    later = DAY_AGO + dt.timedelta(days=2)
+    task = producer.write(0, 0, columns, [(DAY_AGO, "Sync", "later", later)])
+    producer.publish(0, columns, [task])
+    assert queue.claim("etl", 1, 10) == 0  # not due yet
+
+
+@pytest.mark.parametrize(
+    ("names", "error"),
+    [
+        (["EnqueuedAt", "Type", "Status"], "column 'Status' is written by profile 'relational'"),
+        (["EnqueuedAt", "Type", "Colour"], "column 'Colour' is not in table"),
+        (["Type", "Payload"], r"column\(s\) 'EnqueuedAt' are required \(NOT NULL with no default"),
+        (["EnqueuedAt", "Payload"], r"column\(s\) 'Type' are required"),
+    ],
+)
+def test_columns_that_do_not_fit_the_table_are_refused_before_anything_is_written(engine, names, error):
+    queue = seeds.relational(engine)
+    with pytest.raises(SchemaError, match=f"(?i){error}"):  # PostgreSQL folds names to lower case
+        queue.writable(names)
+
+
+def test_a_key_the_table_assigns_need_not_be_given(engine):
+    queue = seeds.dequeue(engine)
+    producer, columns = Producer(queue, "w"), queue.writable(["Payload"])
+    producer.publish(0, columns, [producer.write(0, 0, columns, [("a",), ("b",)])])
+    assert queue.claim("etl", 1, 10) == 2
+
+
+def test_an_identity_column_is_refused_since_the_table_generates_it(engine):
+    if engine.name == "sqlite":
+        pytest.skip("an INTEGER PRIMARY KEY is the rowid, which takes a given value")
+    queue = seeds.dequeue(engine)
+    with pytest.raises(SchemaError, match="(?i)column 'Id' is generated by table"):
+        queue.writable(["Id", "Payload"])
+
+
+@pytest.mark.babelfish_gap("index_names")  # adopting again re-runs the claims table's guarded index
+def test_a_table_adopted_before_the_sink_came_is_refused_until_adopted_again(engine):
+    queue = seeds.relational(engine)
+    seeds.run(queue, f"DROP TABLE {queue.dialect.table(queue.staging)}")
+    with pytest.raises(SchemaError, match="is not adopted yet.*sqlqueue_staging is missing.*--apply"):
+        queue.require_layout()
+    queue.adopt()
+    queue.require_layout()

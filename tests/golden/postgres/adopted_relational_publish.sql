@@ -1,0 +1,1 @@
+INSERT INTO "jobs" ("EnqueuedAt", "Type", "Step", "Response", "ScheduledFor", "Payload", "Status", "AttemptNum", "UpdatedAt") SELECT "EnqueuedAt", "Type", "Step", "Response", COALESCE("ScheduledFor", LOCALTIMESTAMP), "Payload", 'Pending', 0, LOCALTIMESTAMP FROM "jobs_sqlqueue_staging" WHERE "stage_tag" = %s

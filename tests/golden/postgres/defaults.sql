@@ -1,0 +1,1 @@
+SELECT column_name, CASE WHEN identity_generation = 'ALWAYS' OR is_generated = 'ALWAYS' THEN 1 ELSE 0 END FROM information_schema.columns WHERE table_schema = COALESCE(%s, current_schema()) AND table_name = %s AND (column_default IS NOT NULL OR is_identity = 'YES' OR identity_generation = 'ALWAYS' OR is_generated = 'ALWAYS')

@@ -1,0 +1,1 @@
+INSERT INTO "jobs" ("EnqueuedAt", "Type", "Step", "Response", "ScheduledFor", "Payload", "Status", "AttemptNum", "UpdatedAt") SELECT "EnqueuedAt", "Type", "Step", "Response", COALESCE("ScheduledFor", strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime')), "Payload", 'Pending', 0, strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime') FROM "jobs_sqlqueue_staging" WHERE "stage_tag" = ?

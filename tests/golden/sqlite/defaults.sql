@@ -1,0 +1,1 @@
+SELECT name, hidden IN (2, 3) FROM pragma_table_xinfo(?) WHERE dflt_value IS NOT NULL OR hidden IN (2, 3) OR (pk = 1 AND upper(type) = 'INTEGER' AND (SELECT COUNT(*) FROM pragma_table_info(?) WHERE pk > 0) = 1)

@@ -1,0 +1,1 @@
+ALTER TABLE [dbo].[jobs_sqlqueue_staging] SET (LOCK_ESCALATION = DISABLE)

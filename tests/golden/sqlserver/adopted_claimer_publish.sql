@@ -1,0 +1,1 @@
+INSERT INTO [dbo].[jobs] ([reputation], [scheduled_start_date], [attempts]) SELECT [reputation], COALESCE([scheduled_start_date], SYSDATETIME()), 0 FROM [dbo].[jobs_sqlqueue_staging] WHERE [stage_tag] = ?

@@ -1,0 +1,1 @@
+INSERT INTO [dbo].[jobs] ([EnqueuedAt], [Type], [Step], [Response], [ScheduledFor], [Payload], [Status], [AttemptNum], [UpdatedAt]) SELECT [EnqueuedAt], [Type], [Step], [Response], COALESCE([ScheduledFor], SYSDATETIME()), [Payload], N'Pending', 0, SYSDATETIME() FROM [dbo].[jobs_sqlqueue_staging] WHERE [stage_tag] = ?

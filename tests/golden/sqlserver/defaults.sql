@@ -1,0 +1,1 @@
+SELECT c.name, CASE WHEN c.is_identity = 1 OR c.is_computed = 1 OR t.name = N'timestamp' THEN 1 ELSE 0 END FROM sys.columns AS c JOIN sys.types AS t ON t.user_type_id = c.system_type_id WHERE c.object_id = OBJECT_ID(?) AND (c.default_object_id <> 0 OR c.is_identity = 1 OR c.is_computed = 1 OR t.name = N'timestamp')
