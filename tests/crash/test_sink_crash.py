@@ -8,7 +8,8 @@ restart writes that batch again and must find it in the ledger) and SQLQUEUE_CRA
 second, so the kill lands mid-stream however fast the machine is. Rounds come in a shuffled order,
 each restarting from the same checkpoint, then the job runs until the source is drained. The seed
 is printed; SQLQUEUE_CRASH_SEED=<seed> replays the plan. The key is a plain domain column, not a
-dedup key, so the dedup index cannot hide a duplicate.
+dedup key, so the dedup index cannot hide a duplicate. On PostgreSQL it runs a second time into a
+table sqlqueue adopted (a dequeue table of the user's, whose batches wait in sqlqueue's staging table).
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from sqlqueue.adoption import AdoptedQueue
 from sqlqueue.schema import Column
+from tests.support import seeds
 from tests.support.crash import run_job
 
 pytestmark = [pytest.mark.crash, pytest.mark.spark]
@@ -57,13 +60,28 @@ def keys_in(queue) -> Counter:
     return found
 
 
-def test_every_key_is_enqueued_exactly_once_across_kills_and_task_retries(engine, tmp_path, monkeypatch):
+def unpublished(queue) -> int:
+    if isinstance(queue, AdoptedQueue):
+        return queue.fetch(queue.dialect.compile(f"SELECT COUNT(*) FROM {queue.dialect.table(queue.staging)}"), {})[0][
+            0
+        ]
+    return queue.unpublished_rows()
+
+
+@pytest.mark.parametrize("table", ["native", "adopted"])
+def test_every_key_is_enqueued_exactly_once_across_kills_and_task_retries(engine, tmp_path, monkeypatch, table):
+    if table == "adopted" and engine.name != "postgres":
+        pytest.skip("the sink into an adopted table runs its crash test on PostgreSQL")
     seed = int(os.environ.get("SQLQUEUE_CRASH_SEED", random.randrange(1_000_000)))
     print(f"crash seed: {seed} (SQLQUEUE_CRASH_SEED={seed} replays it)")
     rng = random.Random(seed)
-    queue = engine.new_queue(domain=(Column("k", "bigint", nullable=False), Column("payload", "text")))
+    if table == "adopted":
+        queue = seeds.keyed_dequeue(engine)
+        options = engine.sink_options(queue, profile=queue.declared.name)
+    else:
+        queue = engine.new_queue(domain=(Column("k", "bigint", nullable=False), Column("payload", "text")))
+        options = engine.sink_options(queue)
     write_input(tmp_path / "in")
-    options = engine.sink_options(queue)
     if "password" in options:
         monkeypatch.setenv("SQLQUEUE_PASSWORD", options.pop("password"))
     evidence, markers = tmp_path / "evidence", tmp_path / "markers"
@@ -99,7 +117,7 @@ def test_every_key_is_enqueued_exactly_once_across_kills_and_task_retries(engine
     happened = {p.name.rsplit("-", 1)[0] for p in evidence.iterdir()}
     print(f"{kills} kills; scenarios seen: {sorted(happened)}")
     assert happened == {"replayed", "retried-after-staging", "retried-while-staging"}
-    assert queue.unpublished_rows() == 0, "unpublished rows were left behind"
+    assert unpublished(queue) == 0, "unpublished rows were left behind"
     found = keys_in(queue)
     assert sorted(found) == list(range(ROWS)), f"{ROWS - len(found)} keys missing"
     assert [k for k, n in found.items() if n > 1] == []

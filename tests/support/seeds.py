@@ -74,6 +74,16 @@ def started_mark(engine: Engine) -> AdoptedQueue:
     return queue
 
 
+def keyed_dequeue(engine: Engine) -> AdoptedQueue:
+    """A seed-000 FIFO queue whose rows carry a key of the producer's, k, beside the payload."""
+    name = fresh_name("keyedqueue")
+    queue = _queue(engine, name, PRESETS["dequeue"])
+    identity, _, text, _, _ = designs.TYPES[engine.name]
+    run(queue, f"CREATE TABLE {name} (Id {identity}, k BIGINT NOT NULL, payload {text} NULL)")
+    queue.adopt()
+    return queue
+
+
 def insert_payloads(queue: AdoptedQueue, n: int) -> None:
     designs.fill(queue, "dequeue", n)
 
