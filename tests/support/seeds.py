@@ -91,50 +91,81 @@ def insert_payloads(queue: AdoptedQueue, n: int) -> None:
 class SeedWorker:
     """The table's own worker, written the way seed 004's procedures work: ``Next_`` claims one row
     (skipping locked ones) and returns its key and UpdatedAt; ``Modify_`` completes it only while
-    UpdatedAt still holds that token (optimistic concurrency), else the update is rejected."""
+    UpdatedAt still holds that token (optimistic concurrency), else the update is rejected. On SQL Server
+    they are the seed's stored procedures, created beside the table; elsewhere the same statements."""
 
     def __init__(self, queue: AdoptedQueue, engine: str) -> None:
         self.queue = AdoptedQueue(queue.spec, queue.table, queue.declared)  # a connection of its own
         self.engine = engine
         self.done: list[str] = []  # the payloads of the rows it completed
         self.rejected = 0
+        t, now = self.queue.table, NOW[engine]
+        self.ready = f"Status IN ('Pending', 'Error') AND ScheduledFor <= {now} AND AttemptNum < 3"
+        self.claim = (
+            f"UPDATE {t} SET Status = 'Processing', UpdatedAt = {now}, StartedAt = {now}, "
+            f"AttemptNum = AttemptNum + 1 WHERE EnqueuedAt = {{key}}"
+        )
+        self.complete = f"UPDATE {t} SET Status = 'Completed', UpdatedAt = {now} WHERE EnqueuedAt = {{key}} "
+        self.complete += "AND UpdatedAt = {token}"
+        if engine == "sqlserver":
+            run(self.queue, *self._procedures())
+
+    def _procedures(self) -> list[str]:
+        """Seed 004's Next_ and Modify_ (its 5-block shape, trimmed to what a test worker needs): pick with
+        UPDLOCK, ROWLOCK, READPAST, claim by key, return key, token and payload after the commit; complete
+        only while UpdatedAt holds the token, returning how many rows that touched."""
+        t = self.queue.table
+        return [
+            f"""CREATE PROCEDURE {t}_Next AS BEGIN
+SET NOCOUNT ON;
+DECLARE @EnqueuedAt DATETIME2(6);
+BEGIN TRANSACTION;
+SELECT TOP (1) @EnqueuedAt = EnqueuedAt FROM {t} WITH (UPDLOCK, ROWLOCK, READPAST)
+WHERE {self.ready} ORDER BY ScheduledFor;
+IF @EnqueuedAt IS NOT NULL {self.claim.format(key="@EnqueuedAt")};
+COMMIT TRANSACTION;
+SELECT EnqueuedAt, UpdatedAt, Payload FROM {t} WHERE EnqueuedAt = @EnqueuedAt;
+END""",
+            f"""CREATE PROCEDURE {t}_Modify @EnqueuedAt DATETIME2(6), @UpdatedAt DATETIME2(6) AS BEGIN
+SET NOCOUNT ON;
+{self.complete.format(key="@EnqueuedAt", token="@UpdatedAt")};
+SELECT @@ROWCOUNT;
+END""",
+        ]
 
     def next_(self) -> tuple[object, object, str] | None:
         """The seed's Next_: in one transaction, pick the next row skipping locked ones (UPDLOCK, ROWLOCK,
         READPAST on SQL Server; FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite's one writer), claim it by its
         key, then read its key, token and payload back."""
-        t, now, mark = self.queue.table, NOW[self.engine], self.queue.dialect.marker
-        ready = f"Status IN ('Pending', 'Error') AND ScheduledFor <= {now} AND AttemptNum < 3"
+        t, mark = self.queue.table, self.queue.dialect.marker
+        if self.engine == "sqlserver":
+            with self.queue.transaction() as cur:
+                cur.execute(f"EXEC {t}_Next")
+                rows = cur.fetchall()
+            return tuple(rows[0]) if rows else None  # type: ignore[return-value]
         pick = {
-            "sqlserver": f"SELECT TOP (1) EnqueuedAt FROM {t} WITH (UPDLOCK, ROWLOCK, READPAST) WHERE {ready} "
-            "ORDER BY ScheduledFor",
-            "postgres": f"SELECT EnqueuedAt FROM {t} WHERE {ready} ORDER BY ScheduledFor LIMIT 1 "
+            "postgres": f"SELECT EnqueuedAt FROM {t} WHERE {self.ready} ORDER BY ScheduledFor LIMIT 1 "
             "FOR UPDATE SKIP LOCKED",
-            "sqlite": f"SELECT EnqueuedAt FROM {t} WHERE {ready} ORDER BY ScheduledFor LIMIT 1",
+            "sqlite": f"SELECT EnqueuedAt FROM {t} WHERE {self.ready} ORDER BY ScheduledFor LIMIT 1",
         }[self.engine]
         with self.queue.transaction() as cur:
             picked = cur.execute(pick).fetchall()
             if not picked:
                 return None
             key = picked[0][0]
-            cur.execute(
-                f"UPDATE {t} SET Status = 'Processing', UpdatedAt = {now}, StartedAt = {now}, "
-                f"AttemptNum = AttemptNum + 1 WHERE EnqueuedAt = {mark}",
-                (key,),
-            )
+            cur.execute(self.claim.format(key=mark), (key,))
             row = cur.execute(f"SELECT EnqueuedAt, UpdatedAt, Payload FROM {t} WHERE EnqueuedAt = {mark}", (key,))
             return tuple(row.fetchall()[0])  # type: ignore[return-value]
 
     def modify(self, key: object, token: object, payload: str) -> None:
-        now = NOW[self.engine]
-        marker = self.queue.dialect.marker
+        mark = self.queue.dialect.marker
         with self.queue.transaction() as cur:
-            cur.execute(
-                f"UPDATE {self.queue.table} SET Status = 'Completed', UpdatedAt = {now} "
-                f"WHERE EnqueuedAt = {marker} AND UpdatedAt = {marker}",
-                (key, token),
-            )
-            if cur.rowcount == 1:
+            if self.engine == "sqlserver":
+                cur.execute(f"EXEC {self.queue.table}_Modify {mark}, {mark}", (key, token))
+                changed = cur.fetchall()[0][0]
+            else:
+                changed = cur.execute(self.complete.format(key=mark, token=mark), (key, token)).rowcount
+            if changed == 1:
                 self.done.append(payload)
             else:
                 self.rejected += 1
