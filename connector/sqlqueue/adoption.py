@@ -3,7 +3,8 @@
 ``AdoptedQueue`` is a ``Queue`` whose claim side runs the profile's statements: a claim marks (or
 takes) rows the table's way and copies them into sqlqueue's claims table beside it, a replay reads
 the copies, and completion applies the profile's done transition to the rows still ours. The user's
-table gets no column of ours. ``adopt`` creates the claims table (``sqlqueue adopt`` prints it first).
+table gets no column of ours. ``adopt`` creates the claims table, and the sink's staging table and
+ledger (``sqlqueue adopt`` prints them first).
 """
 
 from __future__ import annotations

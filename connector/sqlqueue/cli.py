@@ -283,8 +283,9 @@ def redrive(queue: Queue, args: argparse.Namespace, order: str) -> int:
 # ---- arguments ---------------------------------------------------------------------------------
 def adopt(queue: Queue, args: argparse.Namespace, order: str) -> int:
     """Without a profile: propose one from the table's catalog. With one: check it against the table and
-    print the DDL adopting it needs (sqlqueue's claims table; an index the claim can seek when none
-    does), for a DBA to review; --apply runs the claims table's, --index the index's."""
+    print the DDL adopting it needs (sqlqueue's claims and staging tables and the sink's ledger; an index
+    the claim can seek when none does), for a DBA to review; --apply runs sqlqueue's tables', --index the
+    index's."""
     if not isinstance(queue, AdoptedQueue):
         proposal = propose(table_columns(queue), unique_keys(queue))
         print(f"# A profile for {queue.table}, read from its columns: review it, then give it as [source] keys")
@@ -412,9 +413,9 @@ def parser() -> argparse.ArgumentParser:
         "adopt",
         adopt,
         "adopt a queue table sqlqueue did not create: propose a profile from its columns, or with one (option "
-        "profile) check it and print the DDL it needs (sqlqueue's claims table beside it); never alters the table",
+        "profile) check it and print the DDL it needs (sqlqueue's tables beside it); never alters the table",
     )
-    sub.add_argument("--apply", action="store_true", help="create sqlqueue's claims table beside the table")
+    sub.add_argument("--apply", action="store_true", help="create sqlqueue's tables beside the table")
     sub.add_argument(
         "--index",
         action="store_true",

@@ -90,7 +90,7 @@ def _indexes(queue: Queue, order: str) -> Iterator[Finding]:
 
 
 def _adopted(queue: AdoptedQueue) -> list[Finding]:
-    """An adopted table: its profile fits, sqlqueue's claims table is there, the claim can seek; then what
+    """An adopted table: its profile fits, sqlqueue's claims and staging tables are there, the claim can seek; then what
     only its engine has (triggers, read committed snapshot)."""
     try:
         profile = queue.profile
@@ -100,7 +100,11 @@ def _adopted(queue: AdoptedQueue) -> list[Finding]:
     try:
         queue.require_layout()
         findings.append(
-            Finding(OK, "adopted", f"sqlqueue's claims table {queue.dialect.claims_table(queue.table)} is there")
+            Finding(
+                OK,
+                "adopted",
+                f"sqlqueue's tables {queue.dialect.claims_table(queue.table)} and {queue.staging} are there",
+            )
         )
     except SchemaError as exc:
         findings.append(Finding(PROBLEM, "adopted", str(exc), tuple(queue.adoption_statements())))
