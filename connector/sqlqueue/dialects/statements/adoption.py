@@ -93,9 +93,10 @@ class Adoption(Claims):
             open_, abandoned = f"{q(str(profile.started))} IS NULL", None
         parts = [] if profile.take else [f"({open_} OR ({abandoned}))" if abandoned else open_]
         if profile.status is not None and parts:
-            # Led by the claim index's filter word for word: PostgreSQL does not prove that `status IN
-            # (ready) OR (status = in-flight AND ...)` implies it (an IN list inside an OR), and sorted the
-            # whole table instead of reading that index in order.
+            # Led by the claim index's filter word for word, so the engine sees the claim may read that
+            # index. Neither PostgreSQL nor SQLite proves that `status IN (ready) OR (status = in-flight
+            # AND ...)` implies it: both sorted the whole table (SQLite uses a partial index only when the
+            # query's AND terms include the index's, sqlite.org/partialindex.html, section 3).
             parts.insert(0, str(self.claimable(profile)))
         if profile.done_at is not None:
             parts.append(f"{q(profile.done_at)} IS NULL")
