@@ -119,11 +119,7 @@ class AdoptedQueue(Queue):
         leading = {str(first).lower() for _, _, first in self.facts(self.dialect.table_indexes)}
         if columns[0].lower() in leading:
             return None
-        if p.status is not None:
-            values = ", ".join(self.dialect.literal(v) for v in (*p.ready, p.in_flight) if v is not None)
-            where: str | None = f"{q(p.status)} IN ({values})"
-        else:
-            where = f"{q(p.done_at)} IS NULL" if p.done_at is not None else None
+        where = self.dialect.claimable(p)
         read = [p.status, p.attempts, p.started, p.claimer, p.due]
         include = [c for c in dict.fromkeys(read) if c is not None and c not in columns]
         key = ", ".join(q(c) for c in columns)

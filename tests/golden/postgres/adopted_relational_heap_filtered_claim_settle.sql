@@ -1,1 +1,1 @@
-UPDATE "jobs_sqlqueue_claims" SET "UpdatedAt" = (SELECT t."UpdatedAt" FROM "jobs" AS t WHERE t."EnqueuedAt" = "jobs_sqlqueue_claims"."EnqueuedAt") WHERE "sqlqueue_consumer" = %s AND "sqlqueue_claim_seq" = %s
+UPDATE "jobs_sqlqueue_claims" SET "UpdatedAt" = (SELECT t."UpdatedAt" FROM "jobs" AS t WHERE t."EnqueuedAt" = "jobs_sqlqueue_claims"."EnqueuedAt") WHERE "sqlqueue_consumer" = %s AND "sqlqueue_claim_seq" = %s AND "UpdatedAt" <> (SELECT t."UpdatedAt" FROM "jobs" AS t WHERE t."EnqueuedAt" = "jobs_sqlqueue_claims"."EnqueuedAt")

@@ -1,1 +1,1 @@
-UPDATE "jobs_sqlqueue_claims" SET "ProcessingStartedAt" = (SELECT t."ProcessingStartedAt" FROM "jobs" AS t WHERE t."Id" = "jobs_sqlqueue_claims"."Id") WHERE "sqlqueue_consumer" = %s AND "sqlqueue_claim_seq" = %s
+UPDATE "jobs_sqlqueue_claims" SET "ProcessingStartedAt" = (SELECT t."ProcessingStartedAt" FROM "jobs" AS t WHERE t."Id" = "jobs_sqlqueue_claims"."Id") WHERE "sqlqueue_consumer" = %s AND "sqlqueue_claim_seq" = %s AND "ProcessingStartedAt" <> (SELECT t."ProcessingStartedAt" FROM "jobs" AS t WHERE t."Id" = "jobs_sqlqueue_claims"."Id")

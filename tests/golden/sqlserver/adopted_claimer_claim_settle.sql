@@ -1,1 +1,1 @@
-UPDATE [dbo].[jobs_sqlqueue_claims] WITH (ROWLOCK) SET [start_date] = (SELECT t.[start_date] FROM [dbo].[jobs] AS t WHERE t.[id] = [jobs_sqlqueue_claims].[id]) WHERE [sqlqueue_consumer] = ? AND [sqlqueue_claim_seq] = ?
+UPDATE [dbo].[jobs_sqlqueue_claims] WITH (ROWLOCK) SET [start_date] = (SELECT t.[start_date] FROM [dbo].[jobs] AS t WHERE t.[id] = [jobs_sqlqueue_claims].[id]) WHERE [sqlqueue_consumer] = ? AND [sqlqueue_claim_seq] = ? AND [start_date] <> (SELECT t.[start_date] FROM [dbo].[jobs] AS t WHERE t.[id] = [jobs_sqlqueue_claims].[id])

@@ -1,6 +1,6 @@
 WITH [batch] AS (
   SELECT TOP (?) * FROM [dbo].[jobs] WITH (UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK)
-  WHERE ([Status] IN (N'Pending', N'Error') OR ([Status] = N'Processing' AND [StartedAt] < DATEADD(SECOND, ?, SYSDATETIME()))) AND [AttemptNum] < ? AND [ScheduledFor] <= SYSDATETIME()
+  WHERE [Status] IN (N'Pending', N'Error', N'Processing') AND ([Status] IN (N'Pending', N'Error') OR ([Status] = N'Processing' AND [StartedAt] < DATEADD(SECOND, ?, SYSDATETIME()))) AND [AttemptNum] < ? AND [ScheduledFor] <= SYSDATETIME()
   ORDER BY [ScheduledFor] ASC, [EnqueuedAt] ASC
 )
 UPDATE [batch]

@@ -66,6 +66,15 @@ class Adoption(Claims):
         """The current time in the clock the table's times are written in."""
         return self.local_now() if profile.clock == "local" else self.now()
 
+    def claimable(self, profile: Profile) -> str | None:
+        """The rows a claim may ever take as far as status or done-at say (ready or in flight, not done):
+        the filter of the index `sqlqueue adopt --index` proposes (AdoptedQueue.claim_index)."""
+        q = self.quote
+        if profile.status is not None:
+            values = ", ".join(self.literal(v) for v in (*profile.ready, profile.in_flight) if v is not None)
+            return f"{q(profile.status)} IN ({values})"
+        return f"{q(profile.done_at)} IS NULL" if profile.done_at is not None else None
+
     def adopted_ready(self, table: TableName, profile: Profile) -> str:
         """Rows a claim may take: open (or abandoned by a claimer whose lease ran out), not done, with
         attempts left, due, and of this stream. Binds :lease_seconds and :max_attempts."""
@@ -83,6 +92,12 @@ class Adoption(Claims):
         else:  # no status and no claimer: the profile marks with started-at (Profile.__post_init__)
             open_, abandoned = f"{q(str(profile.started))} IS NULL", None
         parts = [] if profile.take else [f"({open_} OR ({abandoned}))" if abandoned else open_]
+        if profile.status is not None and parts:
+            # Led by the claim index's filter word for word, so the engine sees the claim may read that
+            # index. Neither PostgreSQL nor SQLite proves that `status IN (ready) OR (status = in-flight
+            # AND ...)` implies it: both sorted the whole table (SQLite uses a partial index only when the
+            # query's AND terms include the index's, sqlite.org/partialindex.html, section 3).
+            parts.insert(0, str(self.claimable(profile)))
         if profile.done_at is not None:
             parts.append(f"{q(profile.done_at)} IS NULL")
         if profile.attempts is not None and profile.max_attempts is not None:
@@ -128,14 +143,17 @@ class Adoption(Claims):
         return replace(plan, settle=self.compile(self._settle(table, profile)))
 
     def _settle(self, table: TableName, profile: Profile) -> str:
-        """UPDATE of one claim's copies: their guard column as the table now holds it."""
+        """UPDATE of one claim's copies whose guard column the table no longer holds as the claim returned
+        it (a trigger rewrote it): they take the table's value. With no such trigger it reads and writes
+        nothing; rewriting every copy cost a 10,000-row claim on PostgreSQL 55 ms against 15. A NULL there
+        leaves the copy as it was, and completion's equality fails on either value."""
         q, claims = self.quote, self.claims_table(table)
         guard = q(str(profile.guard))
         same = self.key_match(profile, "t", q(claims.name))
-        read = f"SELECT t.{guard} FROM {self.table(table)} AS t WHERE {same}"
+        read = f"(SELECT t.{guard} FROM {self.table(table)} AS t WHERE {same})"
         return (
-            f"UPDATE {self.table(claims)}{self.row_lock_hints()} SET {guard} = ({read}) "
-            f"WHERE {q(CONSUMER)} = :consumer AND {q(SEQ)} = :seq"
+            f"UPDATE {self.table(claims)}{self.row_lock_hints()} SET {guard} = {read} "
+            f"WHERE {q(CONSUMER)} = :consumer AND {q(SEQ)} = :seq AND {guard} <> {read}"
         )
 
     def claim_into(
