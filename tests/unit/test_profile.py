@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from sqlqueue.adoption import checks_on
+from sqlqueue.dialects import dialect_for
 from sqlqueue.errors import ConfigError
 from sqlqueue.profile import PRESETS, profile_from, propose, settings_of
 from sqlqueue.schema import Column
@@ -80,3 +81,10 @@ def test_a_source_option_an_adopted_table_does_not_serve_is_refused(key, value):
 
     with pytest.raises(ConfigError, match=f"option '{key}' = .* is not allowed: not on an adopted table"):
         SourceOptions.parse({"url": "sqlite:///q.db", "queue": "t", "profile": "dequeue", key: value})
+
+
+def test_a_dequeue_with_a_status_column_neither_filters_its_claim_index_nor_fills_the_status():
+    dialect = dialect_for("sqlite")
+    profile = profile_from("dequeue", {"status": "Status"})
+    assert dialect.claimable(profile) is None
+    assert "Status" not in dialect.new_row(profile, ["Payload"])

@@ -44,7 +44,7 @@ class AdoptedSink(Adoption):
             if column is not None and column.lower() not in keys:
                 spelled = named.get(column.lower())
                 values[spelled or column] = f"COALESCE({q(spelled)}, {now})" if spelled else now
-        if profile.status is not None:
+        if profile.status is not None and profile.ready:
             values[profile.status] = self.literal(profile.ready[0])
         if profile.attempts is not None:
             values[profile.attempts] = "0"

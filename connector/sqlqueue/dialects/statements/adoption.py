@@ -70,7 +70,7 @@ class Adoption(Claims):
         """The rows a claim may ever take as far as status or done-at say (ready or in flight, not done):
         the filter of the index `sqlqueue adopt --index` proposes (AdoptedQueue.claim_index)."""
         q = self.quote
-        if profile.status is not None:
+        if profile.status is not None and not profile.take:  # a dequeue's claim reads no status
             values = ", ".join(self.literal(v) for v in (*profile.ready, profile.in_flight) if v is not None)
             return f"{q(profile.status)} IN ({values})"
         return f"{q(profile.done_at)} IS NULL" if profile.done_at is not None else None
