@@ -9,13 +9,14 @@ ledger (``sqlqueue adopt`` prints them first).
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from .connection import ConnectionSpec
-from .dialects.engine import Statement
+from .dialects.engine import ASSIGNED, GENERATED, Statement
 from .errors import SchemaError
 from .identifiers import TableName
 from .profile import Profile
@@ -134,16 +135,17 @@ class AdoptedQueue(Queue):
                 cur.execute(sql)
 
     def require_layout(self) -> None:
-        """Refuse, before any row moves, a mapping the table does not fit or a table not adopted yet (or
-        adopted before the sink came, with no staging table)."""
+        """Refuse, before any row moves, a mapping the table does not fit or a table not adopted yet."""
         self.profile  # noqa: B018
-        for ours in (self.dialect.claims_table(self.table), self.staging):
-            if not self.fetch(self.dialect.table_columns(ours), self.catalog_names(ours)):
-                raise SchemaError(
-                    f"table {self.table} at {self.spec.display} is not adopted yet ({ours} is missing): run "
-                    f"`sqlqueue adopt --queue {self.table} --profile {self.declared.name}` to review the DDL it "
-                    "needs, then with --apply"
-                )
+        self._require(self.dialect.claims_table(self.table))
+
+    def _require(self, ours: TableName) -> None:
+        if not self.fetch(self.dialect.table_columns(ours), self.catalog_names(ours)):
+            raise SchemaError(
+                f"table {self.table} at {self.spec.display} is not adopted yet ({ours} is missing): run "
+                f"`sqlqueue adopt --queue {self.table} --profile {self.declared.name}` to review the DDL it "
+                "needs, then with --apply"
+            )
 
     # ---- the sink --------------------------------------------------------------------------------
     lists_unpublished = False
@@ -158,36 +160,72 @@ class AdoptedQueue(Queue):
     def publish_statement(self, columns: Sequence[Column]) -> Statement:
         return self.dialect.adopted_publish(self.table, self.profile, tuple(c.name for c in columns))
 
-    def _defaults(self) -> dict[str, bool]:
-        """{column, lower case: whether the table generates it (an INSERT may not give it)} of the columns
-        an INSERT may leave out."""
+    def _defaults(self) -> dict[str, int]:
+        """{column, lower case: its kind (Engine.defaults_sql)} of the columns an INSERT may leave out."""
         rows = self.fetch(self.dialect.defaults(self.table), self.catalog_names())
-        return {str(name).lower(): bool(generated) for name, generated in rows}
+        return {str(name).lower(): int(kind) for name, kind in rows}
 
     def _writable(self) -> tuple[Column, ...]:
         """The columns a producer may write: the table's, but those the lifecycle writes or the table
         generates (identity, computed)."""
-        generated = {name for name, flag in self._defaults().items() if flag}
+        generated = {name for name, kind in self._defaults().items() if kind == GENERATED}
         return tuple(c for c in self.domain_columns() if c.name.lower() not in generated)
 
     def writable(self, names: Sequence[str]) -> tuple[Column, ...]:
-        """The table's columns receiving a producer's ``names``. A NOT NULL column must be given unless the
-        table has a default for it or the profile fills it (due, enqueued), so a batch that cannot be
-        inserted fails before anything is written."""
-        p, defaults = self.profile, self._defaults()
+        """The table's columns receiving a producer's ``names``, checked so that a batch the table would
+        refuse fails before anything is written: the key must come with the rows unless the table assigns
+        it; a NOT NULL column without default must be given unless the profile fills it; and the lifecycle
+        columns a new row leaves to the table must take that (a NULL, or their default)."""
+        self._require(self.staging)
+        p, kinds = self.profile, self._defaults()
+        new_row = self.dialect.new_row(p, names)
+        given = {n.lower() for n in names}
+        for key in p.key:
+            if key.lower() not in given and kinds.get(key.lower()) not in (GENERATED, ASSIGNED):
+                raise SchemaError(
+                    f"column {key!r}, the key of table {self.table} (profile.key), is missing from the rows and the "
+                    "table does not assign it: give it in the rows, one value per row"
+                )
+        for column in self.columns():
+            name = column.name.lower()
+            if name not in {c.lower() for c in p.lifecycle()} or column.nullable:
+                continue
+            if new_row.get(column.name) == "NULL":
+                raise SchemaError(
+                    f"column {column.name!r} of table {self.table} is NOT NULL, but profile {p.name!r} reads NULL "
+                    "there as ready: map another column, or none (profile.<field> = '')"
+                )
+            if column.name not in new_row and name not in kinds:
+                raise SchemaError(
+                    f"column {column.name!r} of table {self.table} is NOT NULL with no default, and a new row of "
+                    f"profile {p.name!r} leaves it empty: give it a default, or make it nullable"
+                )
+        keys = {k.lower() for k in p.key}
         writable = self._writable()
-        filled = {c.lower() for c in self.dialect.new_row(p, names)}
-        required = [c.name for c in writable if not c.nullable and c.name.lower() not in {*defaults, *filled}]
+        required = [
+            c.name
+            for c in writable
+            if not c.nullable and c.name.lower() not in {*kinds, *keys, *(n.lower() for n in new_row)}
+        ]
         lifecycle = {c.lower() for c in p.lifecycle()}
 
         def why_not(name: str) -> str:
             if name.lower() in lifecycle:
                 return f"is written by profile {p.name!r} (the row's lifecycle)"
-            if defaults.get(name.lower()):
+            if kinds.get(name.lower()) == GENERATED:
                 return f"is generated by table {self.table}"
             return f"is not in table {self.table}"
 
         return picked_columns(names, writable, required, why_not, f"NOT NULL with no default in table {self.table}")
+
+    def _encoded(self, columns: Sequence[Column], rows: Iterable[Sequence[Any]], tail: tuple = ()) -> Iterator[tuple]:
+        """Times as the table's clock holds them: a local-clock table (SYSDATETIME()) gets the rows'
+        instants as the database server's wall time, at its current UTC offset."""
+        if self.profile.clock == "local" and any(c.type == "timestamp" for c in columns):
+            zone = dt.timezone(dt.timedelta(seconds=int(self.fetch(self.dialect.local_offset(), {})[0][0])))
+            times = [i for i, c in enumerate(columns) if c.type == "timestamp"]
+            rows = (_in_zone(row, times, zone) for row in rows)
+        return super()._encoded(columns, rows, tail)
 
     # ---- the claim side --------------------------------------------------------------------------
     def _values(self) -> dict[str, Any]:
@@ -277,6 +315,14 @@ class AdoptedQueue(Queue):
 
     def max_ready_id(self) -> int | None:
         return None
+
+
+def _in_zone(row: Sequence[Any], times: Sequence[int], zone: dt.tzinfo) -> list[Any]:
+    values = list(row)
+    for i in times:
+        if isinstance(values[i], dt.datetime) and values[i].tzinfo is not None:
+            values[i] = values[i].astimezone(zone).replace(tzinfo=None)
+    return values
 
 
 def checks_on(text: str, column: str) -> list[str]:

@@ -7,7 +7,7 @@ list of valid ones. ``OPTIONS`` is also the source of the options reference in t
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -351,12 +351,15 @@ def queue_address(values: Mapping[str, Any]) -> QueueAddress:
 
 
 # What a source on an adopted table does not serve yet: the profile's done transition is its completion.
-_NATIVE_ONLY = {"completion": "delete", "strictOrder": False, "deadLetterTable": None}
+_NATIVE_ONLY = ("completion", "strictOrder", "deadLetterTable")
+# The sink's ack operation and its settings, which an adopted table does not serve for the same reason.
+_ACK_ONLY = ("operation", "completion", "maxAttempts", "backoffSeconds", "maxBackoffSeconds")
 
 
-def _refuse_on_adopted(values: Mapping[str, Any]) -> None:
-    for key, default in _NATIVE_ONLY.items():
-        if values[key] != default:
+def _refuse_on_adopted(values: Mapping[str, Any], native_only: Sequence[str] = _NATIVE_ONLY) -> None:
+    """Refuse, in one line, an option an adopted table does not serve set to other than its default."""
+    for key in native_only:
+        if values[key] != BY_KEY[key.lower()].default:
             raise invalid_option(
                 key,
                 values[key],
@@ -451,12 +454,8 @@ class SinkOptions:
         v = parse_options(raw, SINK)
         if v["completion"] == "ack":
             raise invalid_option("completion", "ack", "on the sink, delete or keep (what outcome done does)")
-        if v["profile"] is not None and v["operation"] != "enqueue":
-            raise invalid_option(
-                "operation",
-                v["operation"],
-                "enqueue on an adopted table (option profile): the profile's done transition completes its rows",
-            )
+        if v["profile"] is not None:
+            _refuse_on_adopted(v, _ACK_ONLY)
         return cls(
             queue_address(v),
             v["writerId"],

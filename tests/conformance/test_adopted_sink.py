@@ -4,13 +4,18 @@ profile at publish, exactly once, and never seen by the table's own workers befo
 from __future__ import annotations
 
 import datetime as dt
+import time
 
 import pytest
 
 from sqlqueue.adoption import AdoptedQueue
 from sqlqueue.errors import SchemaError
+from sqlqueue.identifiers import TableName
 from sqlqueue.producer import Producer
+from sqlqueue.profile import profile_from
+from sqlqueue.testing import designs
 from tests.support import seeds
+from tests.support.engines import fresh_name
 
 DAY_AGO = dt.datetime.now().replace(microsecond=0) - dt.timedelta(days=1)
 
@@ -28,6 +33,10 @@ def written(queue: AdoptedQueue, batch: int, tasks: list[list[tuple]], writer: s
 
 def publish(queue: AdoptedQueue, batch: int, tasks: list, writer: str = "w") -> int | None:
     return Producer(queue, writer).publish(batch, queue.writable(["EnqueuedAt", "Type", "Payload"]), tasks)
+
+
+def staged(queue: AdoptedQueue) -> int:
+    return queue.fetch(queue.dialect.compile(f"SELECT COUNT(*) FROM {queue.dialect.table(queue.staging)}"), {})[0][0]
 
 
 def table_rows(queue: AdoptedQueue) -> list[tuple]:
@@ -69,19 +78,17 @@ def test_only_the_attempt_spark_committed_is_published(engine):
     committed = producer.write(0, 0, columns, rows(2, start=10), attempt=2)
     assert producer.publish(0, columns, [committed]) == 2
     assert [p for p, _, _ in table_rows(queue)] == ["s10", "s11"]
-    assert queue.fetch(queue.dialect.compile(f"SELECT COUNT(*) FROM {queue.dialect.table(queue.staging)}"), {}) == [
-        (0,)
-    ]
+    assert staged(queue) == 0
 
 
 def test_a_discarded_batch_leaves_nothing(engine):
     queue = seeds.relational(engine)
     written(queue, 0, [rows(2)])
     assert Producer(queue, "w").discard(0) == 2
-    assert table_rows(queue) == []
+    assert staged(queue) == 0 and table_rows(queue) == []
 
 
-def test_due_and_enqueued_times_the_rows_give_are_kept(engine):
+def test_a_due_time_the_rows_give_is_kept(engine):
     queue = seeds.relational(engine)
     producer = Producer(queue, "w")
     columns = queue.writable(["EnqueuedAt", "Type", "Payload", "ScheduledFor"])
@@ -96,7 +103,7 @@ def test_due_and_enqueued_times_the_rows_give_are_kept(engine):
     [
         (["EnqueuedAt", "Type", "Status"], "column 'Status' is written by profile 'relational'"),
         (["EnqueuedAt", "Type", "Colour"], "column 'Colour' is not in table"),
-        (["Type", "Payload"], r"column\(s\) 'EnqueuedAt' are required \(NOT NULL with no default"),
+        (["Type", "Payload"], "column 'EnqueuedAt', the key of table .* is missing from the rows"),
         (["EnqueuedAt", "Payload"], r"column\(s\) 'Type' are required"),
     ],
 )
@@ -121,11 +128,80 @@ def test_an_identity_column_is_refused_since_the_table_generates_it(engine):
         queue.writable(["Id", "Payload"])
 
 
+def table_of(engine, columns: str, preset: str, **settings: str) -> AdoptedQueue:
+    """A table of ``columns`` ({ts}, {text}, {identity}: the engine's types) adopted through ``preset``."""
+    identity, ts, text, _, _ = designs.TYPES[engine.name]
+    name = fresh_name("own")
+    # Babelfish claims in no order (update_cte), as seeds._queue does.
+    profile = profile_from(preset, {**settings, "order": ""} if engine.babelfish else settings)
+    queue = AdoptedQueue(engine.connection(), TableName(name), profile)
+    engine.created.append(queue)
+    seeds.run(
+        queue,
+        f"CREATE TABLE {name} ({columns.format(ts=ts, text=text, identity=identity, now=seeds.NOW[engine.name])})",
+    )
+    queue.adopt()
+    return queue
+
+
+def test_a_key_with_a_plain_default_must_come_with_the_rows(engine):
+    # Rows inserted together would all get the default: one batch could never be published.
+    queue = table_of(
+        engine,
+        "EnqueuedAt {ts} DEFAULT ({now}) NOT NULL PRIMARY KEY, Payload {text}, Mark {ts}",
+        "started-mark",
+        key="EnqueuedAt",
+        started="Mark",
+        error="",
+    )
+    with pytest.raises(SchemaError, match="(?i)column 'EnqueuedAt', the key of table .* does not assign it"):
+        queue.writable(["Payload"])
+
+
+def test_a_not_null_lifecycle_column_a_new_row_leaves_empty_is_refused(engine):
+    queue = table_of(
+        engine, "Id {identity}, Payload {text}, Mark {ts}, Errors {text} NOT NULL", "started-mark", started="Mark"
+    )
+    with pytest.raises(SchemaError, match="(?i)column 'Errors' of table .* is NOT NULL with no default"):
+        queue.writable(["Payload"])
+
+
+def test_a_new_row_is_ready_whatever_the_defaults_of_the_columns_that_say_so(engine):
+    # Seed 003 gives end_date a default; the profile reads a NULL end_date as not done.
+    queue = table_of(
+        engine,
+        "id {identity}, app_server {text}, attempts INT DEFAULT 0 NOT NULL, scheduled_start_date {ts} NOT NULL, "
+        "start_date {ts}, end_date {ts} DEFAULT ({now}), Payload {text}",
+        "claimer",
+    )
+    producer, columns = Producer(queue, "w"), queue.writable(["Payload"])
+    producer.publish(0, columns, [producer.write(0, 0, columns, [("a",), ("b",)])])
+    assert queue.claim("etl", 1, 10) == 2
+
+
+def test_times_the_rows_give_are_written_in_a_local_clock_tables_zone(engine, monkeypatch):
+    if engine.name != "sqlite":
+        pytest.skip("SQLite's local time is this process's TZ, which the test sets")
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        queue = seeds.relational(engine)  # clock local
+        producer = Producer(queue, "w")
+        columns = queue.writable(["EnqueuedAt", "Type", "Payload", "ScheduledFor"])
+        in_an_hour = dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=1)
+        producer.publish(0, columns, [producer.write(0, 0, columns, [(DAY_AGO, "Sync", "later", in_an_hour)])])
+        assert queue.claim("etl", 1, 10) == 0  # due in an hour, in Tokyo as in UTC
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
 @pytest.mark.babelfish_gap("index_names")  # adopting again re-runs the claims table's guarded index
-def test_a_table_adopted_before_the_sink_came_is_refused_until_adopted_again(engine):
+def test_a_table_adopted_before_the_sink_came_serves_the_source_and_refuses_the_sink_until_adopted_again(engine):
     queue = seeds.relational(engine)
     seeds.run(queue, f"DROP TABLE {queue.dialect.table(queue.staging)}")
-    with pytest.raises(SchemaError, match="is not adopted yet.*sqlqueue_staging is missing.*--apply"):
-        queue.require_layout()
-    queue.adopt()
     queue.require_layout()
+    with pytest.raises(SchemaError, match="is not adopted yet.*sqlqueue_staging is missing.*--apply"):
+        queue.writable(["EnqueuedAt", "Type"])
+    queue.adopt()
+    queue.writable(["EnqueuedAt", "Type"])

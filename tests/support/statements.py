@@ -207,6 +207,7 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
                     f"adopted_{name}_{builder.__name__.removeprefix('adopted_')}", builder.__name__, statement.sql
                 )
     yield Entry("adopted_count_held", "adopted_count_held", dialect.adopted_count_held(t).sql)
+    yield Entry("local_offset", "local_offset", dialect.local_offset().sql)
     yield Entry("adopted_partition_bounds", "adopted_partition_bounds", dialect.adopted_partition_bounds(t, PARTS).sql)
     yield Entry("adopted_read_claimed", "adopted_read_claimed", dialect.adopted_read_claimed(t, ("Id", "Payload")).sql)
     for builder in (

@@ -25,6 +25,10 @@ from ..schema import Column
 _PARAM = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
 
 
+# Kinds of a column an INSERT may leave out (Engine.defaults_sql); 0 is a plain default.
+GENERATED, ASSIGNED = 1, 2
+
+
 @dataclass(frozen=True)
 class Statement:
     """SQL text with positional markers, and the parameter name behind each marker."""
@@ -108,6 +112,10 @@ class Engine(ABC):
         LOCALTIMESTAMP or localtime hold it."""
 
     @abstractmethod
+    def local_offset_sql(self) -> str:
+        """One row, one column: seconds the database server's local time is ahead of UTC now."""
+
+    @abstractmethod
     def add_seconds(self, time: str, seconds_param: str) -> str:
         """The timestamp expression ``time`` plus ``:seconds_param`` seconds (which may be negative)."""
 
@@ -182,8 +190,10 @@ class Engine(ABC):
 
     @abstractmethod
     def defaults_sql(self, table: TableName) -> str:
-        """Rows of (column, generated flag) of the table's columns an INSERT may leave out: those with a
-        default, and (flag 1: an INSERT may not give them) identity, computed and rowversion columns."""
+        """Rows of (column, kind) of the table's columns an INSERT may leave out. Kind 1 (GENERATED): the
+        table makes the value and refuses a given one (identity on SQL Server, computed, rowversion);
+        2 (ASSIGNED): the table gives each row a value of its own and takes given ones (a sequence, the
+        rowid); 0: a plain default, which rows inserted together share."""
 
     def identity_sql(self, column: Column) -> str:
         return f"{self.type_sql(column)} NOT NULL"

@@ -109,15 +109,19 @@ class SqliteDialect(Dialect):
     def exact_columns_sql(self, table: TableName) -> str:
         return "SELECT name, type FROM pragma_table_info(:table) ORDER BY cid"
 
+    def local_offset_sql(self) -> str:
+        return "SELECT CAST(strftime('%s', 'now', 'localtime') AS INTEGER) - CAST(strftime('%s', 'now') AS INTEGER)"
+
     def defaults_sql(self, table: TableName) -> str:
-        # An INTEGER PRIMARY KEY alone is the rowid, which the table assigns; hidden 2 and 3 are
-        # generated columns (https://sqlite.org/pragma.html#pragma_table_xinfo).
-        rowid = (
-            "pk = 1 AND upper(type) = 'INTEGER' AND (SELECT COUNT(*) FROM pragma_table_info(:table) WHERE pk > 0) = 1"
-        )
+        # An INTEGER PRIMARY KEY alone, in a rowid table, is the rowid: the table assigns it (a WITHOUT
+        # ROWID table, or a DESC key, has a primary-key index instead, origin 'pk'). Hidden 2 and 3 are
+        # generated columns (https://sqlite.org/lang_createtable.html#rowid, pragma_table_xinfo).
+        alone = "(SELECT COUNT(*) FROM pragma_table_info(:table) WHERE pk > 0) = 1"
+        no_pk_index = "NOT EXISTS (SELECT 1 FROM pragma_index_list(:table) WHERE origin = 'pk')"
+        rowid = f"pk = 1 AND upper(type) = 'INTEGER' AND {alone} AND {no_pk_index}"
         return (
-            "SELECT name, hidden IN (2, 3) FROM pragma_table_xinfo(:table) "
-            f"WHERE dflt_value IS NOT NULL OR hidden IN (2, 3) OR ({rowid})"
+            f"SELECT name, CASE WHEN hidden IN (2, 3) THEN 1 WHEN {rowid} THEN 2 ELSE 0 END "
+            f"FROM pragma_table_xinfo(:table) WHERE dflt_value IS NOT NULL OR hidden IN (2, 3) OR ({rowid})"
         )
 
     def referenced_sql(self, table: TableName) -> str:

@@ -321,13 +321,23 @@ class SqlServerDialect(SqlServerDoctor):
             "WHERE i.object_id = OBJECT_ID(:object_name) AND i.is_unique = 1 AND i.has_filter = 0"
         )
 
+    def local_offset_sql(self) -> str:
+        # TZOFFSET: minutes (learn.microsoft.com/sql/t-sql/functions/datepart-transact-sql).
+        return "SELECT DATEPART(TZOFFSET, SYSDATETIMEOFFSET()) * 60"
+
     def defaults_sql(self, table: TableName) -> str:
-        # rowversion is system type 'timestamp' in sys.types; an INSERT may give none of these but
-        # defaults (sys.columns: default_object_id, is_identity, is_computed).
-        generated = "c.is_identity = 1 OR c.is_computed = 1 OR t.name = N'timestamp'"
+        # rowversion is system type 'timestamp' in sys.types; generated_always_type marks temporal period
+        # and ledger columns. An INSERT may give none of these (sys.columns reference,
+        # learn.microsoft.com/sql/relational-databases/system-catalog-views/sys-columns-transact-sql).
+        # A default drawing NEXT VALUE FOR a sequence or NEWID() gives each row its own value.
+        generated = "c.is_identity = 1 OR c.is_computed = 1 OR t.name = N'timestamp' OR c.generated_always_type <> 0"
+        assigned = " OR ".join(
+            f"d.[definition] LIKE N'%{f}%'" for f in ("NEXT VALUE FOR", "newid()", "newsequentialid()")
+        )
         return (
-            f"SELECT c.name, CASE WHEN {generated} THEN 1 ELSE 0 END "
+            f"SELECT c.name, CASE WHEN {generated} THEN 1 WHEN {assigned} THEN 2 ELSE 0 END "
             "FROM sys.columns AS c JOIN sys.types AS t ON t.user_type_id = c.system_type_id "
+            "LEFT JOIN sys.default_constraints AS d ON d.object_id = c.default_object_id "
             f"WHERE c.object_id = OBJECT_ID(:object_name) AND (c.default_object_id <> 0 OR {generated})"
         )
 

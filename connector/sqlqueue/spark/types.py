@@ -99,17 +99,18 @@ def sink_columns(schema: StructType, columns: Sequence[Column]) -> tuple[Column,
     return tuple(columns)
 
 
-def _writable(array: pa.Array, column: Column) -> pa.Array:
+def _writable(array: pa.Array, column: Column, native: bool) -> pa.Array:
     if pa.types.is_timestamp(array.type):
         array = array.cast(_UTC)  # a naive (timestamp_ntz) value is taken as UTC
-    fill = _NULL_MEANS.get(column.name)
+    fill = _NULL_MEANS.get(column.name) if native else None
     if fill is not None and array.null_count:
         array = pc.fill_null(array, pa.scalar(fill(), type=array.type))
     return array
 
 
-def batch_rows(batches: Iterable[pa.RecordBatch], columns: Sequence[Column]) -> Iterator[tuple]:
-    """Rows of Python values from record batches whose columns are ``columns``, in order."""
+def batch_rows(batches: Iterable[pa.RecordBatch], columns: Sequence[Column], native: bool = True) -> Iterator[tuple]:
+    """Rows of Python values from record batches whose columns are ``columns``, in order; ``native``: into
+    sqlqueue's own layout, whose optional lifecycle columns take their default for a null."""
     for batch in batches:
-        arrays = [_writable(batch.column(i), column) for i, column in enumerate(columns)]
+        arrays = [_writable(batch.column(i), column, native) for i, column in enumerate(columns)]
         yield from zip(*(a.to_pylist() for a in arrays))

@@ -105,7 +105,7 @@ class _Publishing:
 
     def _write_task(self, batches: Iterator[pa.RecordBatch], writer_id: str, batch_id: int, run_id: str) -> WrittenTask:
         ctx = task_context()
-        rows = batch_rows(batches, self.columns)
+        rows = batch_rows(batches, self.columns, native=self.options.address.profile is None)
         written = self._producer(writer_id, run_id).write(
             batch_id, ctx.partitionId(), self.columns, rows, ctx.taskAttemptId()
         )

@@ -1,1 +1,1 @@
-INSERT INTO "jobs" ("Payload") SELECT "Payload" FROM "jobs_sqlqueue_staging" WHERE "stage_tag" = ?
+INSERT INTO "jobs" ("Payload", "ProcessingStartedAt") SELECT "Payload", NULL FROM "jobs_sqlqueue_staging" WHERE "stage_tag" = ?

@@ -3,8 +3,8 @@ CREATE TABLE [dbo].[jobs_sqlqueue_claims] (
   [sqlqueue_row] BIGINT IDENTITY(1, 1) NOT NULL,
   [sqlqueue_consumer] NVARCHAR(400) NOT NULL,
   [sqlqueue_claim_seq] BIGINT NOT NULL,
-  [Id] bigint,
-  [Payload] nvarchar(max),
-  [ProcessingStartedAt] datetime2(7),
+  [Id] bigint NULL,
+  [Payload] nvarchar(max) NULL,
+  [ProcessingStartedAt] datetime2(7) NULL,
   CONSTRAINT [pk_jobs_sqlqueue_claims] PRIMARY KEY ([sqlqueue_row])
 )

@@ -1,1 +1,1 @@
-INSERT INTO [dbo].[jobs] ([Payload]) SELECT [Payload] FROM [dbo].[jobs_sqlqueue_staging] WHERE [stage_tag] = ?
+INSERT INTO [dbo].[jobs] ([Payload], [ProcessingStartedAt]) SELECT [Payload], NULL FROM [dbo].[jobs_sqlqueue_staging] WHERE [stage_tag] = ?

@@ -25,17 +25,23 @@ class AdoptedSink(Adoption):
     def create_adopted_staging(self, table: TableName, columns: Sequence[tuple[str, str]]) -> list[str]:
         """The staging table for ``table``: the tag, then ``columns`` (name, exact type as the table has it),
         nullable: publish inserts only the columns a batch has, so the table's defaults and checks apply."""
-        lines = [self._column_sql(STAGE_TAG), *(f"{self.quote(name)} {exact}" for name, exact in columns)]
+        lines = [self._column_sql(STAGE_TAG), *self._copies(columns)]
         return self.staging_statements(self.adopted_staging(table), lines)
 
     @cached
     def defaults(self, table: TableName) -> Statement:
         return self.compile(self.defaults_sql(table))
 
+    @cached
+    def local_offset(self) -> Statement:
+        return self.compile(self.local_offset_sql())
+
     def new_row(self, profile: Profile, given: Sequence[str]) -> dict[str, str]:
         """{column: SQL value} the profile writes into a new row besides the ``given`` columns: the first
-        ready status, no attempt, the token now, and due and enqueued now where the rows leave them NULL
-        or out. A key column is never filled: rows enqueued together would share its value."""
+        ready status, no attempt, the token now, due and enqueued now where the rows leave them NULL or
+        out, and NULL where the profile reads NULL as ready (done-at; the claimer, or the started-at mark,
+        without a status), whatever the table's defaults say. A key column is never filled: rows enqueued
+        together would share its value."""
         q, now = self.quote, self.clock(profile)
         named = {c.lower(): c for c in given}
         keys = {k.lower() for k in profile.key}
@@ -50,7 +56,19 @@ class AdoptedSink(Adoption):
             values[profile.attempts] = "0"
         if profile.token is not None:
             values[profile.token] = now
+        for column in self._open_marks(profile):
+            values[column] = "NULL"
         return values
+
+    @staticmethod
+    def _open_marks(profile: Profile) -> list[str]:
+        """The columns whose NULL the profile's ready predicate reads (adopted_ready)."""
+        if profile.take:
+            return [profile.done_at] if profile.done_at else []
+        marks = [profile.done_at]
+        if profile.status is None:
+            marks.append(profile.claimer if profile.claimer is not None else profile.started)
+        return [c for c in marks if c is not None]
 
     @cached
     def adopted_publish(self, table: TableName, profile: Profile, columns: tuple[str, ...]) -> Statement:

@@ -40,6 +40,12 @@ class Adoption(Claims):
     def claims_table(self, table: TableName) -> TableName:
         return TableName(f"{table.name}_sqlqueue_claims", table.schema)
 
+    def _copies(self, columns: Sequence[tuple[str, str]]) -> list[str]:
+        """Column definitions copying ``columns`` (name, exact type): said NULL, since a column that says
+        neither takes its nullability from session and database settings on SQL Server
+        (https://learn.microsoft.com/sql/t-sql/statements/set-ansi-null-dflt-on-transact-sql)."""
+        return [f"{self.quote(name)} {exact} NULL" for name, exact in columns]
+
     def create_claims_table(self, table: TableName, columns: Sequence[tuple[str, str]]) -> list[str]:
         """The claims table for ``table``, whose ``columns`` are (name, exact type as the table has it).
 
@@ -51,7 +57,7 @@ class Adoption(Claims):
             f"{q(ROW)} {self.identity_sql(Column(ROW, 'bigint', False))}",
             f"{q(CONSUMER)} {self.type_sql(Column(CONSUMER, 'string'))} NOT NULL",
             f"{q(SEQ)} {self.type_sql(Column(SEQ, 'bigint'))} NOT NULL",
-            *(f"{q(name)} {exact}" for name, exact in columns),
+            *self._copies(columns),
         ]
         if self.separate_primary_key:
             lines.append(f"CONSTRAINT {q('pk_' + claims.name)} PRIMARY KEY ({q(ROW)})")
