@@ -139,13 +139,16 @@ class AdoptedQueue(Queue):
         self.profile  # noqa: B018
         self._require(self.dialect.claims_table(self.table))
 
-    def _require(self, ours: TableName) -> None:
-        if not self.fetch(self.dialect.table_columns(ours), self.catalog_names(ours)):
+    def _require(self, ours: TableName) -> set[str]:
+        """The columns of sqlqueue's table ``ours`` (lower case), or an error naming the command to make it."""
+        rows = self.fetch(self.dialect.table_columns(ours), self.catalog_names(ours))
+        if not rows:
             raise SchemaError(
                 f"table {self.table} at {self.spec.display} is not adopted yet ({ours} is missing): run "
                 f"`sqlqueue adopt --queue {self.table} --profile {self.declared.name}` to review the DDL it "
                 "needs, then with --apply"
             )
+        return {str(name).lower() for name, *_ in rows}
 
     # ---- the sink --------------------------------------------------------------------------------
     lists_unpublished = False
@@ -176,7 +179,14 @@ class AdoptedQueue(Queue):
         refuse fails before anything is written: the key must come with the rows unless the table assigns
         it; a NOT NULL column without default must be given unless the profile fills it; and the lifecycle
         columns a new row leaves to the table must take that (a NULL, or their default)."""
-        self._require(self.staging)
+        staged = self._require(self.staging)
+        unstaged = [n for n in names if n.lower() not in staged]
+        if unstaged and all(n.lower() in {c.name.lower() for c in self._writable()} for n in unstaged):
+            raise SchemaError(
+                f"column(s) {', '.join(map(repr, unstaged))} of table {self.table} came after it was adopted, and "
+                f"{self.staging} has no place for them: with the sink's queries stopped, drop {self.staging} (it "
+                "holds only batches Spark has not committed) and run `sqlqueue adopt --apply` again"
+            )
         p, kinds = self.profile, self._defaults()
         new_row = self.dialect.new_row(p, names)
         given = {n.lower() for n in names}

@@ -196,6 +196,13 @@ def test_times_the_rows_give_are_written_in_a_local_clock_tables_zone(engine, mo
         time.tzset()
 
 
+def test_a_column_added_after_adoption_names_how_to_stage_it(engine):
+    queue = seeds.relational(engine)
+    seeds.run(queue, f"ALTER TABLE {queue.table} ADD Region {designs.TYPES[engine.name][3]} NULL")
+    with pytest.raises(SchemaError, match="(?i)column\\(s\\) 'Region' of table .* came after it was adopted.*drop"):
+        queue.writable(["EnqueuedAt", "Type", "Region"])
+
+
 @pytest.mark.babelfish_gap("index_names")  # adopting again re-runs the claims table's guarded index
 def test_a_table_adopted_before_the_sink_came_serves_the_source_and_refuses_the_sink_until_adopted_again(engine):
     queue = seeds.relational(engine)
