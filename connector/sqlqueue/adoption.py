@@ -326,6 +326,15 @@ class AdoptedQueue(Queue):
     def max_ready_id(self) -> int | None:
         return None
 
+    def by_status(self) -> dict[str, int]:
+        """Rows of this stream per status value ({} without a status column)."""
+        statement = self.dialect.adopted_by_status(self.table, self.profile)
+        return {} if statement is None else {str(value): count for value, count in self.fetch(statement, {})}
+
+    def count_in(self, ours: TableName) -> int:
+        """Rows in one of sqlqueue's tables beside this one (claims: held by streams; staging: unpublished)."""
+        return self.fetch(self.dialect.count_rows(ours), {})[0][0]
+
 
 def _in_zone(row: Sequence[Any], times: Sequence[int], zone: dt.tzinfo) -> list[Any]:
     values = list(row)

@@ -175,7 +175,26 @@ def peek(queue: Queue, args: argparse.Namespace, order: str) -> int:
     return 0
 
 
+def adopted_stats(queue: AdoptedQueue) -> int:
+    """An adopted table's figures: its rows per status, what sqlqueue's streams hold and its sinks staged,
+    and what a claim could take now."""
+    p, claims = queue.profile, queue.dialect.claims_table(queue.table)
+    print(f"table {queue.table} at {queue.spec.display}, adopted with profile {p.name}")
+    if p.status is not None:
+        print(f"{p.status:14} {'rows':>12}" + (f"  (rows where {p.filter})" if p.filter else ""))
+        for value, rows in sorted(queue.by_status().items()):
+            print(f"{value:14} {rows:>12,}")
+    print(f"{'held':14} {queue.count_in(claims):>12,}  (claimed by sqlqueue's streams, not completed yet: {claims})")
+    print(f"{'unpublished':14} {queue.count_in(queue.staging):>12,}  (sink batches not committed yet: {queue.staging})")
+    backlog = queue.backlog()
+    oldest = "" if backlog.oldest_age_ms is None else f", the oldest enqueued {duration(backlog.oldest_age_ms)} ago"
+    print(f"claimable: {backlog.ready_rows:,} rows now (the profile's ready rows, due, with attempts left){oldest}")
+    return 0
+
+
 def stats(queue: Queue, args: argparse.Namespace, order: str) -> int:
+    if isinstance(queue, AdoptedQueue):
+        return adopted_stats(queue)
     now = dt.datetime.now(dt.timezone.utc)
     states = queue.stats()
     print(f"queue {queue.table} at {queue.spec.display}")
@@ -474,10 +493,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             # A missing table, or one of another layout, is named here, before any command's statements;
             # the doctor reports the layout among its findings, and migrate is what changes it.
-            if isinstance(queue, AdoptedQueue) and args.run not in (adopt, doctor):
+            if isinstance(queue, AdoptedQueue) and args.run not in (adopt, doctor, stats):
                 raise ConfigError(
                     f"sqlqueue {args.command} serves tables in sqlqueue's own layout; an adopted table (option "
-                    "profile) is read by the source, and checked by adopt and doctor"
+                    "profile) is read by the source, written by the sink, and checked by adopt, doctor and stats"
                 )
             if args.run is doctor:
                 queue.columns()

@@ -65,5 +65,15 @@ def test_a_profile_that_does_not_fit_is_one_line_naming_the_column(adopt):
 
 
 def test_other_commands_refuse_an_adopted_table_in_one_line(adopt):
-    status, _, err = adopt("stats", "--set", "source.profile=relational")
-    assert status == 2 and "serves tables in sqlqueue's own layout" in err
+    status, _, err = adopt("peek", "--set", "source.profile=relational")
+    assert status == 2 and err.count("\n") == 1 and "serves tables in sqlqueue's own layout" in err
+
+
+def test_stats_on_an_adopted_table_shows_rows_per_status_held_unpublished_and_claimable(adopt):
+    adopt("adopt", "--set", "source.profile=relational", "--apply")
+    seeds.enqueue_relational(adopt.queue, 3)
+    adopt.queue.claim("etl", 1, 1)
+    status, out, _ = adopt("stats", "--set", "source.profile=relational")
+    lines = {line.split()[0]: line.split()[1] for line in out.splitlines()[2:] if len(line.split()) > 1}
+    assert status == 0 and lines["Pending"] == "2" and lines["Processing"] == "1" and lines["held"] == "1"
+    assert lines["unpublished"] == "0" and "claimable: 2 rows now" in out

@@ -200,7 +200,12 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
             yield Entry(f"adopted_{name}_claim_settle", "adopted_claim", plan.settle.sql)
         for i, statement in enumerate(dialect.adopted_complete(t, profile, dialect.default_chunk is not None), 1):
             yield Entry(f"adopted_{name}_complete_{i}", "adopted_complete", statement.sql)
-        for builder in (dialect.adopted_fail_expired, dialect.adopted_claim_waits, dialect.adopted_backlog):
+        for builder in (
+            dialect.adopted_fail_expired,
+            dialect.adopted_claim_waits,
+            dialect.adopted_backlog,
+            dialect.adopted_by_status,
+        ):
             statement = builder(t, profile)
             if statement is not None:
                 yield Entry(
@@ -208,6 +213,7 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
                 )
     yield Entry("adopted_count_held", "adopted_count_held", dialect.adopted_count_held(t).sql)
     yield Entry("local_offset", "local_offset", dialect.local_offset().sql)
+    yield Entry("count_rows", "count_rows", dialect.count_rows(t).sql)
     yield Entry("adopted_partition_bounds", "adopted_partition_bounds", dialect.adopted_partition_bounds(t, PARTS).sql)
     yield Entry("adopted_read_claimed", "adopted_read_claimed", dialect.adopted_read_claimed(t, ("Id", "Payload")).sql)
     for builder in (

@@ -295,7 +295,19 @@ class Adoption(Claims):
             sets += f", {q(profile.token)} = {now}"
         return self.compile(self.limited_update(table, sets, where, False))
 
-    # ---- the backlog and queue wait ------------------------------------------------------------------
+    # ---- the backlog, queue wait and stats ----------------------------------------------------------
+    @cached
+    def adopted_by_status(self, table: TableName, profile: Profile) -> Statement | None:
+        """Rows of this stream (the profile's filter) per status value, where the profile has a status."""
+        if profile.status is None:
+            return None
+        status, where = self.quote(profile.status), f" WHERE {profile.filter}" if profile.filter else ""
+        return self.compile(f"SELECT {status}, COUNT(*) FROM {self.table(table)}{where} GROUP BY {status}")
+
+    @cached
+    def count_rows(self, table: TableName) -> Statement:
+        return self.compile(f"SELECT COUNT(*) FROM {self.table(table)}")
+
     @cached
     def adopted_backlog(self, table: TableName, profile: Profile) -> Statement:
         """(ready rows, age in ms of the oldest) where the table records when rows were enqueued."""

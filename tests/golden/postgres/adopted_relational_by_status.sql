@@ -1,0 +1,1 @@
+SELECT "Status", COUNT(*) FROM "jobs" GROUP BY "Status"

@@ -1,0 +1,1 @@
+SELECT "Status", COUNT(*) FROM "jobs" WHERE Type = 'Sync' GROUP BY "Status"

@@ -1,0 +1,1 @@
+SELECT [Status], COUNT(*) FROM [dbo].[jobs] GROUP BY [Status]
