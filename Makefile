@@ -82,8 +82,9 @@ endif
 # suite (Spark and crash tests included); the other drivers (FreeTDS, and mssql-python, which `setup`
 # installs through the dev extra) take the tests of what a driver carries: bulk writes, every value
 # type, the driver's own behaviour, and an adopted table's sink (README "What has run against a live
-# server"). They run beside the full suite, each logging to a file shown when it ends: one suite on
-# Babelfish takes a core for about 35 minutes, and CI has two cores and 90 minutes for everything.
+# server"). They run one after the other beside the full suite, on the second core, each logging to a
+# file shown at the end: one suite on Babelfish takes a core for about 35 minutes, and CI has two cores
+# and 90 minutes for everything.
 # First the recording TDS stub runs again with Driver 18 registered. Without ../shared it says so and
 # passes.
 BABELFISH := $(abspath ../shared/babelfish)
@@ -100,15 +101,15 @@ test-babelfish: setup
 	status=0; \
 	echo "== the recording TDS stub, with every driver now registered"; \
 	$(PY) -m pytest tests/drivers $(PYTEST_ARGS) || status=1; \
-	logs=$$(mktemp -d); pids=""; \
-	for driver in $(LIVE_SUBSET_DRIVERS); do \
-	  SQLQUEUE_TEST_SQLSERVER='$(BABELFISH_URL)' SQLQUEUE_TEST_SQLSERVER_DRIVER="$$driver" \
-	    $(SQLSERVER_PYTEST) $(LIVE_SUBSET) >"$$logs/$$driver.log" 2>&1 & pids="$$pids $$!"; \
-	done; \
+	logs=$$(mktemp -d); \
+	( sub=0; for driver in $(LIVE_SUBSET_DRIVERS); do \
+	    SQLQUEUE_TEST_SQLSERVER='$(BABELFISH_URL)' SQLQUEUE_TEST_SQLSERVER_DRIVER="$$driver" \
+	      $(SQLSERVER_PYTEST) $(LIVE_SUBSET) >"$$logs/$$driver.log" 2>&1 || sub=1; \
+	  done; exit $$sub ) & subsets=$$!; \
 	echo "== sqlserver suite on Babelfish, driver $(LIVE_FULL_DRIVER): everything"; \
 	SQLQUEUE_TEST_SQLSERVER='$(BABELFISH_URL)' SQLQUEUE_TEST_SQLSERVER_DRIVER='$(LIVE_FULL_DRIVER)' \
 	  $(SQLSERVER_PYTEST) || status=1; \
-	for pid in $$pids; do wait $$pid || status=1; done; \
+	wait $$subsets || status=1; \
 	for driver in $(LIVE_SUBSET_DRIVERS); do \
 	  echo "== sqlserver suite on Babelfish, driver $$driver: $(LIVE_SUBSET)"; \
 	  cat "$$logs/$$driver.log"; \
