@@ -43,9 +43,12 @@ class AdoptedQueue(Queue):
         return table_columns(self)
 
     def domain_columns(self) -> tuple[Column, ...]:
-        """The table's columns but those the lifecycle writes."""
+        return self._domain(self.columns())
+
+    def _domain(self, columns: Sequence[Column]) -> tuple[Column, ...]:
+        """The table's ``columns`` but those the lifecycle writes."""
         managed = {c.lower() for c in self.profile.lifecycle()}
-        return tuple(c for c in self.columns() if c.name.lower() not in managed)
+        return tuple(c for c in columns if c.name.lower() not in managed)
 
     def source_columns(self) -> tuple[Column, ...]:
         """What a source returns by default: the table's columns but those the lifecycle writes."""
@@ -99,7 +102,7 @@ class AdoptedQueue(Queue):
         """The DDL adopting the table needs, nothing on the table: sqlqueue's claims table beside it, and for
         the sink a staging table of the columns a producer may write, and the ledger."""
         exact = [(str(n), str(t)) for n, t in self.fetch(self.dialect.exact_columns(self.table), self.catalog_names())]
-        writable = {c.name.lower() for c in self._writable()}
+        writable = {c.name.lower() for c in self._writable(self.columns(), self._defaults())}
         staged = [(n, t) for n, t in exact if n.lower() in writable]
         return [
             *self.dialect.create_claims_table(self.table, exact),
@@ -168,11 +171,10 @@ class AdoptedQueue(Queue):
         rows = self.fetch(self.dialect.defaults(self.table), self.catalog_names())
         return {str(name).lower(): int(kind) for name, kind in rows}
 
-    def _writable(self) -> tuple[Column, ...]:
-        """The columns a producer may write: the table's, but those the lifecycle writes or the table
-        generates (identity, computed)."""
-        generated = {name for name, kind in self._defaults().items() if kind == GENERATED}
-        return tuple(c for c in self.domain_columns() if c.name.lower() not in generated)
+    def _writable(self, columns: Sequence[Column], kinds: dict[str, int]) -> tuple[Column, ...]:
+        """The columns a producer may write: the table's ``columns``, but those the lifecycle writes or the
+        table generates (identity, computed; ``kinds`` from _defaults)."""
+        return tuple(c for c in self._domain(columns) if kinds.get(c.name.lower()) != GENERATED)
 
     def writable(self, names: Sequence[str]) -> tuple[Column, ...]:
         """The table's columns receiving a producer's ``names``, checked so that a batch the table would
@@ -180,14 +182,15 @@ class AdoptedQueue(Queue):
         it; a NOT NULL column without default must be given unless the profile fills it; and the lifecycle
         columns a new row leaves to the table must take that (a NULL, or their default)."""
         staged = self._require(self.staging)
+        p, kinds, columns = self.profile, self._defaults(), self.columns()
+        writable = self._writable(columns, kinds)
         unstaged = [n for n in names if n.lower() not in staged]
-        if unstaged and all(n.lower() in {c.name.lower() for c in self._writable()} for n in unstaged):
+        if unstaged and all(n.lower() in {c.name.lower() for c in writable} for n in unstaged):
             raise SchemaError(
                 f"column(s) {', '.join(map(repr, unstaged))} of table {self.table} came after it was adopted, and "
                 f"{self.staging} has no place for them: with the sink's queries stopped, drop {self.staging} (it "
                 "holds only batches Spark has not committed) and run `sqlqueue adopt --apply` again"
             )
-        p, kinds = self.profile, self._defaults()
         new_row = self.dialect.new_row(p, names)
         given = {n.lower() for n in names}
         for key in p.key:
@@ -196,9 +199,10 @@ class AdoptedQueue(Queue):
                     f"column {key!r}, the key of table {self.table} (profile.key), is missing from the rows and the "
                     "table does not assign it: give it in the rows, one value per row"
                 )
-        for column in self.columns():
+        lifecycle = {c.lower() for c in p.lifecycle()}
+        for column in columns:
             name = column.name.lower()
-            if name not in {c.lower() for c in p.lifecycle()} or column.nullable:
+            if name not in lifecycle or column.nullable:
                 continue
             if new_row.get(column.name) == "NULL":
                 raise SchemaError(
@@ -211,13 +215,11 @@ class AdoptedQueue(Queue):
                     f"profile {p.name!r} leaves it empty: give it a default, or make it nullable"
                 )
         keys = {k.lower() for k in p.key}
-        writable = self._writable()
         required = [
             c.name
             for c in writable
             if not c.nullable and c.name.lower() not in {*kinds, *keys, *(n.lower() for n in new_row)}
         ]
-        lifecycle = {c.lower() for c in p.lifecycle()}
 
         def why_not(name: str) -> str:
             if name.lower() in lifecycle:

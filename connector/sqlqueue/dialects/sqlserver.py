@@ -329,7 +329,10 @@ class SqlServerDialect(SqlServerDoctor):
         # rowversion is system type 'timestamp' in sys.types; generated_always_type marks temporal period
         # and ledger columns. An INSERT may give none of these (sys.columns reference,
         # learn.microsoft.com/sql/relational-databases/system-catalog-views/sys-columns-transact-sql).
-        # A default drawing NEXT VALUE FOR a sequence or NEWID() gives each row its own value.
+        # A default drawing NEXT VALUE FOR a sequence or NEWID() gives each row its own value: read from the
+        # default's text, sys.default_constraints.definition (learn.microsoft.com/sql/relational-databases/
+        # system-catalog-views/sys-default-constraints-transact-sql); bracketed, as sqlfluff takes DEFINITION
+        # for a keyword.
         generated = "c.is_identity = 1 OR c.is_computed = 1 OR t.name = N'timestamp' OR c.generated_always_type <> 0"
         assigned = " OR ".join(
             f"d.[definition] LIKE N'%{f}%'" for f in ("NEXT VALUE FOR", "newid()", "newsequentialid()")
