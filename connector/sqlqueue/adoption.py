@@ -337,6 +337,10 @@ class AdoptedQueue(Queue):
         """Rows in one of sqlqueue's tables beside this one (claims: held by streams; staging: unpublished)."""
         return self.fetch(self.dialect.count_rows(ours), {})[0][0]
 
+    def unpublished_rows(self) -> int:
+        """Rows of sink batches not committed yet: all of them wait in the staging table."""
+        return self.count_in(self.staging)
+
 
 def _in_zone(row: Sequence[Any], times: Sequence[int], zone: dt.tzinfo) -> list[Any]:
     values = list(row)

@@ -185,7 +185,7 @@ def adopted_stats(queue: AdoptedQueue) -> int:
         for value, rows in sorted(queue.by_status().items()):
             print(f"{value:14} {rows:>12,}")
     print(f"{'held':14} {queue.count_in(claims):>12,}  (claimed by sqlqueue's streams, not completed yet: {claims})")
-    print(f"{'unpublished':14} {queue.count_in(queue.staging):>12,}  (sink batches not committed yet: {queue.staging})")
+    print(f"{'unpublished':14} {queue.unpublished_rows():>12,}  (sink batches not committed yet: {queue.staging})")
     backlog = queue.backlog()
     oldest = "" if backlog.oldest_age_ms is None else f", the oldest enqueued {duration(backlog.oldest_age_ms)} ago"
     print(f"claimable: {backlog.ready_rows:,} rows now (the profile's ready rows, due, with attempts left){oldest}")

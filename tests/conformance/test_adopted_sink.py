@@ -35,10 +35,6 @@ def publish(queue: AdoptedQueue, batch: int, tasks: list, writer: str = "w") -> 
     return Producer(queue, writer).publish(batch, queue.writable(["EnqueuedAt", "Type", "Payload"]), tasks)
 
 
-def staged(queue: AdoptedQueue) -> int:
-    return queue.fetch(queue.dialect.compile(f"SELECT COUNT(*) FROM {queue.dialect.table(queue.staging)}"), {})[0][0]
-
-
 def table_rows(queue: AdoptedQueue) -> list[tuple]:
     sql = f"SELECT Payload, Status, AttemptNum FROM {queue.table} ORDER BY Payload"
     return queue.fetch(queue.dialect.compile(sql), {})
@@ -78,14 +74,14 @@ def test_only_the_attempt_spark_committed_is_published(engine):
     committed = producer.write(0, 0, columns, rows(2, start=10), attempt=2)
     assert producer.publish(0, columns, [committed]) == 2
     assert [p for p, _, _ in table_rows(queue)] == ["s10", "s11"]
-    assert staged(queue) == 0
+    assert queue.unpublished_rows() == 0
 
 
 def test_a_discarded_batch_leaves_nothing(engine):
     queue = seeds.relational(engine)
     written(queue, 0, [rows(2)])
     assert Producer(queue, "w").discard(0) == 2
-    assert staged(queue) == 0 and table_rows(queue) == []
+    assert queue.unpublished_rows() == 0 and table_rows(queue) == []
 
 
 def test_a_due_time_the_rows_give_is_kept(engine):

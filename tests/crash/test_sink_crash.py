@@ -25,7 +25,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sqlqueue.adoption import AdoptedQueue
 from sqlqueue.schema import Column
 from tests.support import seeds
 from tests.support.crash import run_job
@@ -58,14 +57,6 @@ def keys_in(queue) -> Counter:
         for rows in queue.read_claimed("checker", 0, 1, lo, hi, ["k"]):
             found.update(r[0] for r in rows)
     return found
-
-
-def unpublished(queue) -> int:
-    if isinstance(queue, AdoptedQueue):
-        return queue.fetch(queue.dialect.compile(f"SELECT COUNT(*) FROM {queue.dialect.table(queue.staging)}"), {})[0][
-            0
-        ]
-    return queue.unpublished_rows()
 
 
 @pytest.mark.parametrize("table", ["native", "adopted"])
@@ -117,7 +108,7 @@ def test_every_key_is_enqueued_exactly_once_across_kills_and_task_retries(engine
     happened = {p.name.rsplit("-", 1)[0] for p in evidence.iterdir()}
     print(f"{kills} kills; scenarios seen: {sorted(happened)}")
     assert happened == {"replayed", "retried-after-staging", "retried-while-staging"}
-    assert unpublished(queue) == 0, "unpublished rows were left behind"
+    assert queue.unpublished_rows() == 0, "unpublished rows were left behind"
     found = keys_in(queue)
     assert sorted(found) == list(range(ROWS)), f"{ROWS - len(found)} keys missing"
     assert [k for k, n in found.items() if n > 1] == []
