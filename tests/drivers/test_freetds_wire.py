@@ -39,7 +39,9 @@ def server():
 
 def conn_string(server: TdsServer, password: str = "p", server_part: str | None = None) -> str:
     where = server_part or f"Server=127.0.0.1;Port={server.port}"
-    return f"DRIVER={{FreeTDS}};{where};Database=db;UID=u;PWD={password};TDS_Version=7.4"
+    # pyodbc caches what connect learns (SQLGetTypeInfo) per connection string for the process, and
+    # a later stub may get an earlier one's port: a fresh APP name keeps each connect uncached.
+    return f"DRIVER={{FreeTDS}};{where};APP=stub-{uuid.uuid4().hex};Database=db;UID=u;PWD={password};TDS_Version=7.4"
 
 
 def connect(server: TdsServer, **kw) -> pyodbc.Connection:
