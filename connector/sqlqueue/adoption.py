@@ -17,12 +17,13 @@ from typing import Any
 
 from .connection import ConnectionSpec
 from .dialects.engine import ASSIGNED, GENERATED, Statement
+from .dialects.statements.claims import Holding
 from .errors import SchemaError
 from .identifiers import TableName
 from .profile import Profile
 from .queue import Queue
 from .schema import Column, picked_columns
-from .waits import Backlog, Waits
+from .waits import Backlog
 
 
 class AdoptedQueue(Queue):
@@ -269,18 +270,10 @@ class AdoptedQueue(Queue):
 
         return take
 
-    def count_claimed(self, consumer: str, seq: int) -> int:
-        return self.fetch(self.dialect.adopted_count_held(self.table), {"consumer": consumer, "seq": seq})[0][0]
-
-    def partition_bounds(self, consumer: str, after_seq: int, upto_seq: int, parts: int) -> list[tuple[int, int]]:
-        rows = self.fetch(
-            self.dialect.adopted_partition_bounds(self.table, parts),
-            {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq},
-        )
-        return [(int(lo), int(hi)) for lo, hi in rows]
-
-    def _read_statement(self, columns: Sequence[str]) -> Statement:
-        return self.dialect.adopted_read_claimed(self.table, self.spelled(columns))
+    @property
+    def holding(self) -> Holding:
+        """Where this table's claimed rows are held: as copies in its claims table."""
+        return self.dialect.claims_holding(self.table, self.profile)
 
     def complete(self, consumer: str, upto_seq: int, *, keep: bool = False, chunk: int | None = None) -> int:
         """The done transition on the rows of claims up to ``upto_seq`` still ours, and their copies
@@ -318,12 +311,6 @@ class AdoptedQueue(Queue):
 
     def backlog(self) -> Backlog:
         return Backlog.from_row(self.fetch(self.dialect.adopted_backlog(self.table, self.profile), self._values())[0])
-
-    def claim_waits(self, consumer: str, seq: int) -> Waits:
-        statement = self.dialect.adopted_claim_waits(self.table, self.profile)
-        if statement is None:
-            return Waits()
-        return Waits.from_row(self.fetch(statement, {"consumer": consumer, "seq": seq})[0])
 
     def max_ready_id(self) -> int | None:
         return None

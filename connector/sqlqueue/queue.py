@@ -18,6 +18,7 @@ from .connection import ConnectionSpec
 from .dialects import Dialect, dialect_for
 from .dialects.engine import Statement
 from .dialects.layout import Step
+from .dialects.statements.claims import Holding
 from .errors import SchemaError, layout_mismatch
 from .identifiers import TableName
 from .schema import (
@@ -320,13 +321,18 @@ class Queue:
         """The same queue on a connection of its own (for a thread that claims ahead)."""
         return Queue(self.spec, self.table)
 
+    @property
+    def holding(self) -> Holding:
+        """Where this table's claimed rows are held: in place, in sqlqueue's own layout."""
+        return self.dialect.holding(self.table)
+
     def count_claimed(self, consumer: str, seq: int) -> int:
-        return self.fetch(self.dialect.count_held(self.table), {"consumer": consumer, "seq": seq})[0][0]
+        return self.fetch(self.dialect.count_held(self.holding), {"consumer": consumer, "seq": seq})[0][0]
 
     def partition_bounds(self, consumer: str, after_seq: int, upto_seq: int, parts: int) -> list[tuple[int, int]]:
-        """Id ranges that split the rows of claims (after_seq, upto_seq] into ``parts`` even groups."""
+        """Row ranges that split the rows of claims (after_seq, upto_seq] into ``parts`` even groups."""
         rows = self.fetch(
-            self.dialect.partition_bounds(self.table, parts),
+            self.dialect.partition_bounds(self.holding, parts),
             {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq},
         )
         return [(int(lo), int(hi)) for lo, hi in rows]
@@ -341,8 +347,8 @@ class Queue:
         columns: Sequence[str],
         batch_rows: int = 10_000,
     ) -> Iterator[list[tuple]]:
-        """The claimed rows in one id range, in lists of at most ``batch_rows``."""
-        statement = self._read_statement(columns)
+        """The claimed rows in one row range, in lists of at most ``batch_rows``."""
+        statement = self.dialect.read_claimed(self.holding, self.spelled(columns))
         values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
         conn = self.conn
         with self._errors():
@@ -351,8 +357,9 @@ class Queue:
             while rows := cur.fetchmany(batch_rows):
                 yield [tuple(r) for r in rows]
 
-    def _read_statement(self, columns: Sequence[str]) -> Statement:
-        return self.dialect.read_claimed(self.table, tuple(columns))
+    def spelled(self, names: Sequence[str]) -> tuple[str, ...]:
+        """``names`` as the table spells its columns."""
+        return tuple(names)
 
     def complete(self, consumer: str, upto_seq: int, *, keep: bool = False, chunk: int | None = None) -> int:
         """Delete (or mark done) every row this consumer claimed under claims up to ``upto_seq``."""
@@ -440,8 +447,12 @@ class Queue:
         return Backlog.from_row(self.fetch(self.dialect.backlog(self.table), {})[0])
 
     def claim_waits(self, consumer: str, seq: int) -> Waits:
-        """How long the rows of claim ``seq`` waited between enqueue and claim."""
-        return Waits.from_row(self.fetch(self.dialect.claim_waits(self.table), {"consumer": consumer, "seq": seq})[0])
+        """How long the rows of claim ``seq`` waited between enqueue and claim (none where the table
+        records no enqueue time)."""
+        statement = self.dialect.claim_waits(self.holding)
+        if statement is None:
+            return Waits()
+        return Waits.from_row(self.fetch(statement, {"consumer": consumer, "seq": seq})[0])
 
     def recent_waits(self, since: dt.datetime) -> Waits:
         """How long the rows claimed since a time waited, of those still in the table: with

@@ -26,7 +26,7 @@ def recorded(queue, consumer: str, seq: int) -> list[tuple[dt.datetime, dt.datet
     """(enqueued_at, claimed_at) of a claim's rows, as the database recorded them."""
     d, q = queue.dialect, queue.dialect.quote
     statement = d.compile(
-        f"SELECT {q('enqueued_at')}, {q('claimed_at')} FROM {d.table(queue.table)} WHERE {d.held(exact=True)}"
+        f"SELECT {q('enqueued_at')}, {q('claimed_at')} FROM {d.table(queue.table)} WHERE {d.held(queue.holding)}"
     )
     rows = queue.fetch(statement, {"consumer": consumer, "seq": seq})
     return [(d.decode_timestamp(e), d.decode_timestamp(c)) for e, c in rows]

@@ -200,9 +200,11 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
             yield Entry(f"adopted_{name}_claim_settle", "adopted_claim", plan.settle.sql)
         for i, statement in enumerate(dialect.adopted_complete(t, profile, dialect.default_chunk is not None), 1):
             yield Entry(f"adopted_{name}_complete_{i}", "adopted_complete", statement.sql)
+        waits = dialect.claim_waits(dialect.claims_holding(t, profile))
+        if waits is not None:
+            yield Entry(f"adopted_{name}_claim_waits", "claim_waits", waits.sql)
         for builder in (
             dialect.adopted_fail_expired,
-            dialect.adopted_claim_waits,
             dialect.adopted_backlog,
             dialect.adopted_by_status,
         ):
@@ -211,11 +213,12 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
                 yield Entry(
                     f"adopted_{name}_{builder.__name__.removeprefix('adopted_')}", builder.__name__, statement.sql
                 )
-    yield Entry("adopted_count_held", "adopted_count_held", dialect.adopted_count_held(t).sql)
+    held = dialect.claims_holding(t, PRESETS["started-mark"])
+    yield Entry("adopted_count_held", "count_held", dialect.count_held(held).sql)
     yield Entry("local_offset", "local_offset", dialect.local_offset().sql)
     yield Entry("count_rows", "count_rows", dialect.count_rows(t).sql)
-    yield Entry("adopted_partition_bounds", "adopted_partition_bounds", dialect.adopted_partition_bounds(t, PARTS).sql)
-    yield Entry("adopted_read_claimed", "adopted_read_claimed", dialect.adopted_read_claimed(t, ("Id", "Payload")).sql)
+    yield Entry("adopted_partition_bounds", "partition_bounds", dialect.partition_bounds(held, PARTS).sql)
+    yield Entry("adopted_read_claimed", "read_claimed", dialect.read_claimed(held, ("Id", "Payload")).sql)
     for builder in (
         dialect.unique_keys,
         dialect.exact_columns,
@@ -271,9 +274,10 @@ def catalog(dialect: Dialect) -> list[Entry]:
         for strict in (False,) if order == "heap" else (False, True):  # options refuse strict heap
             for bounded in (False, True):
                 add(claim_name(order, strict, bounded), dialect.claim, order, strict, bounded)
-    add("count_held", dialect.count_held)
-    add("partition_bounds", dialect.partition_bounds, PARTS)
-    add("read_claimed", dialect.read_claimed, READ_COLUMNS)
+    held = dialect.holding(t)
+    entries.append(Entry("count_held", "count_held", dialect.count_held(held).sql))
+    entries.append(Entry("partition_bounds", "partition_bounds", dialect.partition_bounds(held, PARTS).sql))
+    entries.append(Entry("read_claimed", "read_claimed", dialect.read_claimed(held, READ_COLUMNS).sql))
     for keep in (False, True):
         for limited in (False, True):
             add(complete_name(keep, limited), dialect.complete, keep, limited)
@@ -294,7 +298,10 @@ def catalog(dialect: Dialect) -> list[Entry]:
     for order in ORDERS:
         add(f"peek_{order}", dialect.peek, order, READ_COLUMNS)
     add("count_done_since", dialect.count_done_since)
-    for waits in (dialect.claim_waits, dialect.recent_waits, dialect.backlog):
+    waits = dialect.claim_waits(held)
+    assert waits is not None, "sqlqueue's own layout records enqueue and claim times"
+    entries.append(Entry("claim_waits", "claim_waits", waits.sql))
+    for waits in (dialect.recent_waits, dialect.backlog):
         add(waits.__name__, waits)
     add("table_indexes", dialect.table_indexes)
     doctor = next((builders for engine, builders in DOCTOR.items() if isinstance(dialect, engine)), ())

@@ -17,7 +17,7 @@ from ...identifiers import TableName
 from ...profile import Profile
 from ...schema import Column
 from ..engine import Statement, cached
-from .claims import Claims
+from .claims import UPTO, Claims, Holding
 
 # The claims table's own columns; the adopted table's columns follow them under their own names.
 ROW, CONSUMER, SEQ = "sqlqueue_row", "sqlqueue_consumer", "sqlqueue_claim_seq"
@@ -191,39 +191,10 @@ class Adoption(Claims):
         )
         return f"{self.table(self.claims_table(table))} ({names})", lead
 
-    # ---- reading a claim ---------------------------------------------------------------------------
-    def _held(self, exact: bool) -> str:
-        q = self.quote
-        held = f"{q(CONSUMER)} = :consumer AND "
-        if exact:
-            return held + f"{q(SEQ)} = :seq"
-        return held + f"{q(SEQ)} > :after_seq AND {q(SEQ)} <= :upto_seq"
-
-    @cached
-    def adopted_count_held(self, table: TableName) -> Statement:
-        claims = self.table(self.claims_table(table))
-        return self.compile(f"SELECT COUNT(*) FROM {claims} WHERE {self._held(exact=True)}")
-
-    @cached
-    def adopted_partition_bounds(self, table: TableName, parts: int) -> Statement:
-        """The held copies of claims (after_seq, upto_seq] in ``parts`` row ranges of equal size."""
-        q, claims = self.quote, self.table(self.claims_table(table))
-        inner = (
-            f"SELECT {q(ROW)}, NTILE({int(parts)}) OVER (ORDER BY {q(ROW)}) AS {q('part')} "
-            f"FROM {claims} WHERE {self._held(exact=False)}"
-        )
-        return self.compile(
-            f"SELECT MIN(t.{q(ROW)}) AS {q('lo')}, MAX(t.{q(ROW)}) AS {q('hi')} FROM ({inner}) AS t "
-            f"GROUP BY t.{q('part')} ORDER BY {q('lo')}"
-        )
-
-    @cached
-    def adopted_read_claimed(self, table: TableName, columns: tuple[str, ...]) -> Statement:
-        q, claims = self.quote, self.table(self.claims_table(table))
-        cols = ", ".join(q(c) for c in columns)
-        return self.compile(
-            f"SELECT {cols} FROM {claims} WHERE {self._held(exact=False)} AND {q(ROW)} BETWEEN :lo AND :hi"
-        )
+    def claims_holding(self, table: TableName, profile: Profile) -> Holding:
+        """An adopted table's claimed rows are held as copies in its claims table, under sqlqueue's own
+        columns; the copies keep the table's enqueue time and the started-at the claim wrote."""
+        return Holding(self.claims_table(table), CONSUMER, SEQ, ROW, None, profile.enqueued, profile.started)
 
     # ---- completion ----------------------------------------------------------------------------------
     def still_ours(self, table: TableName, profile: Profile) -> str:
@@ -265,7 +236,7 @@ class Adoption(Claims):
         statement touches at most :limit rows and runs again until it touches fewer (SQL Server's lock
         escalation, at 5,000 locks a statement, would lock the user's table whole); a row done no
         longer counts as ours, so the repeats end."""
-        where = f"{self.quote(CONSUMER)} = :consumer AND {self.quote(SEQ)} <= :upto_seq"
+        where = self.held(self.claims_holding(table, profile), UPTO)
         forget = self.compile(self.limited_delete(self.claims_table(table), where, limited))
         if profile.take:
             return (forget,)
@@ -319,17 +290,6 @@ class Adoption(Claims):
         return self.compile(
             f"SELECT COUNT(*), {age} FROM {self.table(table)}{self.skip_locked_hints()} "
             f"WHERE {self.adopted_ready(table, profile)}"
-        )
-
-    @cached
-    def adopted_claim_waits(self, table: TableName, profile: Profile) -> Statement | None:
-        """The wait figures of one claim's copies: the started-at the claim wrote minus the enqueue time."""
-        if profile.enqueued is None or profile.started is None:
-            return None
-        wait = self.millis_between(self.quote(profile.enqueued), self.quote(profile.started))
-        claims = self.table(self.claims_table(table))
-        return self.compile(
-            self.rank_waits(f"SELECT {wait} AS {self.quote('wait_ms')} FROM {claims} WHERE {self._held(exact=True)}")
         )
 
     @cached

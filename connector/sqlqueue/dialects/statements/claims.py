@@ -4,6 +4,7 @@ the backlog, and the queue wait of a claim's rows."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ...identifiers import TableName
 from ...schema import (
@@ -15,6 +16,28 @@ from ...schema import (
 )
 from ..engine import Statement, cached
 from .schema import Schema
+
+# Which claims a held-rows condition selects: one claim number, a range (after, upto], or every one up
+# to a number.
+ONE, RANGE, UPTO = "one", "range", "upto"
+
+
+@dataclass(frozen=True)
+class Holding:
+    """Where the rows of a table's claims are held. A claim records (consumer, claim number) with each
+    row it takes: on the row itself in sqlqueue's own layout, in a copy of the row in the claims table
+    beside an adopted table. Reading a claim, its queue wait and its completion find the rows here."""
+
+    table: TableName
+    consumer: str
+    seq: str
+    # An integer column that orders the held rows, so that a read splits them into ranges.
+    row: str
+    # (column, value) every held row has too, where that lets the engine seek an index of them.
+    state: tuple[str, str] | None
+    # When the row was enqueued and when it was claimed, for the queue wait (None: not recorded).
+    enqueued: str | None
+    claimed: str | None
 
 
 class Claims(Schema):
@@ -60,50 +83,57 @@ class Claims(Schema):
     def order_by(self, order: str) -> str:
         return ", ".join(f"{self.quote(c)} {d}" for c, d in ORDERS[order])
 
-    def held(self, exact: bool = False) -> str:
-        """Rows a consumer holds under one claim number, or a range of them.
+    def holding(self, table: TableName) -> Holding:
+        """sqlqueue's own layout holds claimed rows in place: claimed, with the consumer and claim number."""
+        return Holding(table, "consumer", "claim_seq", "id", ("state", CLAIMED), "enqueued_at", "claimed_at")
 
-        The state test lets the engine seek the filtered index of claimed rows.
+    def held(self, holding: Holding, claims: str = ONE) -> str:
+        """Rows a consumer holds under the claims ``claims`` names (ONE, RANGE or UPTO).
+
+        A state test first lets the engine seek the filtered index of claimed rows.
         """
         q = self.quote
-        held = f"{q('state')} = '{CLAIMED}' AND {q('consumer')} = :consumer AND "
-        if exact:
-            return held + f"{q('claim_seq')} = :seq"
-        return held + f"{q('claim_seq')} > :after_seq AND {q('claim_seq')} <= :upto_seq"
+        state = f"{q(holding.state[0])} = '{holding.state[1]}' AND " if holding.state else ""
+        held = f"{state}{q(holding.consumer)} = :consumer AND {q(holding.seq)}"
+        if claims == ONE:
+            return f"{held} = :seq"
+        if claims == UPTO:
+            return f"{held} <= :upto_seq"
+        return f"{held} > :after_seq AND {q(holding.seq)} <= :upto_seq"
 
     @cached
-    def count_held(self, table: TableName) -> Statement:
-        return self.compile(f"SELECT COUNT(*) FROM {self.table(table)} WHERE {self.held(exact=True)}")
+    def count_held(self, holding: Holding) -> Statement:
+        return self.compile(f"SELECT COUNT(*) FROM {self.table(holding.table)} WHERE {self.held(holding)}")
 
     @cached
-    def partition_bounds(self, table: TableName, parts: int) -> Statement:
-        """Split the rows of claims (after_seq, upto_seq] into ``parts`` id ranges of equal size.
+    def partition_bounds(self, holding: Holding, parts: int) -> Statement:
+        """Split the rows of claims (after_seq, upto_seq] into ``parts`` row ranges of equal size.
 
         ``parts`` is a validated int written as a literal: NTILE takes no parameter marker in every
         engine's parser.
         """
-        q = self.quote
+        q, row = self.quote, self.quote(holding.row)
         inner = (
-            f"SELECT {q('id')}, NTILE({int(parts)}) OVER (ORDER BY {q('id')}) AS {q('part')} "
-            f"FROM {self.table(table)} WHERE {self.held()}"
+            f"SELECT {row}, NTILE({int(parts)}) OVER (ORDER BY {row}) AS {q('part')} "
+            f"FROM {self.table(holding.table)} WHERE {self.held(holding, RANGE)}"
         )
         return self.compile(
-            f"SELECT MIN(t.{q('id')}) AS {q('lo')}, MAX(t.{q('id')}) AS {q('hi')} FROM ({inner}) AS t "
+            f"SELECT MIN(t.{row}) AS {q('lo')}, MAX(t.{row}) AS {q('hi')} FROM ({inner}) AS t "
             f"GROUP BY t.{q('part')} ORDER BY {q('lo')}"
         )
 
     @cached
-    def read_claimed(self, table: TableName, columns: Sequence[str]) -> Statement:
+    def read_claimed(self, holding: Holding, columns: Sequence[str]) -> Statement:
         cols = ", ".join(self.quote(c) for c in columns)
         return self.compile(
-            f"SELECT {cols} FROM {self.table(table)} WHERE {self.held()} AND {self.quote('id')} BETWEEN :lo AND :hi"
+            f"SELECT {cols} FROM {self.table(holding.table)} WHERE {self.held(holding, RANGE)} "
+            f"AND {self.quote(holding.row)} BETWEEN :lo AND :hi"
         )
 
     @cached
     def complete(self, table: TableName, keep: bool, limited: bool) -> Statement:
         """Finish the rows of claims up to ``:upto_seq``: delete them, or mark them done."""
-        q = self.quote
-        where = f"{q('state')} = '{CLAIMED}' AND {q('consumer')} = :consumer AND {q('claim_seq')} <= :upto_seq"
+        q, where = self.quote, self.held(self.holding(table), UPTO)
         if keep:
             set_sql = f"{q('state')} = '{DONE}', {q('completed_at')} = {self.now()}, {q('lease_until')} = NULL"
             return self.compile(self.limited_update(table, set_sql, where, limited))
@@ -144,10 +174,10 @@ class Claims(Schema):
     # fetching the waits to rank them in Python 66 ms; a claim returning each wait beside its id took
     # 29-40 ms longer than the claim (benchmarks/bench_wait.py). So the claim statement stays as it
     # was, and a claim made ahead ranks its waits in the prefetch thread, off the batch's path.
-    def _wait_figures(self, table: TableName, where: str, hints: str = "") -> str:
-        """One row for the rows ``where`` selects: how many, the p50 and p95 of their waits and the
-        longest (ms; NULL when no row matches)."""
-        wait = self.millis_between(self.quote("enqueued_at"), self.quote("claimed_at"))
+    def _wait_figures(self, table: TableName, enqueued: str, claimed: str, where: str, hints: str = "") -> str:
+        """One row for the rows ``where`` selects: how many, the p50 and p95 of their waits (``claimed``
+        minus ``enqueued``) and the longest (ms; NULL when no row matches)."""
+        wait = self.millis_between(self.quote(enqueued), self.quote(claimed))
         return self.rank_waits(
             f"SELECT {wait} AS {self.quote('wait_ms')} FROM {self.table(table)}{hints} WHERE {where}"
         )
@@ -170,7 +200,9 @@ class Claims(Schema):
         )
 
     @cached
-    def claim_waits(self, table: TableName) -> Statement:
+    def claim_waits(self, holding: Holding) -> Statement | None:
         """The wait figures of the rows one consumer holds under one claim (a micro-batch), read
-        through the index of claimed rows."""
-        return self.compile(self._wait_figures(table, self.held(exact=True)))
+        through the index of claimed rows; None where the holding records no enqueue or claim time."""
+        if holding.enqueued is None or holding.claimed is None:
+            return None
+        return self.compile(self._wait_figures(holding.table, holding.enqueued, holding.claimed, self.held(holding)))

@@ -118,4 +118,4 @@ class Doctor(Claims):
         state (``sqlqueue stats``). No index has claimed_at: this reads the whole table, as the
         counts per state do. Rows being claimed or written are skipped rather than waited for."""
         where = f"{self.quote('claimed_at')} >= :since"
-        return self.compile(self._wait_figures(table, where, self.skip_locked_hints()))
+        return self.compile(self._wait_figures(table, "enqueued_at", "claimed_at", where, self.skip_locked_hints()))
