@@ -17,7 +17,6 @@ from typing import Any
 
 from .connection import ConnectionSpec
 from .dialects.engine import ASSIGNED, GENERATED, Statement
-from .dialects.statements.claims import Holding
 from .errors import SchemaError
 from .identifiers import TableName
 from .profile import Profile
@@ -269,11 +268,6 @@ class AdoptedQueue(Queue):
             return taken
 
         return take
-
-    @property
-    def holding(self) -> Holding:
-        """Where this table's claimed rows are held: as copies in its claims table."""
-        return self.dialect.claims_holding(self.table, self.profile)
 
     def complete(self, consumer: str, upto_seq: int, *, keep: bool = False, chunk: int | None = None) -> int:
         """The done transition on the rows of claims up to ``upto_seq`` still ours, and their copies

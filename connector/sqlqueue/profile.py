@@ -23,7 +23,7 @@ from dataclasses import dataclass, fields, replace
 
 from .errors import ConfigError, SchemaError
 from .identifiers import TableName, check_name
-from .schema import Column
+from .schema import CLAIMED, DONE, FAILED, READY, Column
 
 # What each role's column must hold, as portable types (see schema.PORTABLE_TYPES).
 TIMES = ("timestamp",)
@@ -77,6 +77,10 @@ class Profile:
     # How long a claim's started-at holds a row before the row counts as abandoned by its claimer
     # (the source's leaseSeconds): after that a claim, ours or the table's own worker's, may take it.
     lease_seconds: int = 300
+    # The column a claim writes its claim number to, on the row itself (the consumer goes in
+    # ``claimer``): sqlqueue's own layout only, whose rows carry their bookkeeping. None, for every
+    # adopted table: the bookkeeping goes in the claims table beside it.
+    claim_seq: str | None = None
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -203,11 +207,31 @@ PRESETS: dict[str, Profile] = {
     "dequeue": Profile("dequeue", key=("Id",), take=True, order=(("Id", "ASC"),)),
 }
 
+# sqlqueue's own layout (schema.LIFECYCLE), as a profile: a table `sqlqueue create` made. Its claims
+# are held on the rows themselves, and its stream options set what done does and the claim order.
+NATIVE = Profile(
+    "native",
+    key=("id",),
+    status="state",
+    ready=(READY,),
+    in_flight=CLAIMED,
+    done=DONE,
+    failed=FAILED,
+    attempts="attempts",
+    due="due_at",
+    started="claimed_at",
+    claimer="consumer",
+    error="last_error",
+    enqueued="enqueued_at",
+    done_at="completed_at",
+    claim_seq="claim_seq",
+)
+
 # Option names (after 'profile.') and how each is read.
 _TUPLES = {"key", "ready"}
 _INTS = {"max_attempts", "lease_seconds"}
 _BOOLS = {"take"}
-_FIELDS = [f.name for f in fields(Profile) if f.name != "name"]
+_FIELDS = [f.name for f in fields(Profile) if f.name not in ("name", "claim_seq")]
 
 
 def _order(text: str) -> tuple[tuple[str, str], ...]:

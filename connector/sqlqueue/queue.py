@@ -21,6 +21,7 @@ from .dialects.layout import Step
 from .dialects.statements.claims import Holding
 from .errors import SchemaError, layout_mismatch
 from .identifiers import TableName
+from .profile import NATIVE, Profile
 from .schema import (
     DEFAULT_SOURCE_LIFECYCLE,
     LAYOUT,
@@ -322,9 +323,14 @@ class Queue:
         return Queue(self.spec, self.table)
 
     @property
+    def profile(self) -> Profile:
+        """How this table expresses a queue: sqlqueue's own layout."""
+        return NATIVE
+
+    @property
     def holding(self) -> Holding:
-        """Where this table's claimed rows are held: in place, in sqlqueue's own layout."""
-        return self.dialect.holding(self.table)
+        """Where this table's claimed rows are held."""
+        return self.dialect.holding(self.table, self.profile)
 
     def count_claimed(self, consumer: str, seq: int) -> int:
         return self.fetch(self.dialect.count_held(self.holding), {"consumer": consumer, "seq": seq})[0][0]

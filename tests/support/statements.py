@@ -23,7 +23,7 @@ from sqlqueue.dialects.postgres import PostgresDialect
 from sqlqueue.dialects.sqlite import SqliteDialect
 from sqlqueue.dialects.sqlserver import SqlServerDialect
 from sqlqueue.identifiers import TableName
-from sqlqueue.profile import PRESETS, Profile
+from sqlqueue.profile import NATIVE, PRESETS, Profile
 from sqlqueue.schema import ORDERS, STAGE_TAG, Column, QueueSpec
 
 DIALECTS = ("sqlserver", "postgres", "sqlite")
@@ -200,7 +200,7 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
             yield Entry(f"adopted_{name}_claim_settle", "adopted_claim", plan.settle.sql)
         for i, statement in enumerate(dialect.adopted_complete(t, profile, dialect.default_chunk is not None), 1):
             yield Entry(f"adopted_{name}_complete_{i}", "adopted_complete", statement.sql)
-        waits = dialect.claim_waits(dialect.claims_holding(t, profile))
+        waits = dialect.claim_waits(dialect.holding(t, profile))
         if waits is not None:
             yield Entry(f"adopted_{name}_claim_waits", "claim_waits", waits.sql)
         for builder in (
@@ -213,7 +213,7 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
                 yield Entry(
                     f"adopted_{name}_{builder.__name__.removeprefix('adopted_')}", builder.__name__, statement.sql
                 )
-    held = dialect.claims_holding(t, PRESETS["started-mark"])
+    held = dialect.holding(t, PRESETS["started-mark"])
     yield Entry("adopted_count_held", "count_held", dialect.count_held(held).sql)
     yield Entry("local_offset", "local_offset", dialect.local_offset().sql)
     yield Entry("count_rows", "count_rows", dialect.count_rows(t).sql)
@@ -274,7 +274,7 @@ def catalog(dialect: Dialect) -> list[Entry]:
         for strict in (False,) if order == "heap" else (False, True):  # options refuse strict heap
             for bounded in (False, True):
                 add(claim_name(order, strict, bounded), dialect.claim, order, strict, bounded)
-    held = dialect.holding(t)
+    held = dialect.holding(t, NATIVE)
     entries.append(Entry("count_held", "count_held", dialect.count_held(held).sql))
     entries.append(Entry("partition_bounds", "partition_bounds", dialect.partition_bounds(held, PARTS).sql))
     entries.append(Entry("read_claimed", "read_claimed", dialect.read_claimed(held, READ_COLUMNS).sql))

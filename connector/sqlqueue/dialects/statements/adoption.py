@@ -17,10 +17,7 @@ from ...identifiers import TableName
 from ...profile import Profile
 from ...schema import Column
 from ..engine import Statement, cached
-from .claims import UPTO, Claims, Holding
-
-# The claims table's own columns; the adopted table's columns follow them under their own names.
-ROW, CONSUMER, SEQ = "sqlqueue_row", "sqlqueue_consumer", "sqlqueue_claim_seq"
+from .claims import CONSUMER, ROW, SEQ, UPTO, Claims
 
 
 @dataclass(frozen=True)
@@ -37,9 +34,6 @@ class ClaimPlan:
 
 
 class Adoption(Claims):
-    def claims_table(self, table: TableName) -> TableName:
-        return TableName(f"{table.name}_sqlqueue_claims", table.schema)
-
     def _copies(self, columns: Sequence[tuple[str, str]]) -> list[str]:
         """Column definitions copying ``columns`` (name, exact type): said NULL, since a column that says
         neither takes its nullability from session and database settings on SQL Server
@@ -68,10 +62,6 @@ class Adoption(Claims):
         ]
 
     # ---- what is ready, and the claim ------------------------------------------------------------
-    def clock(self, profile: Profile) -> str:
-        """The current time in the clock the table's times are written in."""
-        return self.local_now() if profile.clock == "local" else self.now()
-
     def claimable(self, profile: Profile) -> str | None:
         """The rows a claim may ever take as far as status or done-at say (ready or in flight, not done):
         the filter of the index `sqlqueue adopt --index` proposes (AdoptedQueue.claim_index)."""
@@ -113,22 +103,6 @@ class Adoption(Claims):
         if profile.filter is not None:
             parts.append(f"({profile.filter})")
         return " AND ".join(parts) or "1 = 1"
-
-    def claim_sets(self, profile: Profile) -> str:
-        """What a claim writes on a row: in flight, started now, one more attempt, by whom."""
-        q, now = self.quote, self.clock(profile)
-        sets = []
-        if profile.status is not None:
-            sets.append(f"{q(profile.status)} = {self.literal(profile.in_flight or '')}")
-        if profile.started is not None:
-            sets.append(f"{q(profile.started)} = {now}")
-        if profile.attempts is not None:
-            sets.append(f"{q(profile.attempts)} = {q(profile.attempts)} + 1")
-        if profile.claimer is not None:
-            sets.append(f"{q(profile.claimer)} = :consumer")
-        if profile.token is not None:
-            sets.append(f"{q(profile.token)} = {now}")
-        return ", ".join(sets)
 
     def adopted_order(self, profile: Profile) -> str:
         return ", ".join(f"{self.quote(c)} {d}" for c, d in profile.order)
@@ -191,11 +165,6 @@ class Adoption(Claims):
         )
         return f"{self.table(self.claims_table(table))} ({names})", lead
 
-    def claims_holding(self, table: TableName, profile: Profile) -> Holding:
-        """An adopted table's claimed rows are held as copies in its claims table, under sqlqueue's own
-        columns; the copies keep the table's enqueue time and the started-at the claim wrote."""
-        return Holding(self.claims_table(table), CONSUMER, SEQ, ROW, None, profile.enqueued, profile.started)
-
     # ---- completion ----------------------------------------------------------------------------------
     def still_ours(self, table: TableName, profile: Profile) -> str:
         """A row of ``table`` that a copy of claims up to :upto_seq holds, unchanged since our claim: its
@@ -216,19 +185,6 @@ class Adoption(Claims):
             return f"{q(profile.done_at)} IS NULL AND {ours}"
         return ours
 
-    def done_sets(self, profile: Profile) -> str:
-        q, now = self.quote, self.clock(profile)
-        sets = []
-        if profile.status is not None and profile.done is not None:
-            sets.append(f"{q(profile.status)} = {self.literal(profile.done)}")
-        if profile.done_at is not None:
-            sets.append(f"{q(profile.done_at)} = {now}")
-        if profile.duration is not None and profile.started is not None:
-            sets.append(f"{q(profile.duration)} = {self.millis_between(q(profile.started), now)}")
-        if profile.token is not None:
-            sets.append(f"{q(profile.token)} = {now}")
-        return ", ".join(sets)
-
     @cached
     def adopted_complete(self, table: TableName, profile: Profile, limited: bool) -> tuple[Statement, ...]:
         """The done transition on the rows of claims up to :upto_seq that are still ours, then the
@@ -236,7 +192,7 @@ class Adoption(Claims):
         statement touches at most :limit rows and runs again until it touches fewer (SQL Server's lock
         escalation, at 5,000 locks a statement, would lock the user's table whole); a row done no
         longer counts as ours, so the repeats end."""
-        where = self.held(self.claims_holding(table, profile), UPTO)
+        where = self.held(self.holding(table, profile), UPTO)
         forget = self.compile(self.limited_delete(self.claims_table(table), where, limited))
         if profile.take:
             return (forget,)

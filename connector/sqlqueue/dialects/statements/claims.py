@@ -7,15 +7,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...identifiers import TableName
+from ...profile import NATIVE, Profile
 from ...schema import (
-    CLAIMED,
-    DONE,
     ORDERS,
-    READY,
     STAGE_TAG,
 )
 from ..engine import Statement, cached
 from .schema import Schema
+
+# The claims table's own columns; an adopted table's columns follow them under their own names.
+ROW, CONSUMER, SEQ = "sqlqueue_row", "sqlqueue_consumer", "sqlqueue_claim_seq"
 
 # Which claims a held-rows condition selects: one claim number, a range (after, upto], or every one up
 # to a number.
@@ -47,9 +48,9 @@ class Claims(Schema):
         Rows of unpublished batches sit in the ready index like any other; the tag test skips them
         with one primary-key probe each, and only rows a sink wrote carry a tag until claimed.
         """
-        q = self.quote
+        q, ready = self.quote, NATIVE.ready[0]
         where = (
-            f"{q('state')} = '{READY}' AND {q('due_at')} <= {self.now()} "
+            f"{q(str(NATIVE.status))} = '{ready}' AND {q(str(NATIVE.due))} <= {self.now()} "
             f"AND ({self._row_tag(table)} IS NULL OR NOT EXISTS ({self._listed_tag(table)}))"
         )
         return where + (f" AND {q('id')} <= :max_id" if bounded else "")
@@ -70,22 +71,57 @@ class Claims(Schema):
             f"WHERE {self._row_tag(unpublished)} = {self._row_tag(table)}"
         )
 
+    def clock(self, profile: Profile) -> str:
+        """The current time in the clock the table's times are written in."""
+        return self.local_now() if profile.clock == "local" else self.now()
+
+    def claim_sets(self, profile: Profile) -> str:
+        """What a claim writes on a row: in flight, started now, one more attempt, by whom."""
+        q, now = self.quote, self.clock(profile)
+        sets = []
+        if profile.status is not None:
+            sets.append(f"{q(profile.status)} = {self.literal(profile.in_flight or '')}")
+        if profile.started is not None:
+            sets.append(f"{q(profile.started)} = {now}")
+        if profile.attempts is not None:
+            sets.append(f"{q(profile.attempts)} = {q(profile.attempts)} + 1")
+        if profile.claimer is not None:
+            sets.append(f"{q(profile.claimer)} = :consumer")
+        if profile.claim_seq is not None:
+            sets.append(f"{q(profile.claim_seq)} = :seq")
+        if profile.token is not None:
+            sets.append(f"{q(profile.token)} = {now}")
+        return ", ".join(sets)
+
     @cached
     def claim(self, table: TableName, order: str, strict: bool, bounded: bool) -> Statement:
+        """What the profile's claim writes, then the lease's end and the tag cleared: a claimed row
+        belongs to no sink batch any more."""
         q = self.quote
         set_sql = (
-            f"{q('state')} = '{CLAIMED}', {q('consumer')} = :consumer, {q('claim_seq')} = :seq, "
-            f"{q('attempts')} = {q('attempts')} + 1, {q('claimed_at')} = {self.now()}, "
-            f"{q('lease_until')} = {self.now_plus('lease_seconds')}, {q(STAGE_TAG.name)} = NULL"
+            f"{self.claim_sets(NATIVE)}, {q('lease_until')} = {self.now_plus('lease_seconds')}, "
+            f"{q(STAGE_TAG.name)} = NULL"
         )
         return self.compile(self.claim_sql(table, set_sql, self.ready_predicate(table, bounded), order, strict))
 
     def order_by(self, order: str) -> str:
         return ", ".join(f"{self.quote(c)} {d}" for c, d in ORDERS[order])
 
-    def holding(self, table: TableName) -> Holding:
-        """sqlqueue's own layout holds claimed rows in place: claimed, with the consumer and claim number."""
-        return Holding(table, "consumer", "claim_seq", "id", ("state", CLAIMED), "enqueued_at", "claimed_at")
+    def claims_table(self, table: TableName) -> TableName:
+        return TableName(f"{table.name}_sqlqueue_claims", table.schema)
+
+    def holding(self, table: TableName, profile: Profile) -> Holding:
+        """Where ``profile`` holds a claim's rows. Rows that carry their bookkeeping (sqlqueue's own
+        layout) are held in place, in flight with the consumer and claim number. An adopted table's are
+        copies in its claims table, under sqlqueue's own columns; the copies keep the table's enqueue
+        time and the started-at the claim wrote."""
+        if profile.claim_seq is not None:
+            in_flight = (str(profile.status), str(profile.in_flight)) if profile.status else None
+            return Holding(
+                table, str(profile.claimer), profile.claim_seq, profile.key[0], in_flight, profile.enqueued,
+                profile.started,
+            )  # fmt: skip
+        return Holding(self.claims_table(table), CONSUMER, SEQ, ROW, None, profile.enqueued, profile.started)
 
     def held(self, holding: Holding, claims: str = ONE) -> str:
         """Rows a consumer holds under the claims ``claims`` names (ONE, RANGE or UPTO).
@@ -133,11 +169,24 @@ class Claims(Schema):
     @cached
     def complete(self, table: TableName, keep: bool, limited: bool) -> Statement:
         """Finish the rows of claims up to ``:upto_seq``: delete them, or mark them done."""
-        q, where = self.quote, self.held(self.holding(table), UPTO)
+        q, where = self.quote, self.held(self.holding(table, NATIVE), UPTO)
         if keep:
-            set_sql = f"{q('state')} = '{DONE}', {q('completed_at')} = {self.now()}, {q('lease_until')} = NULL"
+            set_sql = f"{self.done_sets(NATIVE)}, {q('lease_until')} = NULL"
             return self.compile(self.limited_update(table, set_sql, where, limited))
         return self.compile(self.limited_delete(table, where, limited))
+
+    def done_sets(self, profile: Profile) -> str:
+        q, now = self.quote, self.clock(profile)
+        sets = []
+        if profile.status is not None and profile.done is not None:
+            sets.append(f"{q(profile.status)} = {self.literal(profile.done)}")
+        if profile.done_at is not None:
+            sets.append(f"{q(profile.done_at)} = {now}")
+        if profile.duration is not None and profile.started is not None:
+            sets.append(f"{q(profile.duration)} = {self.millis_between(q(profile.started), now)}")
+        if profile.token is not None:
+            sets.append(f"{q(profile.token)} = {now}")
+        return ", ".join(sets)
 
     @cached
     def count_ready(self, table: TableName) -> Statement:
