@@ -18,7 +18,7 @@ from .connection import ConnectionSpec
 from .dialects import Dialect, dialect_for
 from .dialects.engine import Statement
 from .dialects.layout import Step
-from .dialects.statements.claims import Holding
+from .dialects.statements.lifecycle import Holding
 from .errors import SchemaError, layout_mismatch
 from .identifiers import TableName
 from .profile import NATIVE, Profile

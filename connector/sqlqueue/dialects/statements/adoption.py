@@ -17,7 +17,8 @@ from ...identifiers import TableName
 from ...profile import Profile
 from ...schema import Column
 from ..engine import Statement, cached
-from .claims import CONSUMER, ROW, SEQ, UPTO, Claims
+from .claims import Claims
+from .lifecycle import CONSUMER, ROW, SEQ, UPTO
 
 
 @dataclass(frozen=True)

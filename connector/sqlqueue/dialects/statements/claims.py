@@ -4,44 +4,19 @@ the backlog, and the queue wait of a claim's rows."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ...identifiers import TableName
-from ...profile import NATIVE, Profile
+from ...profile import NATIVE
 from ...schema import (
     ORDERS,
     STAGE_TAG,
 )
 from ..engine import Statement, cached
+from .lifecycle import RANGE, UPTO, Holding, Lifecycle
 from .schema import Schema
 
-# The claims table's own columns; an adopted table's columns follow them under their own names.
-ROW, CONSUMER, SEQ = "sqlqueue_row", "sqlqueue_consumer", "sqlqueue_claim_seq"
 
-# Which claims a held-rows condition selects: one claim number, a range (after, upto], or every one up
-# to a number.
-ONE, RANGE, UPTO = "one", "range", "upto"
-
-
-@dataclass(frozen=True)
-class Holding:
-    """Where the rows of a table's claims are held. A claim records (consumer, claim number) with each
-    row it takes: on the row itself in sqlqueue's own layout, in a copy of the row in the claims table
-    beside an adopted table. Reading a claim, its queue wait and its completion find the rows here."""
-
-    table: TableName
-    consumer: str
-    seq: str
-    # An integer column that orders the held rows, so that a read splits them into ranges.
-    row: str
-    # (column, value) every held row has too, where that lets the engine seek an index of them.
-    state: tuple[str, str] | None
-    # When the row was enqueued and when it was claimed, for the queue wait (None: not recorded).
-    enqueued: str | None
-    claimed: str | None
-
-
-class Claims(Schema):
+class Claims(Schema, Lifecycle):
     def ready_predicate(self, table: TableName, bounded: bool) -> str:
         """Rows a claim may take: ready, due, and not part of a sink batch Spark has yet to commit.
 
@@ -71,28 +46,6 @@ class Claims(Schema):
             f"WHERE {self._row_tag(unpublished)} = {self._row_tag(table)}"
         )
 
-    def clock(self, profile: Profile) -> str:
-        """The current time in the clock the table's times are written in."""
-        return self.local_now() if profile.clock == "local" else self.now()
-
-    def claim_sets(self, profile: Profile) -> str:
-        """What a claim writes on a row: in flight, started now, one more attempt, by whom."""
-        q, now = self.quote, self.clock(profile)
-        sets = []
-        if profile.status is not None:
-            sets.append(f"{q(profile.status)} = {self.literal(profile.in_flight or '')}")
-        if profile.started is not None:
-            sets.append(f"{q(profile.started)} = {now}")
-        if profile.attempts is not None:
-            sets.append(f"{q(profile.attempts)} = {q(profile.attempts)} + 1")
-        if profile.claimer is not None:
-            sets.append(f"{q(profile.claimer)} = :consumer")
-        if profile.claim_seq is not None:
-            sets.append(f"{q(profile.claim_seq)} = :seq")
-        if profile.token is not None:
-            sets.append(f"{q(profile.token)} = {now}")
-        return ", ".join(sets)
-
     @cached
     def claim(self, table: TableName, order: str, strict: bool, bounded: bool) -> Statement:
         """What the profile's claim writes, then the lease's end and the tag cleared: a claimed row
@@ -106,36 +59,6 @@ class Claims(Schema):
 
     def order_by(self, order: str) -> str:
         return ", ".join(f"{self.quote(c)} {d}" for c, d in ORDERS[order])
-
-    def claims_table(self, table: TableName) -> TableName:
-        return TableName(f"{table.name}_sqlqueue_claims", table.schema)
-
-    def holding(self, table: TableName, profile: Profile) -> Holding:
-        """Where ``profile`` holds a claim's rows. Rows that carry their bookkeeping (sqlqueue's own
-        layout) are held in place, in flight with the consumer and claim number. An adopted table's are
-        copies in its claims table, under sqlqueue's own columns; the copies keep the table's enqueue
-        time and the started-at the claim wrote."""
-        if profile.claim_seq is not None:
-            in_flight = (str(profile.status), str(profile.in_flight)) if profile.status else None
-            return Holding(
-                table, str(profile.claimer), profile.claim_seq, profile.key[0], in_flight, profile.enqueued,
-                profile.started,
-            )  # fmt: skip
-        return Holding(self.claims_table(table), CONSUMER, SEQ, ROW, None, profile.enqueued, profile.started)
-
-    def held(self, holding: Holding, claims: str = ONE) -> str:
-        """Rows a consumer holds under the claims ``claims`` names (ONE, RANGE or UPTO).
-
-        A state test first lets the engine seek the filtered index of claimed rows.
-        """
-        q = self.quote
-        state = f"{q(holding.state[0])} = '{holding.state[1]}' AND " if holding.state else ""
-        held = f"{state}{q(holding.consumer)} = :consumer AND {q(holding.seq)}"
-        if claims == ONE:
-            return f"{held} = :seq"
-        if claims == UPTO:
-            return f"{held} <= :upto_seq"
-        return f"{held} > :after_seq AND {q(holding.seq)} <= :upto_seq"
 
     @cached
     def count_held(self, holding: Holding) -> Statement:
@@ -174,19 +97,6 @@ class Claims(Schema):
             set_sql = f"{self.done_sets(NATIVE)}, {q('lease_until')} = NULL"
             return self.compile(self.limited_update(table, set_sql, where, limited))
         return self.compile(self.limited_delete(table, where, limited))
-
-    def done_sets(self, profile: Profile) -> str:
-        q, now = self.quote, self.clock(profile)
-        sets = []
-        if profile.status is not None and profile.done is not None:
-            sets.append(f"{q(profile.status)} = {self.literal(profile.done)}")
-        if profile.done_at is not None:
-            sets.append(f"{q(profile.done_at)} = {now}")
-        if profile.duration is not None and profile.started is not None:
-            sets.append(f"{q(profile.duration)} = {self.millis_between(q(profile.started), now)}")
-        if profile.token is not None:
-            sets.append(f"{q(profile.token)} = {now}")
-        return ", ".join(sets)
 
     @cached
     def count_ready(self, table: TableName) -> Statement:

@@ -12,17 +12,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...identifiers import TableName
+from ...profile import NATIVE
 from ...schema import (
     CLAIMED,
-    DONE,
     FAILED,
     READY,
     STAGE_TAG,
 )
-from ..engine import Engine, Statement, cached
+from ..engine import Statement, cached
+from .lifecycle import Lifecycle
 
 
-class Housekeeping(Engine):
+class Housekeeping(Lifecycle):
     def _give_back(self, error: str, failed_at: str) -> str:
         """SET list that returns a claimed row to the queue, or fails it once its attempts are spent.
 
@@ -74,7 +75,7 @@ class Housekeeping(Engine):
         q = self.quote
         where = self._one_claimed_row(table)
         if keep:
-            set_sql = f"{q('state')} = '{DONE}', {q('completed_at')} = {self.now()}, {q('lease_until')} = NULL"
+            set_sql = f"{self.done_sets(NATIVE)}, {q('lease_until')} = NULL"
             return self.compile(self.limited_update(table, set_sql, where, False))
         return self.compile(self.limited_delete(table, where, False))
 

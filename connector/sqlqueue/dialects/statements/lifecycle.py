@@ -1,0 +1,103 @@
+"""A profile's transitions as SQL, for every statement that moves a row: what a claim writes, what
+done writes, and where the claimed rows are held and how they are found. The native layout (profile
+NATIVE) and every adopted table's profile go through the same methods."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...identifiers import TableName
+from ...profile import Profile
+from ..engine import Engine
+
+# The claims table's own columns; an adopted table's columns follow them under their own names.
+ROW, CONSUMER, SEQ = "sqlqueue_row", "sqlqueue_consumer", "sqlqueue_claim_seq"
+
+# Which claims a held-rows condition selects: one claim number, a range (after, upto], or every one up
+# to a number.
+ONE, RANGE, UPTO = "one", "range", "upto"
+
+
+@dataclass(frozen=True)
+class Holding:
+    """Where the rows of a table's claims are held. A claim records (consumer, claim number) with each
+    row it takes: on the row itself in sqlqueue's own layout, in a copy of the row in the claims table
+    beside an adopted table. Reading a claim, its queue wait and its completion find the rows here."""
+
+    table: TableName
+    consumer: str
+    seq: str
+    # An integer column that orders the held rows, so that a read splits them into ranges.
+    row: str
+    # (column, value) every held row has too, where that lets the engine seek an index of them.
+    state: tuple[str, str] | None
+    # When the row was enqueued and when it was claimed, for the queue wait (None: not recorded).
+    enqueued: str | None
+    claimed: str | None
+
+
+class Lifecycle(Engine):
+    def clock(self, profile: Profile) -> str:
+        """The current time in the clock the table's times are written in."""
+        return self.local_now() if profile.clock == "local" else self.now()
+
+    def claim_sets(self, profile: Profile) -> str:
+        """What a claim writes on a row: in flight, started now, one more attempt, by whom."""
+        q, now = self.quote, self.clock(profile)
+        sets = []
+        if profile.status is not None:
+            sets.append(f"{q(profile.status)} = {self.literal(profile.in_flight or '')}")
+        if profile.started is not None:
+            sets.append(f"{q(profile.started)} = {now}")
+        if profile.attempts is not None:
+            sets.append(f"{q(profile.attempts)} = {q(profile.attempts)} + 1")
+        if profile.claimer is not None:
+            sets.append(f"{q(profile.claimer)} = :consumer")
+        if profile.claim_seq is not None:
+            sets.append(f"{q(profile.claim_seq)} = :seq")
+        if profile.token is not None:
+            sets.append(f"{q(profile.token)} = {now}")
+        return ", ".join(sets)
+
+    def done_sets(self, profile: Profile) -> str:
+        q, now = self.quote, self.clock(profile)
+        sets = []
+        if profile.status is not None and profile.done is not None:
+            sets.append(f"{q(profile.status)} = {self.literal(profile.done)}")
+        if profile.done_at is not None:
+            sets.append(f"{q(profile.done_at)} = {now}")
+        if profile.duration is not None and profile.started is not None:
+            sets.append(f"{q(profile.duration)} = {self.millis_between(q(profile.started), now)}")
+        if profile.token is not None:
+            sets.append(f"{q(profile.token)} = {now}")
+        return ", ".join(sets)
+
+    def claims_table(self, table: TableName) -> TableName:
+        return TableName(f"{table.name}_sqlqueue_claims", table.schema)
+
+    def holding(self, table: TableName, profile: Profile) -> Holding:
+        """Where ``profile`` holds a claim's rows. Rows that carry their bookkeeping (sqlqueue's own
+        layout) are held in place, in flight with the consumer and claim number. An adopted table's are
+        copies in its claims table, under sqlqueue's own columns; the copies keep the table's enqueue
+        time and the started-at the claim wrote."""
+        if profile.claim_seq is not None:
+            in_flight = (str(profile.status), str(profile.in_flight)) if profile.status else None
+            return Holding(
+                table, str(profile.claimer), profile.claim_seq, profile.key[0], in_flight, profile.enqueued,
+                profile.started,
+            )  # fmt: skip
+        return Holding(self.claims_table(table), CONSUMER, SEQ, ROW, None, profile.enqueued, profile.started)
+
+    def held(self, holding: Holding, claims: str = ONE) -> str:
+        """Rows a consumer holds under the claims ``claims`` names (ONE, RANGE or UPTO).
+
+        A state test first lets the engine seek the filtered index of claimed rows.
+        """
+        q = self.quote
+        state = f"{q(holding.state[0])} = '{holding.state[1]}' AND " if holding.state else ""
+        held = f"{state}{q(holding.consumer)} = :consumer AND {q(holding.seq)}"
+        if claims == ONE:
+            return f"{held} = :seq"
+        if claims == UPTO:
+            return f"{held} <= :upto_seq"
+        return f"{held} > :after_seq AND {q(holding.seq)} <= :upto_seq"
