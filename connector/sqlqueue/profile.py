@@ -29,8 +29,10 @@ from .schema import CLAIMED, DONE, FAILED, READY, Column
 TIMES = ("timestamp",)
 COUNTS = ("int", "bigint")
 TEXTS = ("string", "text")
+# A status may be a word (Pending), a flag (seed 003's in_process bit) or a code.
+STATUSES = (*TEXTS, "boolean", *COUNTS)
 ROLE_TYPES: dict[str, tuple[str, ...]] = {
-    "status": TEXTS,
+    "status": STATUSES,
     "attempts": COUNTS,
     "due": TIMES,
     "started": TIMES,
@@ -192,16 +194,21 @@ PRESETS: dict[str, Profile] = {
         clock="local",
     ),
     "started-mark": Profile("started-mark", key=("Id",), started="ProcessingStartedAt", error="Errors"),
+    # Seed 003's retry table: in_process 0 is ready and 1 in flight; an end_date on a row in flight is
+    # done. Its primary key is (in_process, id), so that is the key (id alone is not declared unique).
     "claimer": Profile(
         "claimer",
-        key=("id",),
+        key=("in_process", "id"),
+        status="in_process",
+        ready=("0",),
+        in_flight="1",
         claimer="app_server",
         attempts="attempts",
         max_attempts=3,
         due="scheduled_start_date",
         started="start_date",
         done_at="end_date",
-        order=(("scheduled_start_date", "ASC"), ("id", "ASC")),
+        order=(("id", "ASC"),),
         clock="local",
     ),
     "dequeue": Profile("dequeue", key=("Id",), take=True, order=(("Id", "ASC"),)),
@@ -279,7 +286,7 @@ def profile_from(preset: str, settings: Mapping[str, str]) -> Profile:
 # What a column's name suggests it holds, by role: the first column of the right type whose lowercased
 # name (underscores dropped) matches wins. Names from the seeds, Hangfire, Rebus and common ORMs.
 _SUGGESTIONS = {
-    "status": ("status", "state"),
+    "status": ("status", "state", "inprocess"),
     "attempts": ("attemptnum", "attempts", "attempt", "retries", "retrycount", "dequeuecount"),
     "due": ("scheduledfor", "scheduledstartdate", "dueat", "duetime", "visibleafter", "runat", "notbefore"),
     "started": ("startedat", "processingstartedat", "startdate", "claimedat", "lockedat", "fetchedat"),
@@ -294,7 +301,7 @@ _SUGGESTIONS = {
 
 def propose(columns: Sequence[Column], unique_keys: Sequence[Sequence[str]]) -> Profile:
     """A profile for a table, read from its columns' names and types: the design its lifecycle columns
-    suggest (a status: relational; a claimer: claimer; a started-at alone: started-mark; none: dequeue),
+    suggest (a claimer: claimer; a status: relational; a started-at alone: started-mark; none: dequeue),
     keyed by its first unique key. A proposal to review, not a verdict."""
     found: dict[str, str] = {}
     for role, names in _SUGGESTIONS.items():
@@ -306,10 +313,10 @@ def propose(columns: Sequence[Column], unique_keys: Sequence[Sequence[str]]) -> 
         raise SchemaError("the table has no primary key or unique index: sqlqueue needs a unique key to adopt it")
     key = tuple(unique_keys[0])
     preset = (
-        "relational"
-        if "status" in found
-        else "claimer"
+        "claimer"
         if "claimer" in found
+        else "relational"
+        if "status" in found
         else "started-mark"
         if "started" in found
         else "dequeue"

@@ -164,11 +164,20 @@ def test_a_not_null_lifecycle_column_a_new_row_leaves_empty_is_refused(engine):
 
 def test_a_new_row_is_ready_whatever_the_defaults_of_the_columns_that_say_so(engine):
     # Seed 003 gives end_date a default; the profile reads a NULL end_date as not done.
+    queue = seeds.claimer(engine)
+    producer, columns = Producer(queue, "w"), queue.writable(["Payload"])
+    producer.publish(0, columns, [producer.write(0, 0, columns, [("a",), ("b",)])])
+    assert queue.claim("etl", 1, 10) == 2
+
+
+def test_a_new_row_of_a_claimer_table_without_a_status_flag_is_ready_whatever_its_end_date_default(engine):
     queue = table_of(
         engine,
         "id {identity}, app_server {text}, attempts INT DEFAULT 0 NOT NULL, scheduled_start_date {ts} NOT NULL, "
         "start_date {ts}, end_date {ts} DEFAULT ({now}), Payload {text}",
         "claimer",
+        key="id",
+        status="",
     )
     producer, columns = Producer(queue, "w"), queue.writable(["Payload"])
     producer.publish(0, columns, [producer.write(0, 0, columns, [("a",), ("b",)])])

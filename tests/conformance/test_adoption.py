@@ -130,6 +130,31 @@ def test_a_started_mark_is_set_by_the_claim_and_done_deletes_the_row(engine):
     assert queue.fetch(queue.dialect.compile(f"SELECT COUNT(*) FROM {queue.table}"), {})[0][0] == 1
 
 
+def in_process(queue: AdoptedQueue) -> list[tuple]:
+    """(Payload, in_process as 0 or 1, end_date is set) of each row of a seed-003 table, by payload."""
+    rows = queue.fetch(queue.dialect.compile(f"SELECT Payload, in_process, end_date FROM {queue.table}"), {})
+    return sorted((payload, int(flag), end is not None) for payload, flag, end in rows)
+
+
+def test_a_claim_on_seed_003_sets_in_process_so_the_tables_own_worker_skips_the_row(engine):
+    queue = seeds.claimer(engine)
+    seeds.insert_payloads(queue, 3, "claimer")  # end_date takes its default, as the seed's inserts do
+    assert queue.claim("etl", 1, 2) == 2
+    # the seed's worker takes WHERE in_process = 0: only the row sqlqueue did not claim
+    assert in_process(queue) == [("p0", 1, False), ("p1", 1, False), ("p2", 0, True)]
+
+
+def test_a_seed_003_row_done_has_its_end_date_and_is_not_claimed_again(engine):
+    queue = seeds.claimer(engine, lease_seconds=1)
+    seeds.insert_payloads(queue, 2, "claimer")
+    queue.claim("etl", 1, 1)
+    queue.complete("etl", 1)
+    past_lease = seeds._plus_ms(engine.name, seeds.NOW[engine.name], -5_000)
+    seeds.run(queue, f"UPDATE {queue.table} SET start_date = {past_lease}")
+    assert queue.claim("etl", 2, 10) == 1  # p1; p0 is done, however old its start
+    assert in_process(queue) == [("p0", 1, True), ("p1", 1, False)]
+
+
 def test_a_missing_column_is_named_before_any_row_moves(engine):
     queue = seeds.relational(engine)
     bad = AdoptedQueue(queue.spec, queue.table, replace(queue.declared, token="Version"))

@@ -74,6 +74,16 @@ def started_mark(engine: Engine) -> AdoptedQueue:
     return queue
 
 
+def claimer(engine: Engine, **settings: object) -> AdoptedQueue:
+    """A seed-003 retry table (sqlqueue.testing.designs.claimer): in_process, app_server, attempts, and
+    start and end dates that default to now; ``settings`` set profile fields over the preset."""
+    name = fresh_name("fourqueue")
+    queue = _queue(engine, name, replace(PRESETS["claimer"], **settings))  # type: ignore[arg-type]
+    run(queue, *designs.claimer(engine.name, name))
+    queue.adopt()
+    return queue
+
+
 def keyed_dequeue(engine: Engine) -> AdoptedQueue:
     """A seed-000 FIFO queue whose rows carry a key of the producer's, k, beside the payload."""
     name = fresh_name("keyedqueue")
@@ -84,8 +94,9 @@ def keyed_dequeue(engine: Engine) -> AdoptedQueue:
     return queue
 
 
-def insert_payloads(queue: AdoptedQueue, n: int) -> None:
-    designs.fill(queue, "dequeue", n)
+def insert_payloads(queue: AdoptedQueue, n: int, design: str = "dequeue") -> None:
+    """``n`` rows as the table's own producers insert them, payloads p0 up (sqlqueue.testing.designs.fill)."""
+    designs.fill(queue, design, n)
 
 
 class SeedWorker:

@@ -175,7 +175,10 @@ SEED_COLUMNS = {
         "Duration", "ScheduledFor", "Payload",
     ),
     "started-mark": ("Id", "Payload", "ProcessingStartedAt", "Errors"),
-    "claimer": ("id", "reputation", "app_server", "attempts", "scheduled_start_date", "start_date", "end_date"),
+    "claimer": (
+        "id", "in_process", "scheduled_start_date", "start_date", "end_date", "duration_milliseconds", "app_server",
+        "attempts", "Payload",
+    ),
     "dequeue": ("Id", "Payload"),
 }  # fmt: skip
 ADOPTED: dict[str, tuple[Profile, tuple[str, ...]]] = {
@@ -234,7 +237,7 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
     for i, (builder, sql) in enumerate(adoption, 1):
         yield Entry(f"adopt_{i:02d}_{ddl_label(sql)}", builder, sql)
     for name, (profile, columns) in ADOPTED.items():
-        given = tuple(c for c in columns if c not in {*profile.lifecycle(), "Id", "id"})
+        given = tuple(c for c in columns if c not in {*profile.lifecycle(), "Id", "id", "duration_milliseconds"})
         yield Entry(f"adopted_{name}_publish", "adopted_publish", dialect.adopted_publish(t, profile, given).sql)
 
 

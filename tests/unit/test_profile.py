@@ -31,17 +31,18 @@ def test_a_status_without_ready_values_is_refused():
 
 
 def test_the_proposal_reads_the_design_from_the_column_names():
-    columns = [
+    columns = [  # seed 003's retry table
         Column("id", "bigint", False),
-        Column("app_server", "string"),
-        Column("attempts", "int"),
+        Column("in_process", "boolean", False),
         Column("scheduled_start_date", "timestamp"),
         Column("start_date", "timestamp"),
         Column("end_date", "timestamp"),
+        Column("app_server", "string"),
+        Column("attempts", "int"),
     ]
-    profile = propose(columns, [["id"]])
-    assert profile.name == "claimer" and profile.claimer == "app_server" and profile.done_at == "end_date"
-    assert profile.order == (("scheduled_start_date", "ASC"), ("id", "ASC"))
+    profile = propose(columns, [["in_process", "id"]])
+    assert (profile.name, profile.key, profile.status) == ("claimer", ("in_process", "id"), "in_process")
+    assert (profile.claimer, profile.done_at) == ("app_server", "end_date")
 
 
 def test_a_table_without_lifecycle_columns_is_proposed_as_a_dequeue():

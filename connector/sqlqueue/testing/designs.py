@@ -90,11 +90,34 @@ def started_mark(engine: str, name: str) -> list[str]:
 
 
 def claimer(engine: str, name: str) -> list[str]:
-    """Seed 003: who claimed the row and when, its attempts, a scheduled start and an end date."""
-    identity, ts, text, string, integer = TYPES[engine]
+    """Seed 003's retry table: an in_process flag in the primary key (in_process, id), who claimed the
+    row, its attempts, a scheduled start, and start and end dates whose defaults are now (an end_date
+    just after), with the duration computed from them. SQLite gives id alone the key (its automatic
+    rowid) and declares (in_process, id) unique instead."""
+    identity, ts, text, string, _ = TYPES[engine]
+    now = LOCAL_NOW[engine]
+    if engine == "sqlite":
+        flag, key = "INTEGER NOT NULL DEFAULT 0", f"{identity}, "
+        end = "strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime', '+0.001 seconds')"
+        duration = (
+            "INTEGER GENERATED ALWAYS AS (CAST((julianday(end_date) - julianday(start_date)) * 86400000 AS INTEGER))"
+        )
+        unique = "UNIQUE (in_process, id)"
+    elif engine == "postgres":
+        flag, key = "boolean NOT NULL DEFAULT false", "bigint GENERATED ALWAYS AS IDENTITY, "
+        end = "LOCALTIMESTAMP + interval '1 millisecond'"
+        duration = "integer GENERATED ALWAYS AS ((EXTRACT(EPOCH FROM end_date - start_date) * 1000)::integer) STORED"
+        unique = "PRIMARY KEY (in_process, id)"
+    else:
+        flag, key = "BIT NOT NULL DEFAULT 0", "BIGINT IDENTITY(1, 1) NOT NULL, "
+        end = "DATEADD(MILLISECOND, 1, SYSDATETIME())"
+        duration = "AS DATEDIFF(MILLISECOND, start_date, end_date)"
+        unique = f"CONSTRAINT pk_{name} PRIMARY KEY CLUSTERED (in_process, id)"
     return [
-        f"CREATE TABLE {name} (id {identity}, app_server {string} NULL, attempts {integer} NOT NULL DEFAULT 0, "
-        f"scheduled_start_date {ts} NOT NULL, start_date {ts} NULL, end_date {ts} NULL, Payload {text} NULL)"
+        f"CREATE TABLE {name} (id {key}in_process {flag}, scheduled_start_date {ts} NULL DEFAULT ({now}), "
+        f"start_date {ts} NULL DEFAULT ({now}), end_date {ts} NULL DEFAULT ({end}), "
+        f"duration_milliseconds {duration}, app_server {string} NULL, attempts {TYPES[engine][4]} NOT NULL DEFAULT 0, "
+        f"Payload {text} NULL, {unique})"
     ]
 
 

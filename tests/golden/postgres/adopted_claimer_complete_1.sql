@@ -1,1 +1,1 @@
-UPDATE "jobs" SET "end_date" = LOCALTIMESTAMP WHERE "end_date" IS NULL AND EXISTS (SELECT 1 FROM "jobs_sqlqueue_claims" AS c WHERE c."sqlqueue_consumer" = %s AND c."sqlqueue_claim_seq" <= %s AND c."id" = "jobs"."id" AND c."start_date" = "jobs"."start_date")
+UPDATE "jobs" SET "end_date" = LOCALTIMESTAMP WHERE "in_process" = '1' AND EXISTS (SELECT 1 FROM "jobs_sqlqueue_claims" AS c WHERE c."sqlqueue_consumer" = %s AND c."sqlqueue_claim_seq" <= %s AND c."in_process" = "jobs"."in_process" AND c."id" = "jobs"."id" AND c."start_date" = "jobs"."start_date")

@@ -1,1 +1,1 @@
-INSERT INTO "jobs" ("reputation", "scheduled_start_date", "attempts", "end_date", "app_server") SELECT "reputation", COALESCE("scheduled_start_date", LOCALTIMESTAMP), 0, NULL, NULL FROM "jobs_sqlqueue_staging" WHERE "stage_tag" = %s
+INSERT INTO "jobs" ("scheduled_start_date", "Payload", "in_process", "attempts", "end_date") SELECT COALESCE("scheduled_start_date", LOCALTIMESTAMP), "Payload", '0', 0, NULL FROM "jobs_sqlqueue_staging" WHERE "stage_tag" = %s

@@ -1,1 +1,1 @@
-INSERT INTO "jobs_sqlqueue_claims" ("sqlqueue_consumer", "sqlqueue_claim_seq", "id", "reputation", "app_server", "attempts", "scheduled_start_date", "start_date", "end_date") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO "jobs_sqlqueue_claims" ("sqlqueue_consumer", "sqlqueue_claim_seq", "id", "in_process", "scheduled_start_date", "start_date", "end_date", "duration_milliseconds", "app_server", "attempts", "Payload") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

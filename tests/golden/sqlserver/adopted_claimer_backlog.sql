@@ -1,1 +1,1 @@
-SELECT COUNT(*), NULL FROM [dbo].[jobs] WITH (READPAST, READCOMMITTEDLOCK) WHERE ([app_server] IS NULL OR ([start_date] < DATEADD(SECOND, ?, SYSDATETIME()))) AND [end_date] IS NULL AND [attempts] < ? AND [scheduled_start_date] <= SYSDATETIME()
+SELECT COUNT(*), NULL FROM [dbo].[jobs] WITH (READPAST, READCOMMITTEDLOCK) WHERE [in_process] IN (N'0', N'1') AND ([in_process] IN (N'0') OR ([in_process] = N'1' AND [end_date] IS NULL AND [start_date] < DATEADD(SECOND, ?, SYSDATETIME()))) AND [attempts] < ? AND [scheduled_start_date] <= SYSDATETIME()

@@ -83,6 +83,10 @@ class Adoption(Claims):
             values = ", ".join(self.literal(v) for v in profile.ready)
             open_ = f"{q(profile.status)} IN ({values})"
             in_flight = f"{q(profile.status)} = {self.literal(profile.in_flight or '')}"
+            if profile.done_at is not None:
+                # With a status, done-at tells only rows in flight apart (seed 003: in_process = 1 and
+                # an end_date is done); a ready row may carry one from its default or an earlier run.
+                in_flight += f" AND {q(profile.done_at)} IS NULL"
             abandoned = f"{in_flight} AND {expired}" if expired else None
         elif profile.claimer is not None:
             open_, abandoned = f"{q(profile.claimer)} IS NULL", expired
@@ -95,7 +99,7 @@ class Adoption(Claims):
             # AND ...)` implies it: both sorted the whole table (SQLite uses a partial index only when the
             # query's AND terms include the index's, sqlite.org/partialindex.html, section 3).
             parts.insert(0, str(self.claimable(profile)))
-        if profile.done_at is not None:
+        if profile.done_at is not None and profile.status is None:
             parts.append(f"{q(profile.done_at)} IS NULL")
         if profile.attempts is not None and profile.max_attempts is not None:
             parts.append(f"{q(profile.attempts)} < :max_attempts")
@@ -144,7 +148,10 @@ class Adoption(Claims):
         then each returned row recorded; the single writer makes the two one step."""
         q, t = self.quote, self.table(table)
         key = ", ".join(q(k) for k in profile.key)
-        picked = f"({key}) IN (SELECT {key} FROM {t} WHERE {where}{self._ordered(order)} LIMIT :limit)"
+        # A composite key is matched off its index (unary +): SQLite 3.40 found no row for a row-value IN
+        # searched through a unique index holding the rowid alias, as seed 003's (in_process, id) does.
+        match = key if len(profile.key) == 1 else ", ".join(f"+{q(k)}" for k in profile.key)
+        picked = f"({match}) IN (SELECT {key} FROM {t} WHERE {where}{self._ordered(order)} LIMIT :limit)"
         returning = ", ".join(q(c) for c in columns)
         change = f"DELETE FROM {t}" if profile.take else f"UPDATE {t} SET {self.claim_sets(profile)}"
         target, _ = self.into_claims(table, columns)

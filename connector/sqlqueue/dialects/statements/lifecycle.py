@@ -42,11 +42,15 @@ class Lifecycle(Engine):
         return self.local_now() if profile.clock == "local" else self.now()
 
     def claim_sets(self, profile: Profile) -> str:
-        """What a claim writes on a row: in flight, started now, one more attempt, by whom."""
+        """What a claim writes on a row: in flight, started now, one more attempt, by whom. With a status, a
+        done-at the row carries (from its default, or an earlier run) is cleared: in flight, it is what
+        tells done from abandoned (adopted_ready)."""
         q, now = self.quote, self.clock(profile)
         sets = []
         if profile.status is not None:
             sets.append(f"{q(profile.status)} = {self.literal(profile.in_flight or '')}")
+            if profile.done_at is not None:
+                sets.append(f"{q(profile.done_at)} = NULL")
         if profile.started is not None:
             sets.append(f"{q(profile.started)} = {now}")
         if profile.attempts is not None:

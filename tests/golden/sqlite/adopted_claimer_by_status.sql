@@ -1,0 +1,1 @@
+SELECT "in_process", COUNT(*) FROM "jobs" GROUP BY "in_process"

@@ -1,0 +1,1 @@
+SELECT [in_process], COUNT(*) FROM [dbo].[jobs] GROUP BY [in_process]
