@@ -89,11 +89,12 @@ def started_mark(engine: str, name: str) -> list[str]:
     return [f"CREATE TABLE {name} (Id {identity}, Payload {text} NULL, ProcessingStartedAt {ts} NULL, Errors {text})"]
 
 
-def claimer(engine: str, name: str) -> list[str]:
+def claimer(engine: str, name: str, computed: bool = True) -> list[str]:
     """Seed 003's retry table: an in_process flag in the primary key (in_process, id), who claimed the
     row, its attempts, a scheduled start, and start and end dates whose defaults are now (an end_date
     just after), with the duration computed from them. SQLite gives id alone the key (its automatic
-    rowid) and declares (in_process, id) unique instead."""
+    rowid) and declares (in_process, id) unique instead. ``computed=False`` leaves the duration out
+    (Babelfish 4.2 crashes on an OUTPUT of a computed column)."""
     identity, ts, text, string, _ = TYPES[engine]
     now = LOCAL_NOW[engine]
     if engine == "sqlite":
@@ -113,11 +114,11 @@ def claimer(engine: str, name: str) -> list[str]:
         end = "DATEADD(MILLISECOND, 1, SYSDATETIME())"
         duration = "AS DATEDIFF(MILLISECOND, start_date, end_date)"
         unique = f"CONSTRAINT pk_{name} PRIMARY KEY CLUSTERED (in_process, id)"
+    duration = f"duration_milliseconds {duration}, " if computed else ""
     return [
         f"CREATE TABLE {name} (id {key}in_process {flag}, scheduled_start_date {ts} NULL DEFAULT ({now}), "
-        f"start_date {ts} NULL DEFAULT ({now}), end_date {ts} NULL DEFAULT ({end}), "
-        f"duration_milliseconds {duration}, app_server {string} NULL, attempts {TYPES[engine][4]} NOT NULL DEFAULT 0, "
-        f"Payload {text} NULL, {unique})"
+        f"start_date {ts} NULL DEFAULT ({now}), end_date {ts} NULL DEFAULT ({end}), {duration}"
+        f"app_server {string} NULL, attempts {TYPES[engine][4]} NOT NULL DEFAULT 0, Payload {text} NULL, {unique})"
     ]
 
 
