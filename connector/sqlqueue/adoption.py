@@ -140,7 +140,17 @@ class AdoptedQueue(Queue):
     def require_layout(self) -> None:
         """Refuse, before any row moves, a mapping the table does not fit or a table not adopted yet."""
         self.profile  # noqa: B018
-        self._require(self.dialect.claims_table(self.table))
+        claims = self.dialect.claims_table(self.table)
+        copied = self._require(claims)
+        later = [n for lower, n in self._names_by_lower.items() if lower not in copied]
+        if later:
+            exact = dict(self.fetch(self.dialect.exact_columns(self.table), self.catalog_names()))
+            q, t = self.dialect.quote, self.dialect.table(claims)
+            adds = "; ".join(f"ALTER TABLE {t} ADD {q(n)} {exact.get(n, '?')} NULL" for n in later)
+            raise SchemaError(
+                f"column(s) {', '.join(map(repr, later))} of table {self.table} came after it was adopted, and "
+                f"{claims}, where a claim copies every column, has no place for them; add them to it: {adds}"
+            )
 
     def _require(self, ours: TableName) -> set[str]:
         """The columns of sqlqueue's table ``ours`` (lower case), or an error naming the command to make it."""

@@ -9,6 +9,7 @@ import pytest
 from sqlqueue.adoption import AdoptedQueue
 from sqlqueue.errors import SchemaError
 from sqlqueue.identifiers import TableName
+from sqlqueue.testing import designs
 from tests.support import seeds
 
 
@@ -153,6 +154,18 @@ def test_a_seed_003_row_done_has_its_end_date_and_is_not_claimed_again(engine):
     seeds.run(queue, f"UPDATE {queue.table} SET start_date = {past_lease}")
     assert queue.claim("etl", 2, 10) == 1  # p1; p0 is done, however old its start
     assert in_process(queue) == [("p0", 1, True), ("p1", 1, False)]
+
+
+def test_a_column_added_after_adoption_names_how_to_add_it_to_the_claims_table(engine):
+    queue = seeds.relational(engine)
+    seeds.run(queue, f"ALTER TABLE {queue.table} ADD Region {designs.TYPES[engine.name][3]} NULL")
+    later = AdoptedQueue(queue.spec, queue.table, queue.declared)
+    with pytest.raises(SchemaError, match="(?i)column\\(s\\) 'Region' of table .* came after it") as refused:
+        later.require_layout()
+    seeds.run(queue, str(refused.value).split("add them to it: ")[1])  # the ALTER TABLE it names
+    later.require_layout()
+    seeds.enqueue_relational(queue, 1)
+    assert later.claim("etl", 1, 10) == 1
 
 
 def test_a_missing_column_is_named_before_any_row_moves(engine):
