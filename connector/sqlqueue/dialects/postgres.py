@@ -121,7 +121,7 @@ class PostgresDialect(Dialect):
         # alone took 7 ms (benchmarks/bench_backlog.py). A semi-join can also run its inner side
         # again, and with it the LIMIT ... SKIP LOCKED, locking more rows than the limit.
         t, i = self.table(table), self.quote("id")
-        order_by = f" ORDER BY {self.order_by(order)}" if order != "heap" else ""
+        order_by = f" ORDER BY {self.ordered_by(order)}" if order != "heap" else ""
         lock = "FOR UPDATE" if strict else "FOR UPDATE SKIP LOCKED"
         return (
             f"UPDATE {t} SET {set_sql} WHERE {i} = ANY(ARRAY(SELECT {i} FROM {t} WHERE {where}{order_by} "

@@ -94,7 +94,7 @@ class SqliteDialect(Dialect):
     def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool) -> str:
         # The claim runs in BEGIN IMMEDIATE: SQLite's single writer makes it atomic, strict or not.
         t = self.table(table)
-        order_by = f" ORDER BY {self.order_by(order)}" if order != "heap" else ""
+        order_by = f" ORDER BY {self.ordered_by(order)}" if order != "heap" else ""
         return (
             f"UPDATE {t} SET {set_sql} WHERE {self.quote('id')} IN "
             f"(SELECT {self.quote('id')} FROM {t} WHERE {where}{order_by} LIMIT :limit) RETURNING {self.quote('id')}"

@@ -212,7 +212,7 @@ class SqlServerDialect(SqlServerDoctor):
         # UPDATE has no ORDER BY: order the rows in a CTE, whose scan takes update locks.
         return (
             f"WITH [batch] AS (\n  SELECT TOP (:limit) * FROM {self.table(table)} WITH ({hints})\n"
-            f"  WHERE {where}\n  ORDER BY {self.order_by(order)}\n)\n"
+            f"  WHERE {where}\n  ORDER BY {self.ordered_by(order)}\n)\n"
             f"UPDATE [batch]\nSET {set_sql}\nOUTPUT inserted.{self.quote('id')}"
         )
 

@@ -109,9 +109,6 @@ class Adoption(Claims):
             parts.append(f"({profile.filter})")
         return " AND ".join(parts) or "1 = 1"
 
-    def adopted_order(self, profile: Profile) -> str:
-        return ", ".join(f"{self.quote(c)} {d}" for c, d in profile.order)
-
     def key_match(self, profile: Profile, left: str, right: str) -> str:
         """``left`` and ``right`` (qualifiers) hold the same row of the adopted table."""
         return " AND ".join(f"{left}.{self.quote(k)} = {right}.{self.quote(k)}" for k in profile.key)
@@ -121,7 +118,7 @@ class Adoption(Claims):
         """Mark (or take) up to ``:limit`` ready rows and copy ``columns`` of them, as the claim left them,
         into the claims table under (:consumer, :seq)."""
         where = self.adopted_ready(table, profile)
-        order = self.adopted_order(profile)
+        order = self.order_by(profile.order)
         plan = self.claim_into(table, profile, columns, where, order)
         if profile.take or profile.guard is None:
             return plan

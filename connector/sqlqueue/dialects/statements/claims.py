@@ -57,8 +57,9 @@ class Claims(Schema, Lifecycle):
         )
         return self.compile(self.claim_sql(table, set_sql, self.ready_predicate(table, bounded), order, strict))
 
-    def order_by(self, order: str) -> str:
-        return ", ".join(f"{self.quote(c)} {d}" for c, d in ORDERS[order])
+    def ordered_by(self, order: str) -> str:
+        """The ORDER BY list of a native claim order."""
+        return self.order_by(ORDERS[order])
 
     @cached
     def count_held(self, holding: Holding) -> Statement:

@@ -84,7 +84,7 @@ class Doctor(Claims):
     def peek(self, table: TableName, order: str, columns: Sequence[str]) -> Statement:
         """The next ready rows in claim order, without claiming or locking them."""
         cols = ", ".join(self.quote(c) for c in columns)
-        order_by = self.order_by(order if order != "heap" else "fifo")
+        order_by = self.ordered_by(order if order != "heap" else "fifo")
         ready = self.ready_predicate(table, False)
         return self.compile(
             self.select_first(cols, f"{self.table(table)}{self.skip_locked_hints()} WHERE {ready} ORDER BY {order_by}")

@@ -4,6 +4,7 @@ NATIVE) and every adopted table's profile go through the same methods."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...identifiers import TableName
@@ -37,6 +38,10 @@ class Holding:
 
 
 class Lifecycle(Engine):
+    def order_by(self, order: Sequence[tuple[str, str]]) -> str:
+        """An ORDER BY list of (column, ASC or DESC) pairs: a profile's claim order."""
+        return ", ".join(f"{self.quote(c)} {d}" for c, d in order)
+
     def clock(self, profile: Profile) -> str:
         """The current time in the clock the table's times are written in."""
         return self.local_now() if profile.clock == "local" else self.now()
