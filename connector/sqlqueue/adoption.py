@@ -19,7 +19,7 @@ from .connection import ConnectionSpec
 from .dialects.engine import ASSIGNED, GENERATED, Statement
 from .errors import SchemaError
 from .identifiers import TableName
-from .profile import Profile
+from .profile import COUNTS, TIMES, Profile
 from .queue import Queue
 from .schema import Column, picked_columns
 from .waits import Backlog
@@ -264,9 +264,9 @@ class AdoptedQueue(Queue):
         return tuple(self._names_by_lower.values())
 
     def _claimer(self, order: str, strict: bool, bounded: bool) -> Callable[[Any, dict[str, Any]], int]:
-        # The profile sets the order; AvailableNow's bound is an id, which an adopted table need not
-        # have: such a stream runs until a claim comes back short.
-        plan = self.dialect.adopted_claim(self.table, self.profile, self._copied())
+        # The profile sets the order.
+        bound = self.bound_column() if bounded else None
+        plan = self.dialect.adopted_claim(self.table, self.profile, self._copied(), bound)
         extra = self._values()
 
         def take(cur: Any, values: dict[str, Any]) -> int:
@@ -320,8 +320,30 @@ class AdoptedQueue(Queue):
     def backlog(self) -> Backlog:
         return Backlog.from_row(self.fetch(self.dialect.adopted_backlog(self.table, self.profile), self._values())[0])
 
-    def max_ready_id(self) -> int | None:
-        return None
+    def bound_column(self) -> str | None:
+        """The column a Trigger.AvailableNow run bounds its claims by: the enqueue time, else the first key
+        column of an integer or time type that the lifecycle does not write (an identity id). None: no
+        column tells the rows ready at the start from later ones, and the run claims until a claim
+        comes back empty."""
+        p = self.profile
+        if p.enqueued is not None:
+            return p.enqueued
+        types = {c.name: c.type for c in self.columns()}
+        orderly = [k for k in p.key if types.get(k) in (*COUNTS, *TIMES) and k not in p.lifecycle()]
+        return orderly[0] if orderly else None
+
+    def available_now_bound(self) -> Any:
+        """The largest value of the bound column among the rows ready at a Trigger.AvailableNow run's start
+        (its claims take rows up to it), or one below every value when none is ready; None without a
+        bound column."""
+        column = self.bound_column()
+        if column is None:
+            return None
+        (largest,) = self.fetch(self.dialect.adopted_max_ready(self.table, self.profile, column), self._values())[0]
+        if largest is not None:
+            return largest
+        numeric = dict((c.name, c.type) for c in self.columns())[column] in COUNTS
+        return -(2**63) if numeric else self._time(dt.datetime(1900, 1, 1, tzinfo=dt.timezone.utc))
 
     def by_status(self) -> dict[str, int]:
         """Rows of this stream per status value ({} without a status column)."""

@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import ConfigError, SqlQueueError
 from .queue import Queue
@@ -78,14 +79,14 @@ class Consumer:
         self._prefetch_queue: Queue | None = None
         self._last_rescue = float("-inf")
 
-    def advance(self, committed: int, limit: int, max_id: int | None = None, min_rows: int | None = None) -> int:
+    def advance(self, committed: int, limit: int, bound: Any = None, min_rows: int | None = None) -> int:
         """The claim number that ends the next batch, ``committed`` when there is nothing to read.
 
         1. Everything claimed up to ``committed`` is done: Spark logged those batches as committed.
         2. Rows already held under ``committed + 1`` were claimed just before a crash that kept the
            offset from being logged (or by a prefetch): serve them rather than claim more.
         3. Otherwise claim up to ``limit`` rows under ``committed + 1``, if at least ``min_rows``
-           are ready.
+           are ready (and only rows within ``bound``, Queue.available_now_bound, when given).
         """
         self.complete_through(committed)
         self._await_prefetch()
@@ -93,10 +94,10 @@ class Consumer:
         nxt = committed + 1
         self.last_claimed_rows = self.queue.count_claimed(self.id, nxt)
         if not self.last_claimed_rows and self._enough_ready(self.queue, min_rows):
-            self.last_claimed_rows = self._claim(self.queue, nxt, limit, max_id)
+            self.last_claimed_rows = self._claim(self.queue, nxt, limit, bound)
         self.last_waits = self._waits(nxt) if self.last_claimed_rows else Waits()
         if self.policy.prefetch and self.last_claimed_rows >= limit:
-            self._start_prefetch(nxt + 1, limit, max_id, min_rows)
+            self._start_prefetch(nxt + 1, limit, bound, min_rows)
         return nxt if self.last_claimed_rows else committed
 
     def complete_through(self, seq: int) -> int:
@@ -120,7 +121,7 @@ class Consumer:
         if self._prefetch_queue is not None:
             self._prefetch_queue.close()
 
-    def _claim(self, queue: Queue, seq: int, limit: int, max_id: int | None) -> int:
+    def _claim(self, queue: Queue, seq: int, limit: int, bound: Any) -> int:
         p = self.policy
         return queue.claim(
             self.id,
@@ -130,7 +131,7 @@ class Consumer:
             strict=p.strict,
             lease_seconds=p.lease_seconds,
             chunk=p.chunk,
-            max_id=max_id,
+            bound=bound,
         )
 
     def _waits(self, seq: int) -> Waits:
@@ -145,7 +146,7 @@ class Consumer:
     def _enough_ready(queue: Queue, min_rows: int | None) -> bool:
         return not min_rows or queue.count_ready() >= min_rows
 
-    def _start_prefetch(self, seq: int, limit: int, max_id: int | None, min_rows: int | None) -> None:
+    def _start_prefetch(self, seq: int, limit: int, bound: Any, min_rows: int | None) -> None:
         if self._prefetch_queue is None:
             self._prefetch_queue = self.queue.twin()
         queue = self._prefetch_queue
@@ -154,7 +155,7 @@ class Consumer:
             try:
                 # A claim ahead honours min_rows too, or a trickle would be served in small batches.
                 if not queue.count_claimed(self.id, seq) and self._enough_ready(queue, min_rows):
-                    self._claim(queue, seq, limit, max_id)
+                    self._claim(queue, seq, limit, bound)
                     self._waits_ahead = (seq, queue.claim_waits(self.id, seq))
             except SqlQueueError as exc:  # the next advance claims in the foreground instead
                 log.warning("%s: claiming %d ahead failed: %s", self.id, seq, exc)

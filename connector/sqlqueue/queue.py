@@ -288,16 +288,17 @@ class Queue:
         strict: bool = False,
         lease_seconds: int = 300,
         chunk: int | None = None,
-        max_id: int | None = None,
+        bound: Any = None,
     ) -> int:
         """Claim up to ``limit`` ready rows under (consumer, seq); returns how many were claimed.
 
         Each chunk commits on its own: a crash between chunks leaves rows held under ``seq``,
-        which the claim protocol finds and serves before claiming more.
+        which the claim protocol finds and serves before claiming more. ``bound``: a Trigger.AvailableNow
+        run's ``available_now_bound``, None otherwise.
         """
-        take = self._claimer(order, strict, max_id is not None)
+        take = self._claimer(order, strict, bound is not None)
         chunk = chunk or self.dialect.default_chunk or limit
-        values = {"consumer": consumer, "seq": seq, "lease_seconds": lease_seconds, "max_id": max_id}
+        values = {"consumer": consumer, "seq": seq, "lease_seconds": lease_seconds, "max_id": bound}
         claimed = 0
         while claimed < limit:
             want = min(chunk, limit - claimed)
@@ -465,8 +466,10 @@ class Queue:
         completion=keep every one, with delete those not completed yet (in flight, failed, retrying)."""
         return Waits.from_row(self.fetch(self.dialect.recent_waits(self.table), {"since": self._time(since)})[0])
 
-    def max_ready_id(self) -> int | None:
-        return self.fetch(self.dialect.max_ready_id(self.table), {})[0][0]
+    def available_now_bound(self) -> Any:
+        """What a Trigger.AvailableNow run claims up to, read at its start: the largest id ready then
+        (0 when none is, which claims nothing). None would mean no bound."""
+        return self.fetch(self.dialect.max_ready_id(self.table), {})[0][0] or 0
 
     def _time(self, value: dt.datetime) -> Any:
         return self.dialect.encode(LIFECYCLE_TYPES["completed_at"], value)

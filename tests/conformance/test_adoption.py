@@ -156,6 +156,31 @@ def test_a_seed_003_row_done_has_its_end_date_and_is_not_claimed_again(engine):
     assert in_process(queue) == [("p0", 1, True), ("p1", 1, False)]
 
 
+def test_an_available_now_bound_leaves_rows_enqueued_after_it(engine):
+    queue = seeds.relational(engine)
+    seeds.enqueue_relational(queue, 3)
+    bound = queue.available_now_bound()
+    seeds.enqueue_relational(queue, 3, start=3)
+    assert queue.claim("etl", 1, 100, bound=bound) == 3
+    assert sorted(p for (p,) in held(queue, "etl", 0, 1, ["Payload"])) == ["p0", "p1", "p2"]
+
+
+def test_an_available_now_bound_on_a_table_without_enqueue_times_is_its_identity_key(engine):
+    queue = seeds.claimer(engine)
+    seeds.insert_payloads(queue, 2, "claimer")
+    bound = queue.available_now_bound()
+    seeds.insert_payloads(queue, 2, "claimer")
+    assert queue.bound_column() == "id"
+    assert queue.claim("etl", 1, 100, bound=bound) == 2
+
+
+def test_an_available_now_bound_taken_when_nothing_is_ready_claims_nothing(engine):
+    queue = seeds.relational(engine)
+    bound = queue.available_now_bound()
+    seeds.enqueue_relational(queue, 2)
+    assert queue.claim("etl", 1, 100, bound=bound) == 0
+
+
 def test_a_column_added_after_adoption_names_how_to_add_it_to_the_claims_table(engine):
     queue = seeds.relational(engine)
     seeds.run(queue, f"ALTER TABLE {queue.table} ADD Region {designs.TYPES[engine.name][3]} NULL")

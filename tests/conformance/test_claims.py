@@ -164,9 +164,9 @@ def test_partitions_cover_every_claimed_row_exactly_once(engine):
 def test_bounded_claim_ignores_rows_enqueued_after_the_bound(engine):
     queue = engine.new_queue()
     fill(queue, 5)
-    bound = queue.max_ready_id()
+    bound = queue.available_now_bound()
     fill(queue, 5)
-    assert queue.claim("c1", 1, 100, max_id=bound, order=engine.order) == 5
+    assert queue.claim("c1", 1, 100, bound=bound, order=engine.order) == 5
 
 
 def test_four_concurrent_claimers_take_every_row_exactly_once(engine):

@@ -54,7 +54,7 @@ def test_rows_of_an_unpublished_batch_are_not_in_the_backlog_nor_peeked(engine):
     Producer(queue, "w").write(0, 0, PAYLOAD, rows(PAYLOAD, "unpublished"))
     assert queue.count_ready() == 1
     assert [r["payload"] for r in queue.peek(10, columns=["payload"])] == ["ready"]
-    assert queue.max_ready_id() == 1
+    assert queue.available_now_bound() == 1
     assert {state: s["rows"] for state, s in queue.stats().items()} == {"ready": 1, "unpublished": 1}
 
 

@@ -44,6 +44,20 @@ def test_a_relational_table_streams_into_delta_once_and_each_row_is_completed_th
     assert statuses(queue) == {"Completed": 1_500}
 
 
+def test_an_available_now_run_takes_the_rows_ready_at_its_start_not_those_enqueued_during_it(spark, engine, tmp_path):
+    queue = seeds.relational(engine)
+    seeds.enqueue_relational(queue, 300)
+    options = adopted_options(engine, queue, maxRowsPerTrigger=50)
+    query = stream(spark, options, str(tmp_path / "t"), str(tmp_path / "c"), {"availableNow": True})
+    assert wait_until(lambda: query.lastProgress is not None, 120), "the run made no batch"
+    # Five batches of the rows ready at the start are still to come; these rows have later EnqueuedAt.
+    seeds.enqueue_relational(queue, 200, start=1_000)
+    run_to_end(query)
+    got = spark.read.format("delta").load(str(tmp_path / "t")).selectExpr("Payload AS Payload")
+    assert_each_key_once(got, [f"p{i}" for i in range(300)], "Payload")
+    assert queue.backlog().ready_rows == 200
+
+
 def test_a_source_shows_the_tables_columns_but_those_the_lifecycle_writes(spark, engine):
     queue = seeds.relational(engine)
     reader = spark.readStream.format("sqlqueue")

@@ -216,6 +216,10 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
                 yield Entry(
                     f"adopted_{name}_{builder.__name__.removeprefix('adopted_')}", builder.__name__, statement.sql
                 )
+    relational, relational_columns = ADOPTED["relational"]
+    bounded = dialect.adopted_claim(t, relational, relational_columns, "EnqueuedAt").claim
+    yield Entry("adopted_relational_claim_bounded", "adopted_claim", bounded.sql)
+    yield Entry("adopted_max_ready", "adopted_max_ready", dialect.adopted_max_ready(t, relational, "EnqueuedAt").sql)
     held = dialect.holding(t, PRESETS["started-mark"])
     yield Entry("adopted_count_held", "count_held", dialect.count_held(held).sql)
     yield Entry("local_offset", "local_offset", dialect.local_offset().sql)

@@ -11,6 +11,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
@@ -67,7 +68,8 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.options = options
         self.schema = schema
         self._consumer: Consumer | None = None
-        self._max_id: int | None = None  # set for Trigger.AvailableNow: only rows ready at the start
+        self._bound: Any = None  # set for Trigger.AvailableNow: only rows ready at the start
+        self._available_now = False
         self._latest: dict | None = None
         self._last_batch_at: float | None = None  # monotonic time of the last batch, for maxTriggerDelay
 
@@ -102,7 +104,8 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         address = self.options.address
         queue = open_queue(address.connection, address.table, address.profile)
         try:
-            self._max_id = self.options.retry.run(queue.max_ready_id, "reading the available-now bound") or 0
+            self._bound = self.options.retry.run(queue.available_now_bound, "reading the available-now bound")
+            self._available_now = True
         finally:
             queue.close()
 
@@ -113,7 +116,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         min_rows = self._min_rows(limit)
         # Every step of advance is idempotent, so a retry after a lost connection is safe.
         end = self.options.retry.run(
-            lambda: consumer.advance(offset.seq, max_rows or self.options.max_rows_per_trigger, self._max_id, min_rows),
+            lambda: consumer.advance(offset.seq, max_rows or self.options.max_rows_per_trigger, self._bound, min_rows),
             f"claim {offset.seq + 1}",
         )
         if end != offset.seq or self._last_batch_at is None:
@@ -128,7 +131,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             "oldestReadyAgeMs": backlog.oldest_age_ms,
         }
         if end == offset.seq:
-            if self._max_id is None:
+            if not self._available_now:
                 time.sleep(self.options.empty_poll_interval_ms / 1000)
         else:
             log.info(
@@ -146,7 +149,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _min_rows(self, limit: ReadLimit) -> int | None:
         """minRowsPerTrigger while it applies: not for AvailableNow, and not once maxTriggerDelay has
         gone by since the last batch (or since this run's first trigger)."""
-        if self.options.min_rows_per_trigger is None or self._max_id is not None or isinstance(limit, ReadAllAvailable):
+        if self.options.min_rows_per_trigger is None or self._available_now or isinstance(limit, ReadAllAvailable):
             return None
         waited_ms = (time.monotonic() - (self._last_batch_at or time.monotonic())) * 1000
         return self.options.min_rows_per_trigger if waited_ms < self.options.max_trigger_delay_ms else None

@@ -72,9 +72,10 @@ class Adoption(Claims):
             return f"{q(profile.status)} IN ({values})"
         return f"{q(profile.done_at)} IS NULL" if profile.done_at is not None else None
 
-    def adopted_ready(self, table: TableName, profile: Profile) -> str:
+    def adopted_ready(self, table: TableName, profile: Profile, bound: str | None = None) -> str:
         """Rows a claim may take: open (or abandoned by a claimer whose lease ran out), not done, with
-        attempts left, due, and of this stream. Binds :lease_seconds and :max_attempts."""
+        attempts left, due, and of this stream; with ``bound``, only rows whose ``bound`` column is at
+        most :max_id (a Trigger.AvailableNow run's bound). Binds :lease_seconds and :max_attempts."""
         q, now = self.quote, self.clock(profile)
         expired = (
             f"{q(profile.started)} < {self.add_seconds(now, 'lease_ago')}" if profile.started is not None else None
@@ -107,6 +108,8 @@ class Adoption(Claims):
             parts.append(f"{q(profile.due)} <= {now}")
         if profile.filter is not None:
             parts.append(f"({profile.filter})")
+        if bound is not None:
+            parts.append(f"{q(bound)} <= :max_id")
         return " AND ".join(parts) or "1 = 1"
 
     def key_match(self, profile: Profile, left: str, right: str) -> str:
@@ -114,10 +117,12 @@ class Adoption(Claims):
         return " AND ".join(f"{left}.{self.quote(k)} = {right}.{self.quote(k)}" for k in profile.key)
 
     @cached
-    def adopted_claim(self, table: TableName, profile: Profile, columns: tuple[str, ...]) -> ClaimPlan:
-        """Mark (or take) up to ``:limit`` ready rows and copy ``columns`` of them, as the claim left them,
-        into the claims table under (:consumer, :seq)."""
-        where = self.adopted_ready(table, profile)
+    def adopted_claim(
+        self, table: TableName, profile: Profile, columns: tuple[str, ...], bound: str | None = None
+    ) -> ClaimPlan:
+        """Mark (or take) up to ``:limit`` ready rows (within ``bound``, adopted_ready) and copy ``columns``
+        of them, as the claim left them, into the claims table under (:consumer, :seq)."""
+        where = self.adopted_ready(table, profile, bound)
         order = self.order_by(profile.order)
         plan = self.claim_into(table, profile, columns, where, order)
         if profile.take or profile.guard is None:
@@ -228,6 +233,14 @@ class Adoption(Claims):
         return self.compile(self.limited_update(table, sets, where, False))
 
     # ---- the backlog, queue wait and stats ----------------------------------------------------------
+    @cached
+    def adopted_max_ready(self, table: TableName, profile: Profile, column: str) -> Statement:
+        """The largest ``column`` among the rows a claim could take now: a Trigger.AvailableNow run's bound."""
+        return self.compile(
+            f"SELECT MAX({self.quote(column)}) FROM {self.table(table)}{self.skip_locked_hints()} "
+            f"WHERE {self.adopted_ready(table, profile)}"
+        )
+
     @cached
     def adopted_by_status(self, table: TableName, profile: Profile) -> Statement | None:
         """Rows of this stream (the profile's filter) per status value, where the profile has a status."""

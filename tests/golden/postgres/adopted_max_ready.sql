@@ -1,0 +1,1 @@
+SELECT MAX("EnqueuedAt") FROM "jobs" WHERE "Status" IN ('Pending', 'Error', 'Processing') AND ("Status" IN ('Pending', 'Error') OR ("Status" = 'Processing' AND "StartedAt" < LOCALTIMESTAMP + %s * INTERVAL '1 second')) AND "AttemptNum" < %s AND "ScheduledFor" <= LOCALTIMESTAMP

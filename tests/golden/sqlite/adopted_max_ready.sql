@@ -1,0 +1,1 @@
+SELECT MAX("EnqueuedAt") FROM "jobs" WHERE "Status" IN ('Pending', 'Error', 'Processing') AND ("Status" IN ('Pending', 'Error') OR ("Status" = 'Processing' AND "StartedAt" < strftime('%Y-%m-%d %H:%M:%f', strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime'), ? || ' seconds'))) AND "AttemptNum" < ? AND "ScheduledFor" <= strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime')

@@ -1,0 +1,1 @@
+SELECT MAX([EnqueuedAt]) FROM [dbo].[jobs] WITH (READPAST, READCOMMITTEDLOCK) WHERE [Status] IN (N'Pending', N'Error', N'Processing') AND ([Status] IN (N'Pending', N'Error') OR ([Status] = N'Processing' AND [StartedAt] < DATEADD(SECOND, ?, SYSDATETIME()))) AND [AttemptNum] < ? AND [ScheduledFor] <= SYSDATETIME()
