@@ -10,6 +10,7 @@ ledger (``sqlqueue adopt`` prints them first).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -114,7 +115,8 @@ class AdoptedQueue(Queue):
         """An index the claim can seek (on the profile's order, else its key), when no index of the table
         leads with that column: the one change to the user's table sqlqueue proposes, applied only when
         asked for. Filtered to the rows a claim may take where the profile says which (status values,
-        done-at unset), so rows done and kept drop out of it; it includes what the claim's filter reads.
+        else done-at unset), so rows done and kept drop out of it (not where done leaves the status in
+        flight, as seed 003's does); it includes what the claim's filter reads.
         SQL Server takes IN and IS NULL in a filter predicate ("Create filtered indexes",
         learn.microsoft.com/sql/relational-databases/indexes/create-filtered-indexes); writers of the
         table then need QUOTED_IDENTIFIER and ANSI_NULLS ON, as for any filtered index."""
@@ -320,30 +322,41 @@ class AdoptedQueue(Queue):
     def backlog(self) -> Backlog:
         return Backlog.from_row(self.fetch(self.dialect.adopted_backlog(self.table, self.profile), self._values())[0])
 
-    def bound_column(self) -> str | None:
-        """The column a Trigger.AvailableNow run bounds its claims by: the enqueue time, else the first key
-        column of an integer or time type that the lifecycle does not write (an identity id). None: no
-        column tells the rows ready at the start from later ones, and the run claims until a claim
-        comes back empty."""
+    @functools.cached_property
+    def _bound(self) -> tuple[str | None, bool]:
+        """(the bound column, whether it is a time)."""
         p = self.profile
-        if p.enqueued is not None:
-            return p.enqueued
         types = {c.name: c.type for c in self.columns()}
-        orderly = [k for k in p.key if types.get(k) in (*COUNTS, *TIMES) and k not in p.lifecycle()]
-        return orderly[0] if orderly else None
+        keys = [k for k in p.key if k not in p.lifecycle()]
+        ranked = [
+            *(k for k in keys if types.get(k) in COUNTS),
+            *([p.enqueued] if p.enqueued is not None else []),
+            *(k for k in keys if types.get(k) in TIMES),
+        ]
+        return (ranked[0], types.get(ranked[0]) in TIMES) if ranked else (None, False)
+
+    def bound_column(self) -> str | None:
+        """The column a Trigger.AvailableNow run bounds its claims by: an integer key column the lifecycle
+        does not write (an identity id), else the enqueue time, else a time key column. None: no column
+        tells the rows ready at the start from later ones, and the run claims until a claim comes back
+        empty."""
+        return self._bound[0]
 
     def available_now_bound(self) -> Any:
         """The largest value of the bound column among the rows ready at a Trigger.AvailableNow run's start
         (its claims take rows up to it), or one below every value when none is ready; None without a
-        bound column."""
-        column = self.bound_column()
+        bound column. A time read back through a driver may come back coarser than the table holds it
+        (DATETIME2(7) as microseconds; Microsoft's driver sends Babelfish whole seconds), so a time
+        bound is a second later: rows enqueued within that second are taken too."""
+        column, time_ = self._bound
         if column is None:
             return None
         (largest,) = self.fetch(self.dialect.adopted_max_ready(self.table, self.profile, column), self._values())[0]
-        if largest is not None:
-            return largest
-        numeric = dict((c.name, c.type) for c in self.columns())[column] in COUNTS
-        return -(2**63) if numeric else self._time(dt.datetime(1900, 1, 1, tzinfo=dt.timezone.utc))
+        if largest is None:
+            return self._time(dt.datetime(1900, 1, 1, tzinfo=dt.timezone.utc)) if time_ else -(2**63)
+        if isinstance(largest, dt.datetime):
+            return largest + dt.timedelta(seconds=1)
+        return largest
 
     def by_status(self) -> dict[str, int]:
         """Rows of this stream per status value ({} without a status column)."""

@@ -301,9 +301,11 @@ _SUGGESTIONS = {
 
 def propose(columns: Sequence[Column], unique_keys: Sequence[Sequence[str]]) -> Profile:
     """A profile for a table, read from its columns' names and types: the design its lifecycle columns
-    suggest (a claimer: claimer; a status: relational; a started-at alone: started-mark; none: dequeue),
-    keyed by its first unique key. A proposal to review, not a verdict."""
+    suggest (a claimer, with no status or a flag for one: claimer; a status: relational; a started-at
+    alone: started-mark; none: dequeue), keyed by its first unique key. A proposal to review, not a
+    verdict."""
     found: dict[str, str] = {}
+    types = {c.name: c.type for c in columns}
     for role, names in _SUGGESTIONS.items():
         for column in columns:
             if column.name.lower().replace("_", "") in names and column.type in ROLE_TYPES[role]:
@@ -312,9 +314,10 @@ def propose(columns: Sequence[Column], unique_keys: Sequence[Sequence[str]]) -> 
     if not unique_keys:
         raise SchemaError("the table has no primary key or unique index: sqlqueue needs a unique key to adopt it")
     key = tuple(unique_keys[0])
+    flag = "status" in found and types[found["status"]] == "boolean"  # seed 003's in_process
     preset = (
         "claimer"
-        if "claimer" in found
+        if "claimer" in found and ("status" not in found or flag)
         else "relational"
         if "status" in found
         else "started-mark"

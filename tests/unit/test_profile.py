@@ -45,6 +45,12 @@ def test_the_proposal_reads_the_design_from_the_column_names():
     assert (profile.claimer, profile.done_at) == ("app_server", "end_date")
 
 
+def test_a_status_word_beside_a_claimer_column_is_proposed_as_relational():
+    columns = [Column("Id", "bigint", False), Column("Status", "string"), Column("LockedBy", "string")]
+    profile = propose(columns, [["Id"]])
+    assert (profile.name, profile.status, profile.claimer) == ("relational", "Status", "LockedBy")
+
+
 def test_a_table_without_lifecycle_columns_is_proposed_as_a_dequeue():
     assert propose([Column("Id", "bigint", False), Column("Payload", "text")], [["Id"]]).name == "dequeue"
 

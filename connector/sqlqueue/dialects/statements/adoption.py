@@ -189,11 +189,12 @@ class Adoption(Claims):
             f"EXISTS (SELECT 1 FROM {claims} AS c "
             f"WHERE c.{q(CONSUMER)} = :consumer AND c.{q(SEQ)} <= :upto_seq AND {same})"
         )
+        # Done sets done-at and may leave the status in flight (seed 003): a done row is no longer ours,
+        # or chunked completion, which repeats while a pass fills its chunk, would never end.
+        open_ = f"{q(profile.done_at)} IS NULL AND " if profile.done_at is not None else ""
         if profile.status is not None:
-            return f"{q(profile.status)} = {self.literal(profile.in_flight or '')} AND {ours}"
-        if profile.done_at is not None:  # done sets it, the guard stays: a done row is no longer ours
-            return f"{q(profile.done_at)} IS NULL AND {ours}"
-        return ours
+            return f"{q(profile.status)} = {self.literal(profile.in_flight or '')} AND {open_}{ours}"
+        return open_ + ours
 
     @cached
     def adopted_complete(self, table: TableName, profile: Profile, limited: bool) -> tuple[Statement, ...]:
