@@ -102,7 +102,7 @@ class AdoptedQueue(Queue):
     def adoption_statements(self) -> list[str]:
         """The DDL adopting the table needs, nothing on the table: sqlqueue's claims table beside it, and for
         the sink a staging table of the columns a producer may write, and the ledger."""
-        exact = [(str(n), str(t)) for n, t in self.fetch(self.dialect.exact_columns(self.table), self.catalog_names())]
+        exact = self._exact_columns()
         writable = {c.name.lower() for c in self._writable(self.columns(), self._defaults())}
         staged = [(n, t) for n, t in exact if n.lower() in writable]
         return [
@@ -110,6 +110,10 @@ class AdoptedQueue(Queue):
             *self.dialect.create_adopted_staging(self.table, staged),
             self.dialect.create_ledger(self.table),
         ]
+
+    def _exact_columns(self) -> list[tuple[str, str]]:
+        """(column, its type spelled as DDL takes it), in the table's order: what sqlqueue's copies take."""
+        return [(str(n), str(t)) for n, t in self.fetch(self.dialect.exact_columns(self.table), self.catalog_names())]
 
     def claim_index(self) -> str | None:
         """An index the claim can seek (on the profile's order, else its key), when no index of the table
@@ -146,7 +150,7 @@ class AdoptedQueue(Queue):
         copied = self._require(claims)
         later = [n for lower, n in self._names_by_lower.items() if lower not in copied]
         if later:
-            exact = dict(self.fetch(self.dialect.exact_columns(self.table), self.catalog_names()))
+            exact = dict(self._exact_columns())
             q, t = self.dialect.quote, self.dialect.table(claims)
             adds = "; ".join(f"ALTER TABLE {t} ADD {q(n)} {exact.get(n, '?')} NULL" for n in later)
             raise SchemaError(
