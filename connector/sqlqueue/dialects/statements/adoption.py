@@ -67,6 +67,11 @@ class Adoption(Claims):
         """The rows a claim may ever take as far as status or done-at say (ready or in flight, not done):
         the filter of the index `sqlqueue adopt --index` proposes (AdoptedQueue.claim_index)."""
         q = self.quote
+        # Status values are string literals whatever the column's type: against a flag or a code (seed 003's
+        # bit in_process) the literal is what converts, since bit and int outrank nvarchar ("Data type
+        # precedence", learn.microsoft.com/sql/t-sql/data-types/data-type-precedence-transact-sql), which
+        # a filtered index allows on the right of the comparison ("Create filtered indexes", data
+        # conversion operators in the filter predicate); PostgreSQL and SQLite type the literal by the column.
         if profile.status is not None and not profile.take:  # a dequeue's claim reads no status
             values = ", ".join(self.literal(v) for v in (*profile.ready, profile.in_flight) if v is not None)
             return f"{q(profile.status)} IN ({values})"
@@ -150,8 +155,10 @@ class Adoption(Claims):
         then each returned row recorded; the single writer makes the two one step."""
         q, t = self.quote, self.table(table)
         key = ", ".join(q(k) for k in profile.key)
-        # A composite key is matched off its index (unary +): SQLite 3.40 found no row for a row-value IN
-        # searched through a unique index holding the rowid alias, as seed 003's (in_process, id) does.
+        # A composite key is matched off its index (unary +, which disqualifies a term from index use:
+        # sqlite.org/optoverview.html, "Disqualifying WHERE clause terms using unary-+"): SQLite 3.40 found
+        # no row for a row-value IN searched through a unique index holding the rowid alias, as seed 003's
+        # (in_process, id) does. The outer UPDATE then scans the table.
         match = key if len(profile.key) == 1 else ", ".join(f"+{q(k)}" for k in profile.key)
         picked = f"({match}) IN (SELECT {key} FROM {t} WHERE {where}{self._ordered(order)} LIMIT :limit)"
         returning = ", ".join(q(c) for c in columns)
