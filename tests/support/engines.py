@@ -19,11 +19,14 @@ from sqlqueue.schema import Column
 SQLSERVER_ENV = "SQLQUEUE_TEST_SQLSERVER"
 SQLSERVER_DRIVER_ENV = "SQLQUEUE_TEST_SQLSERVER_DRIVER"
 _names = itertools.count(1)
+_made: list[int] = []  # the numbers fresh_name gave, in order
 
 
 def fresh_name(prefix: str) -> str:
     """A table name no other test or earlier run uses: a server outlives the test run that made a table."""
-    return f"{prefix}{os.getpid()}_{next(_names)}"
+    number = next(_names)
+    _made.append(number)
+    return f"{prefix}{os.getpid()}_{number}"
 
 
 def sqlserver_options(value: str | None = None, driver: str | None = None) -> dict[str, str] | None:
@@ -91,6 +94,7 @@ class Engine:
     babelfish: bool = False
     order: str = "fifo"
     created: list[Queue] = field(default_factory=list)
+    first_made: int = field(default_factory=lambda: len(_made))
 
     def connection(self):
         o = self.options
@@ -131,6 +135,36 @@ class Engine:
 
     def close(self) -> None:
         for q in self.created:
+            q.close()
+        if self.name == "sqlserver":
+            self._drop_made()
+
+    def _drop_made(self) -> None:
+        """Drop the tables and procedures made under the names this test took (their own side tables
+        too: every such name carries the number). A server outlives the run, and Babelfish's catalog
+        views slow down with every table kept: a column lookup took 2.3 s beside 17,800 tables, 0.19 s
+        on a fresh server, and a run of the suite makes thousands."""
+        numbers = _made[self.first_made :]
+        if not numbers:
+            return
+        ours = re.compile(rf"(?<!\d){os.getpid()}_({'|'.join(map(str, numbers))})(?!\d)")
+        q = Queue(self.connection(), TableName.parse("unused"))
+        try:
+            cur = q.dialect.autocommit_cursor(q.conn)
+            cur.execute("SET LOCK_TIMEOUT 30000")  # a session the test left holding a lock fails the drop, not hangs it
+            cur.execute("SELECT SCHEMA_NAME(schema_id), name, type FROM sys.objects WHERE type IN ('U', 'P')")
+            objects = [(f"[{schema}].[{name}]", kind.strip()) for schema, name, kind in cur.fetchall()]
+            cur.execute(
+                "SELECT OBJECT_SCHEMA_NAME(parent_object_id), OBJECT_NAME(parent_object_id), name FROM sys.foreign_keys"
+            )
+            keys = [(f"[{schema}].[{table}]", key) for schema, table, key in cur.fetchall()]
+            for table, key in keys:  # a table another one references drops only after the reference
+                if ours.search(table):
+                    cur.execute(f"ALTER TABLE {table} DROP CONSTRAINT [{key}]")
+            for name, kind in objects:
+                if ours.search(name):
+                    cur.execute(f"DROP {'PROCEDURE' if kind == 'P' else 'TABLE'} {name}")
+        finally:
             q.close()
 
 
