@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from sqlqueue.adoption import AdoptedQueue
+from sqlqueue.adoption import AdoptedQueue, unique_keys
 from sqlqueue.errors import SchemaError
 from sqlqueue.identifiers import TableName
 from sqlqueue.testing import designs
@@ -259,6 +259,18 @@ def test_a_status_value_a_check_constraint_refuses_is_named(engine):
     checked = AdoptedQueue(queue.spec, TableName.parse(table), profile)
     with pytest.raises(SchemaError, match="(?i)status value\\(s\\) 'Error', 'Failed' are refused by the CHECK"):
         checked.require_layout()
+
+
+def test_unique_keys_list_the_primary_key_first_each_in_its_own_column_order(engine):
+    queue = seeds.dequeue(engine)
+    table = f"{queue.table}_keys"
+    seeds.run(
+        queue,
+        f"CREATE TABLE {table} (code INTEGER NOT NULL UNIQUE, a INTEGER NOT NULL, b INTEGER NOT NULL, "
+        "PRIMARY KEY (b, a))",
+    )
+    keyed = AdoptedQueue(queue.spec, TableName.parse(table), queue.declared)
+    assert [[c.lower() for c in key] for key in unique_keys(keyed)] == [["b", "a"], ["code"]]
 
 
 def test_a_unique_index_with_included_columns_is_a_key(engine):

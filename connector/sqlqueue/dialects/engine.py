@@ -186,7 +186,8 @@ class Engine(ABC):
 
     @abstractmethod
     def unique_keys_sql(self, table: TableName) -> str:
-        """Rows of (primary key or unique index name, key column) of the table; filtered indexes left out."""
+        """Rows of (primary key or unique index name, key column) of the table, the primary key first and
+        each key's columns in its order; filtered indexes left out."""
 
     @abstractmethod
     def defaults_sql(self, table: TableName) -> str:

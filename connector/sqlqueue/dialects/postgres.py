@@ -181,7 +181,8 @@ class PostgresDialect(Dialect):
             # indkey lists the key columns first (indnkeyatts of them), then INCLUDE ones.
             "JOIN pg_attribute AS a ON a.attrelid = i.indrelid "
             "AND a.attnum = ANY((CAST(i.indkey AS int2[]))[0:i.indnkeyatts - 1]) "
-            f"WHERE i.indrelid = {self._regclass()} AND i.indisunique AND i.indpred IS NULL"
+            f"WHERE i.indrelid = {self._regclass()} AND i.indisunique AND i.indpred IS NULL "
+            "ORDER BY i.indisprimary DESC, i.indexrelid, array_position(CAST(i.indkey AS int2[]), a.attnum)"
         )
 
     def local_offset_sql(self) -> str:

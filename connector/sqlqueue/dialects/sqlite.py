@@ -135,11 +135,14 @@ class SqliteDialect(Dialect):
         return "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = :table"
 
     def unique_keys_sql(self, table: TableName) -> str:
-        # The primary key (an INTEGER PRIMARY KEY is the rowid), then unique indexes without a WHERE.
+        # The primary key (an INTEGER PRIMARY KEY is the rowid), then unique indexes without a WHERE,
+        # each in its key order (table_info's pk is the column's place in the primary key).
         return (
-            "SELECT 'primary key', name FROM pragma_table_info(:table) WHERE pk > 0 "
-            "UNION ALL SELECT l.name, i.name FROM pragma_index_list(:table) AS l, pragma_index_info(l.name) AS i "
-            "WHERE l.\"unique\" = 1 AND l.partial = 0 AND l.origin <> 'pk'"
+            "SELECT k, c FROM (SELECT 'primary key' AS k, name AS c, -1 AS seq, pk AS place "
+            "FROM pragma_table_info(:table) WHERE pk > 0 "
+            "UNION ALL SELECT l.name, i.name, l.seq, i.seqno FROM pragma_index_list(:table) AS l, "
+            "pragma_index_info(l.name) AS i WHERE l.\"unique\" = 1 AND l.partial = 0 AND l.origin <> 'pk') "
+            "ORDER BY seq, k, place"
         )
 
     def decode_timestamp(self, value: Any) -> dt.datetime | None:

@@ -318,7 +318,8 @@ class SqlServerDialect(SqlServerDoctor):
             "JOIN sys.index_columns AS ic ON ic.object_id = i.object_id AND ic.index_id = i.index_id "
             "AND ic.is_included_column = 0 "
             "JOIN sys.columns AS c ON c.object_id = ic.object_id AND c.column_id = ic.column_id "
-            "WHERE i.object_id = OBJECT_ID(:object_name) AND i.is_unique = 1 AND i.has_filter = 0"
+            "WHERE i.object_id = OBJECT_ID(:object_name) AND i.is_unique = 1 AND i.has_filter = 0 "
+            "ORDER BY i.is_primary_key DESC, i.index_id, ic.key_ordinal"
         )
 
     def local_offset_sql(self) -> str:

@@ -1,1 +1,1 @@
-SELECT 'primary key', name FROM pragma_table_info(?) WHERE pk > 0 UNION ALL SELECT l.name, i.name FROM pragma_index_list(?) AS l, pragma_index_info(l.name) AS i WHERE l."unique" = 1 AND l.partial = 0 AND l.origin <> 'pk'
+SELECT k, c FROM (SELECT 'primary key' AS k, name AS c, -1 AS seq, pk AS place FROM pragma_table_info(?) WHERE pk > 0 UNION ALL SELECT l.name, i.name, l.seq, i.seqno FROM pragma_index_list(?) AS l, pragma_index_info(l.name) AS i WHERE l."unique" = 1 AND l.partial = 0 AND l.origin <> 'pk') ORDER BY seq, k, place
