@@ -15,7 +15,8 @@ same number of rows from memory, batch by batch. The Delta writers compared: the
 txnAppId/txnVersion, and the Delta streaming sink. The ratios of issue 12 come last.
 
 --profile relational dequeue compares, instead, the queue core's claim, read and completion on tables
-of the seeds' designs adopted through those presets with the same on sqlqueue's own layout:
+of the seeds' designs adopted through those presets with the same on sqlqueue's own layout, and for
+relational, with the seed's own worker logic (batched, no sqlqueue code) on the same table:
 
     .venv/bin/python benchmarks/bench_source.py --profile relational dequeue --rows 200000 --batches 10000 50000
 
@@ -42,6 +43,7 @@ from multiprocessing import get_context
 from common import percentiles, pg_options, report, spark_session, start_postgres
 from spark_floor import SCHEMA, floor_rate
 
+from sqlqueue.adoption import AdoptedQueue
 from sqlqueue.connection import parse_connection
 from sqlqueue.consumer import ClaimPolicy, Consumer
 from sqlqueue.identifiers import TableName
@@ -96,8 +98,9 @@ def drain_core(queue: Queue, rows: int, batch: int, columns: list[str]) -> float
     return elapsed
 
 
-def adopted_rate(options: dict, preset: str, rows: int, batch: int) -> float:
-    """The same on a table of the seeds' design adopted through ``preset`` (tests/support/seeds.py)."""
+def adopted_table(options: dict, preset: str, rows: int) -> tuple[AdoptedQueue, list[str]]:
+    """A filled table of the seeds' design for ``preset`` (tests/support/seeds.py), with the claim index
+    `sqlqueue adopt --apply --index` creates, and the columns a stream of it reads."""
     engine = Engine("postgres", options)
     if preset == "relational":
         queue = seeds.relational(engine, audit=False)  # the seed's design: its status vocabulary, no audit trigger
@@ -107,10 +110,51 @@ def adopted_rate(options: dict, preset: str, rows: int, batch: int) -> float:
         queue = seeds.dequeue(engine)
         seeds.insert_payloads(queue, rows)
         columns = ["Id", "Payload"]
-    index = queue.claim_index()  # what `sqlqueue adopt --apply --index` creates
+    index = queue.claim_index()
     seeds.run(queue, *([index] if index else []), f"ANALYZE {queue.table}")
+    return queue, columns
+
+
+def adopted_rate(options: dict, preset: str, rows: int, batch: int) -> float:
+    """The queue core's claim, read and completion on an adopted table of ``preset``."""
+    queue, columns = adopted_table(options, preset, rows)
     elapsed = drain_core(queue, rows, batch, columns)
     return report(f"adopted {preset} table: claim, read, complete", rows, elapsed)
+
+
+# Seed 004's worker (its Next_ and Modify_), batched, with no sqlqueue code: claim by the seed's ready
+# rule skipping locked rows, then mark each row Completed while UpdatedAt still holds the claim's token.
+SEED_WORKER_CLAIM = (
+    "UPDATE {t} SET Status = 'Processing', StartedAt = LOCALTIMESTAMP, AttemptNum = AttemptNum + 1, "
+    "UpdatedAt = LOCALTIMESTAMP WHERE EnqueuedAt = ANY(ARRAY(SELECT EnqueuedAt FROM {t} WHERE Status IN "
+    "('Pending', 'Error') AND ScheduledFor <= LOCALTIMESTAMP AND AttemptNum < 3 ORDER BY ScheduledFor, EnqueuedAt "
+    "LIMIT %s FOR UPDATE SKIP LOCKED)) RETURNING EnqueuedAt, UpdatedAt, Type, Payload"
+)
+SEED_WORKER_DONE = (
+    "UPDATE {t} AS t SET Status = 'Completed', UpdatedAt = LOCALTIMESTAMP, "
+    "Duration = CAST(date_part('epoch', LOCALTIMESTAMP - t.StartedAt) * 1000 AS BIGINT) "
+    "FROM unnest(%s::timestamp[], %s::timestamp[]) AS d(k, token) WHERE t.EnqueuedAt = d.k AND t.UpdatedAt = d.token"
+)
+
+
+def seed_worker_rate(options: dict, rows: int, batch: int) -> float:
+    """The same relational table drained by the seed's own worker logic, batched: no copies, no replay."""
+    queue, _ = adopted_table(options, "relational", rows)
+    t, seen = queue.table, 0
+    conn = queue.conn
+    started = time.perf_counter()
+    while True:
+        with conn.transaction():
+            claimed = conn.execute(SEED_WORKER_CLAIM.format(t=t), (batch,)).fetchall()
+        if not claimed:
+            break
+        seen += len(claimed)
+        with conn.transaction():
+            conn.execute(SEED_WORKER_DONE.format(t=t), ([r[0] for r in claimed], [r[1] for r in claimed]))
+    elapsed = time.perf_counter() - started
+    assert seen == rows, (seen, rows)
+    queue.close()
+    return report("relational table, the seed's worker batched (no sqlqueue code)", rows, elapsed)
 
 
 def compare_profiles(options: dict, presets: list[str], rows: int, batches: list[int]) -> None:
@@ -121,6 +165,9 @@ def compare_profiles(options: dict, presets: list[str], rows: int, batches: list
         for preset in presets:
             adopted = adopted_rate(options, preset, rows, batch)
             print(f"  ratio adopted {preset} / native: {adopted / native:.2f} (target >= 0.8)", flush=True)
+            if preset == "relational":
+                worker = seed_worker_rate(options, rows, batch)
+                print(f"  ratio adopted relational / the seed's worker on the same table: {adopted / worker:.2f}")
 
 
 TEXTBOOK_CLAIM = (
