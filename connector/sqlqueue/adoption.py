@@ -363,9 +363,11 @@ class AdoptedQueue(Queue):
         return largest
 
     def by_status(self) -> dict[str, int]:
-        """Rows of this stream per status value ({} without a status column)."""
+        """Rows of this stream per status value ({} without a status column); a flag's values as the
+        profile spells them, 0 and 1, which drivers return as booleans on PostgreSQL and SQL Server."""
         statement = self.dialect.adopted_by_status(self.table, self.profile)
-        return {} if statement is None else {str(value): count for value, count in self.fetch(statement, {})}
+        rows = [] if statement is None else self.fetch(statement, {})
+        return {str(int(value) if isinstance(value, bool) else value): count for value, count in rows}
 
     def count_in(self, ours: TableName) -> int:
         """Rows in one of sqlqueue's tables beside this one (claims: held by streams; staging: unpublished)."""

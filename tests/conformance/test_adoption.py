@@ -145,6 +145,13 @@ def test_a_claim_on_seed_003_sets_in_process_so_the_tables_own_worker_skips_the_
     assert in_process(queue) == [("p0", 1, False), ("p1", 1, False), ("p2", 0, True)]
 
 
+def test_rows_per_status_of_a_flag_are_counted_under_the_values_the_profile_spells(engine):
+    queue = seeds.claimer(engine)
+    seeds.insert_payloads(queue, 3, "claimer")
+    queue.claim("etl", 1, 1)
+    assert queue.by_status() == {"0": 2, "1": 1}  # as profile.ready and in_flight say them, on every engine
+
+
 def test_a_seed_003_row_done_has_its_end_date_and_is_not_claimed_again(engine):
     queue = seeds.claimer(engine, lease_seconds=1)
     seeds.insert_payloads(queue, 2, "claimer")
