@@ -39,6 +39,10 @@ class AdoptedQueue(Queue):
     def twin(self) -> AdoptedQueue:
         return AdoptedQueue(self.spec, self.table, self.declared)
 
+    @property
+    def clock(self) -> str:
+        return self.declared.clock  # before the connection the profile's check reads the table with
+
     # ---- the table and its profile -------------------------------------------------------------
     def columns(self) -> tuple[Column, ...]:
         return table_columns(self)

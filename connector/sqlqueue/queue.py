@@ -78,7 +78,11 @@ class Queue:
         if self._conn is None:
             with self._errors():
                 connect = self.dialect.inspection_connect if self._inspecting else self.dialect.connect
-                self._conn = connect(self.spec)
+                conn = connect(self.spec)
+                setting = self.dialect.session_clock(self.clock)
+                if setting is not None:
+                    self.dialect.autocommit_cursor(conn).execute(setting)
+                self._conn = conn
             self._connected_before = True
         return self._conn
 
@@ -327,6 +331,11 @@ class Queue:
     def profile(self) -> Profile:
         """How this table expresses a queue: sqlqueue's own layout."""
         return NATIVE
+
+    @property
+    def clock(self) -> str:
+        """The clock the table's times are written in (Profile.clock), which each session is set to."""
+        return self.profile.clock
 
     @property
     def holding(self) -> Holding:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import replace
 
 import pytest
@@ -161,6 +162,35 @@ def test_a_seed_003_row_done_has_its_end_date_and_is_not_claimed_again(engine):
     seeds.run(queue, f"UPDATE {queue.table} SET start_date = {past_lease}")
     assert queue.claim("etl", 2, 10) == 1  # p1; p0 is done, however old its start
     assert in_process(queue) == [("p0", 1, True), ("p1", 1, False)]
+
+
+def utc_table_in_tokyo(engine, monkeypatch) -> tuple[AdoptedQueue, dt.datetime]:
+    """A relational table of UTC times (profile.clock=utc) reached by sessions whose time zone is Tokyo's
+    (PGTZ, which libpq sends), with a row due an hour ago and one due in an hour, both in UTC."""
+    if engine.name != "postgres":
+        pytest.skip("PostgreSQL's session time zone is what the test sets")
+    monkeypatch.setenv("PGTZ", "Asia/Tokyo")  # 9 hours ahead of UTC
+    queue = seeds.relational(engine, clock="utc")
+    utc = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None, microsecond=0)
+    rows = [
+        (utc - dt.timedelta(days=1, seconds=h), utc, "Pending", "Sync", utc + dt.timedelta(hours=h), f"p{h}")
+        for h in (-1, 1)
+    ]
+    designs.insert(queue, "EnqueuedAt, UpdatedAt, Status, Type, ScheduledFor, Payload", rows)
+    return queue, utc
+
+
+def test_a_utc_tables_due_times_are_compared_in_utc_whatever_the_sessions_time_zone(engine, monkeypatch):
+    queue, _ = utc_table_in_tokyo(engine, monkeypatch)
+    assert queue.claim("etl", 1, 10) == 1
+    assert [p for (p,) in held(queue, "etl", 0, 1, ["Payload"])] == ["p-1"]
+
+
+def test_a_utc_tables_claim_writes_its_started_at_in_utc_whatever_the_sessions_time_zone(engine, monkeypatch):
+    queue, utc = utc_table_in_tokyo(engine, monkeypatch)
+    queue.claim("etl", 1, 10)
+    (started,) = queue.fetch(queue.dialect.compile(f"SELECT StartedAt FROM {queue.table} WHERE Payload = 'p-1'"), {})[0]
+    assert abs(started - utc) < dt.timedelta(minutes=5)
 
 
 def test_an_available_now_bound_leaves_rows_enqueued_after_it(engine):

@@ -214,6 +214,11 @@ class Engine(ABC):
     def autocommit_cursor(self, conn: Any) -> Any:
         return conn.cursor()
 
+    def session_clock(self, clock: str) -> str | None:
+        """The statement that makes a new session write and compare a table's times without a zone in
+        ``clock`` (Profile.clock: utc or local); None where the engine's clock functions say it already."""
+        return None
+
     def insert_many(
         self,
         cur: Any,

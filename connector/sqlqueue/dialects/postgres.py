@@ -83,6 +83,14 @@ class PostgresDialect(Dialect):
     def local_now(self) -> str:
         return "LOCALTIMESTAMP"
 
+    def session_clock(self, clock: str) -> str | None:
+        # now() is an instant, and PostgreSQL turns an instant into a `timestamp without time zone` (and
+        # such a value back, to compare) in the session's TimeZone ("Date/Time Types", 8.5.1.3 Time
+        # Stamps: postgresql.org/docs/current/datatype-datetime.html), so a table of UTC times needs a UTC
+        # session whatever the server's or the client's (PGTZ) zone. Columns with a zone hold instants,
+        # which the setting leaves as they are.
+        return "SET TIME ZONE 'UTC'" if clock == "utc" else None
+
     def add_seconds(self, time: str, seconds_param: str) -> str:
         return f"{time} + :{seconds_param} * INTERVAL '1 second'"
 
