@@ -10,6 +10,7 @@ import pytest
 from sqlqueue.adoption import AdoptedQueue, unique_keys
 from sqlqueue.errors import SchemaError
 from sqlqueue.identifiers import TableName
+from sqlqueue.profile import Profile
 from sqlqueue.testing import designs
 from tests.support import seeds
 
@@ -283,30 +284,35 @@ def test_a_status_value_the_vocabulary_table_lacks_is_named(engine):
         unknown.require_layout()
 
 
+def table_beside(queue: AdoptedQueue, suffix: str, profile: Profile, *ddl: str) -> AdoptedQueue:
+    """A table ``ddl`` makes ({t}: its name) beside ``queue``'s and on its connection, seen through ``profile``."""
+    table = f"{queue.table}_{suffix}"
+    seeds.run(queue, *(sql.format(t=table) for sql in ddl))
+    return AdoptedQueue(queue.spec, TableName.parse(table), profile)
+
+
 def test_a_status_value_a_check_constraint_refuses_is_named(engine):
-    queue = seeds.started_mark(engine)
-    table = f"{queue.table}_checked"
-    seeds.run(
-        queue,
-        f"CREATE TABLE {table} (Id INTEGER PRIMARY KEY, "
-        "Status VARCHAR(20) CHECK (Status IN ('Pending', 'Processing', 'Completed')), Payload VARCHAR(20))",
-    )
     profile = replace(seeds.PRESETS["relational"], key=("Id",), failed="Failed", attempts=None, due=None, started=None)
     profile = replace(profile, error=None, duration=None, token=None, enqueued=None, order=(), clock="utc")
-    checked = AdoptedQueue(queue.spec, TableName.parse(table), profile)
+    checked = table_beside(
+        seeds.started_mark(engine),
+        "checked",
+        profile,
+        "CREATE TABLE {t} (Id INTEGER PRIMARY KEY, "
+        "Status VARCHAR(20) CHECK (Status IN ('Pending', 'Processing', 'Completed')), Payload VARCHAR(20))",
+    )
     with pytest.raises(SchemaError, match="(?i)status value\\(s\\) 'Error', 'Failed' are refused by the CHECK"):
         checked.require_layout()
 
 
 def test_unique_keys_list_the_primary_key_first_each_in_its_own_column_order(engine):
     queue = seeds.dequeue(engine)
-    table = f"{queue.table}_keys"
-    seeds.run(
+    keyed = table_beside(
         queue,
-        f"CREATE TABLE {table} (code INTEGER NOT NULL UNIQUE, a INTEGER NOT NULL, b INTEGER NOT NULL, "
-        "PRIMARY KEY (b, a))",
+        "keys",
+        queue.declared,
+        "CREATE TABLE {t} (code INTEGER NOT NULL UNIQUE, a INTEGER NOT NULL, b INTEGER NOT NULL, PRIMARY KEY (b, a))",
     )
-    keyed = AdoptedQueue(queue.spec, TableName.parse(table), queue.declared)
     assert [[c.lower() for c in key] for key in unique_keys(keyed)] == [["b", "a"], ["code"]]
 
 
@@ -314,13 +320,13 @@ def test_a_unique_index_with_included_columns_is_a_key(engine):
     if engine.name == "sqlite":
         pytest.skip("SQLite's indexes include no columns")
     queue = seeds.dequeue(engine)
-    table = f"{queue.table}_included"
-    seeds.run(
+    keyed = table_beside(
         queue,
-        f"CREATE TABLE {table} (Code VARCHAR(20) NOT NULL, Payload VARCHAR(20))",
-        f"CREATE UNIQUE INDEX ux_{table} ON {table} (Code) INCLUDE (Payload)",
+        "included",
+        replace(queue.declared, key=("Code",), order=()),
+        "CREATE TABLE {t} (Code VARCHAR(20) NOT NULL, Payload VARCHAR(20))",
+        "CREATE UNIQUE INDEX ux_{t} ON {t} (Code) INCLUDE (Payload)",
     )
-    keyed = AdoptedQueue(queue.spec, TableName.parse(table), replace(queue.declared, key=("Code",), order=()))
     assert keyed.profile.key[0].lower() == "code"
 
 

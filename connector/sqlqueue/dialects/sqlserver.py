@@ -313,6 +313,8 @@ class SqlServerDialect(SqlServerDoctor):
         return "SELECT [definition] FROM sys.check_constraints WHERE parent_object_id = OBJECT_ID(:object_name)"
 
     def unique_keys_sql(self, table: TableName) -> str:
+        # key_ordinal is a column's 1-based place among the index's key columns, 0 for included ones
+        # (learn.microsoft.com/sql/relational-databases/system-catalog-views/sys-index-columns-transact-sql).
         return (
             "SELECT i.name, c.name FROM sys.indexes AS i "
             "JOIN sys.index_columns AS ic ON ic.object_id = i.object_id AND ic.index_id = i.index_id "
