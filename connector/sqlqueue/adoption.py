@@ -23,7 +23,6 @@ from .identifiers import TableName
 from .profile import COUNTS, TIMES, Profile
 from .queue import Queue
 from .schema import Column, picked_columns
-from .waits import Backlog
 
 
 class AdoptedQueue(Queue):
@@ -264,11 +263,6 @@ class AdoptedQueue(Queue):
         return super()._encoded(columns, rows, tail)
 
     # ---- the claim side --------------------------------------------------------------------------
-    def _values(self) -> dict[str, Any]:
-        """What the profile's statements bind besides the claim's own values."""
-        p = self.profile
-        return {"lease_ago": -p.lease_seconds, "max_attempts": p.max_attempts}
-
     def _copied(self) -> tuple[str, ...]:
         self.profile  # noqa: B018
         return tuple(self._names_by_lower.values())
@@ -324,12 +318,6 @@ class AdoptedQueue(Queue):
             cur.execute(statement.sql, statement.bind(self._values()))
             return max(cur.rowcount, 0)
 
-    def count_ready(self) -> int:
-        return self.backlog().ready_rows
-
-    def backlog(self) -> Backlog:
-        return Backlog.from_row(self.fetch(self.dialect.adopted_backlog(self.table, self.profile), self._values())[0])
-
     @functools.cached_property
     def _bound(self) -> tuple[str | None, bool]:
         """(the bound column, whether it is a time)."""
@@ -359,7 +347,7 @@ class AdoptedQueue(Queue):
         column, time_ = self._bound
         if column is None:
             return None
-        (largest,) = self.fetch(self.dialect.adopted_max_ready(self.table, self.profile, column), self._values())[0]
+        (largest,) = self.fetch(self.dialect.max_ready(self.table, self.profile, column), self._values())[0]
         if largest is None:
             return self._time(dt.datetime(1900, 1, 1, tzinfo=dt.timezone.utc)) if time_ else -(2**63)
         if isinstance(largest, dt.datetime):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, fields, replace
 
 from .errors import ConfigError, SchemaError
 from .identifiers import TableName, check_name
-from .schema import CLAIMED, DONE, FAILED, READY, Column
+from .schema import CLAIMED, DONE, FAILED, READY, STAGE_TAG, Column
 
 # What each role's column must hold, as portable types (see schema.PORTABLE_TYPES).
 TIMES = ("timestamp",)
@@ -79,10 +79,16 @@ class Profile:
     # How long a claim's started-at holds a row before the row counts as abandoned by its claimer
     # (the source's leaseSeconds): after that a claim, ours or the table's own worker's, may take it.
     lease_seconds: int = 300
-    # The column a claim writes its claim number to, on the row itself (the consumer goes in
-    # ``claimer``): sqlqueue's own layout only, whose rows carry their bookkeeping. None, for every
-    # adopted table: the bookkeeping goes in the claims table beside it.
+    # The three fields below are sqlqueue's own layout's only: its rows carry their bookkeeping, where
+    # an adopted table's go in the claims table beside it. None for every adopted table, and no option
+    # sets them. The column a claim writes its claim number to (the consumer goes in ``claimer``):
     claim_seq: str | None = None
+    # The column a claim writes its lease's end to and done clears. A sweep (rescue_expired) gives rows
+    # whose lease ran out back to ready, so a claim takes ready rows only: it stays on the ready index.
+    lease: str | None = None
+    # The column holding a sink batch's tag on the rows it wrote, until a claim clears it: rows of a
+    # batch Spark has yet to commit (the tag listed as unpublished) are not ready.
+    tag: str | None = None
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -232,13 +238,15 @@ NATIVE = Profile(
     enqueued="enqueued_at",
     done_at="completed_at",
     claim_seq="claim_seq",
+    lease="lease_until",
+    tag=STAGE_TAG.name,
 )
 
 # Option names (after 'profile.') and how each is read.
 _TUPLES = {"key", "ready"}
 _INTS = {"max_attempts", "lease_seconds"}
 _BOOLS = {"take"}
-_FIELDS = [f.name for f in fields(Profile) if f.name not in ("name", "claim_seq")]
+_FIELDS = [f.name for f in fields(Profile) if f.name not in ("name", "claim_seq", "lease", "tag")]
 
 
 def _order(text: str) -> tuple[tuple[str, str], ...]:

@@ -454,13 +454,18 @@ class Queue:
             if chunk is None or count < chunk:
                 return total
 
+    def _values(self) -> dict[str, Any]:
+        """What the profile's statements bind besides each call's own values (Claims.ready)."""
+        p = self.profile
+        return {"lease_ago": -p.lease_seconds, "max_attempts": p.max_attempts}
+
     def count_ready(self) -> int:
         """Rows a claim could take now: the backlog."""
-        return self.fetch(self.dialect.count_ready(self.table), {})[0][0]
+        return self.fetch(self.dialect.count_ready(self.table, self.profile), self._values())[0][0]
 
     def backlog(self) -> Backlog:
         """The ready rows and the age of the oldest, in one pass: what shows whether a stream keeps up."""
-        return Backlog.from_row(self.fetch(self.dialect.backlog(self.table), {})[0])
+        return Backlog.from_row(self.fetch(self.dialect.backlog(self.table, self.profile), self._values())[0])
 
     def claim_waits(self, consumer: str, seq: int) -> Waits:
         """How long the rows of claim ``seq`` waited between enqueue and claim (none where the table
@@ -478,7 +483,7 @@ class Queue:
     def available_now_bound(self) -> Any:
         """What a Trigger.AvailableNow run claims up to, read at its start: the largest id ready then
         (0 when none is, which claims nothing). None would mean no bound."""
-        return self.fetch(self.dialect.max_ready_id(self.table), {})[0][0] or 0
+        return self.fetch(self.dialect.max_ready(self.table, self.profile, "id"), {})[0][0] or 0
 
     def _time(self, value: dt.datetime) -> Any:
         return self.dialect.encode(LIFECYCLE_TYPES["completed_at"], value)

@@ -206,11 +206,7 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
         waits = dialect.claim_waits(dialect.holding(t, profile))
         if waits is not None:
             yield Entry(f"adopted_{name}_claim_waits", "claim_waits", waits.sql)
-        for builder in (
-            dialect.adopted_fail_expired,
-            dialect.adopted_backlog,
-            dialect.adopted_by_status,
-        ):
+        for builder in (dialect.adopted_fail_expired, dialect.backlog, dialect.adopted_by_status):
             statement = builder(t, profile)
             if statement is not None:
                 yield Entry(
@@ -219,7 +215,7 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
     relational, relational_columns = ADOPTED["relational"]
     bounded = dialect.adopted_claim(t, relational, relational_columns, "EnqueuedAt").claim
     yield Entry("adopted_relational_claim_bounded", "adopted_claim", bounded.sql)
-    yield Entry("adopted_max_ready", "adopted_max_ready", dialect.adopted_max_ready(t, relational, "EnqueuedAt").sql)
+    yield Entry("adopted_max_ready", "max_ready", dialect.max_ready(t, relational, "EnqueuedAt").sql)
     held = dialect.holding(t, PRESETS["started-mark"])
     yield Entry("adopted_count_held", "count_held", dialect.count_held(held).sql)
     yield Entry("local_offset", "local_offset", dialect.local_offset().sql)
@@ -298,8 +294,8 @@ def catalog(dialect: Dialect) -> list[Entry]:
         add(f"purge_{state}_chunked", dialect.purge, state, True)
     for by in ("id", "dedup_key", "all"):
         add(f"requeue_failed_by_{by}", dialect.requeue_failed, by)
-    add("count_ready", dialect.count_ready)
-    add("max_ready_id", dialect.max_ready_id)
+    add("count_ready", dialect.count_ready, NATIVE)
+    add("max_ready_id", dialect.max_ready, NATIVE, "id")
     add("count_by_state", dialect.count_by_state)
     add("table_columns", dialect.table_columns)
     for order in ORDERS:
@@ -308,8 +304,8 @@ def catalog(dialect: Dialect) -> list[Entry]:
     waits = dialect.claim_waits(held)
     assert waits is not None, "sqlqueue's own layout records enqueue and claim times"
     entries.append(Entry("claim_waits", "claim_waits", waits.sql))
-    for waits in (dialect.recent_waits, dialect.backlog):
-        add(waits.__name__, waits)
+    add("recent_waits", dialect.recent_waits)
+    add("backlog", dialect.backlog, NATIVE)
     add("table_indexes", dialect.table_indexes)
     doctor = next((builders for engine, builders in DOCTOR.items() if isinstance(dialect, engine)), ())
     for builder, args in doctor:

@@ -5,7 +5,8 @@ import pytest
 from sqlqueue.adoption import checks_on
 from sqlqueue.dialects import dialect_for
 from sqlqueue.errors import ConfigError
-from sqlqueue.profile import PRESETS, profile_from, propose, settings_of
+from sqlqueue.identifiers import TableName
+from sqlqueue.profile import NATIVE, PRESETS, profile_from, propose, settings_of
 from sqlqueue.schema import Column
 
 
@@ -95,3 +96,29 @@ def test_a_dequeue_with_a_status_column_neither_filters_its_claim_index_nor_fill
     profile = profile_from("dequeue", {"status": "Status"})
     assert dialect.claimable(profile) is None
     assert "Status" not in dialect.new_row(profile, ["Payload"])
+
+
+def test_sql_server_compares_an_ascii_status_to_a_plain_literal_so_a_varchar_column_keeps_its_seek():
+    claimable = dialect_for("sqlserver").claimable(PRESETS["relational"])
+    assert claimable == "[Status] IN ('Pending', 'Error', 'Processing')"
+
+
+def test_sql_server_keeps_a_status_beyond_ascii_in_a_unicode_literal():
+    profile = profile_from("relational", {"ready": "Ausstehend", "in_flight": "Läuft"})
+    assert dialect_for("sqlserver").claimable(profile) == "[Status] IN ('Ausstehend', N'Läuft')"
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "postgres", "sqlserver"])
+def test_a_quote_in_a_status_value_is_doubled_in_its_literal(engine):
+    profile = profile_from("relational", {"ready": "Won't wait", "in_flight": "Processing"})
+    assert "'Won''t wait'" in dialect_for(engine).claimable(profile)
+
+
+def test_sqlqueue_s_own_layout_claims_ready_rows_only_and_leaves_expired_leases_to_the_sweep():
+    ready = dialect_for("sqlite").ready(TableName("jobs"), NATIVE)
+    assert ready.startswith("\"state\" = 'ready' AND ") and "claimed" not in ready
+
+
+def test_the_bookkeeping_roles_of_sqlqueue_s_own_layout_are_no_options():
+    with pytest.raises(ConfigError, match="unknown option.*profile.lease"):
+        profile_from("relational", {"lease": "LockedUntil"})

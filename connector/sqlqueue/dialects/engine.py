@@ -342,8 +342,8 @@ class Engine(ABC):
         return self.quote(index)
 
     def literal(self, text: str) -> str:
-        """A string literal; ``text`` is a name that passed identifier checks, so it holds no quote."""
-        return f"'{text}'"
+        """A string literal of ``text`` (a name, or a status value from a profile), quotes doubled."""
+        return "'" + text.replace("'", "''") + "'"
 
 
 def utc_naive(value: dt.datetime) -> dt.datetime:

@@ -562,7 +562,14 @@ class SqlServerDialect(SqlServerDoctor):
         return f"OBJECT_ID({self._object_name(table)}, N'U') IS NULL"
 
     def literal(self, text: str) -> str:
-        return f"N'{text}'"
+        # A plain literal where the text is ASCII: against a VARCHAR column an N'' literal converts the
+        # column, since nvarchar outranks varchar ("Data type precedence",
+        # learn.microsoft.com/sql/t-sql/data-types/data-type-precedence-transact-sql). A query's seek is
+        # lost under a SQL collation, and a filtered index refuses a conversion on the left of its
+        # comparison ("Create filtered indexes", learn.microsoft.com/sql/relational-databases/indexes/
+        # create-filtered-indexes). A plain literal converts to an NVARCHAR, bit or int column instead.
+        # Text beyond ASCII needs N'' to keep its characters.
+        return ("" if text.isascii() else "N") + super().literal(text)
 
     def index_name(self, table: TableName, index: str) -> str:
         return f"{self.quote(index)} ON {self.table(table)}"

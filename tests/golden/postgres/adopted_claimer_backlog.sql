@@ -1,1 +1,1 @@
-SELECT COUNT(*), NULL FROM "jobs" WHERE "in_process" IN ('0', '1') AND ("in_process" IN ('0') OR ("in_process" = '1' AND "end_date" IS NULL AND "start_date" < LOCALTIMESTAMP + %s * INTERVAL '1 second')) AND "attempts" < %s AND "scheduled_start_date" <= LOCALTIMESTAMP
+SELECT COUNT(*), NULL FROM "jobs" WHERE "in_process" IN ('0', '1') AND ("in_process" = '0' OR ("in_process" = '1' AND "end_date" IS NULL AND "start_date" < LOCALTIMESTAMP + %s * INTERVAL '1 second')) AND "attempts" < %s AND "scheduled_start_date" <= LOCALTIMESTAMP

@@ -1,1 +1,1 @@
-INSERT INTO [dbo].[jobs] ([scheduled_start_date], [Payload], [in_process], [attempts], [end_date]) SELECT COALESCE([scheduled_start_date], SYSDATETIME()), [Payload], N'0', 0, NULL FROM [dbo].[jobs_sqlqueue_staging] WHERE [stage_tag] = ?
+INSERT INTO [dbo].[jobs] ([scheduled_start_date], [Payload], [in_process], [attempts], [end_date]) SELECT COALESCE([scheduled_start_date], SYSDATETIME()), [Payload], '0', 0, NULL FROM [dbo].[jobs_sqlqueue_staging] WHERE [stage_tag] = ?

@@ -1,9 +1,9 @@
 WITH [batch] AS (
   SELECT TOP (?) * FROM [dbo].[jobs] WITH (UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK)
-  WHERE [Status] IN (N'Pending', N'Error', N'Processing') AND ([Status] IN (N'Pending', N'Error') OR ([Status] = N'Processing' AND [StartedAt] < DATEADD(SECOND, ?, SYSDATETIME()))) AND [AttemptNum] < ? AND [ScheduledFor] <= SYSDATETIME()
+  WHERE [Status] IN ('Pending', 'Error', 'Processing') AND ([Status] IN ('Pending', 'Error') OR ([Status] = 'Processing' AND [StartedAt] < DATEADD(SECOND, ?, SYSDATETIME()))) AND [AttemptNum] < ? AND [ScheduledFor] <= SYSDATETIME()
   ORDER BY [ScheduledFor] ASC, [EnqueuedAt] ASC
 )
 UPDATE [batch]
-SET [Status] = N'Processing', [StartedAt] = SYSDATETIME(), [AttemptNum] = [AttemptNum] + 1, [UpdatedAt] = SYSDATETIME()
+SET [Status] = 'Processing', [StartedAt] = SYSDATETIME(), [AttemptNum] = [AttemptNum] + 1, [UpdatedAt] = SYSDATETIME()
 OUTPUT CAST(? AS NVARCHAR(400)), CAST(? AS BIGINT), inserted.[EnqueuedAt], inserted.[UpdatedAt], inserted.[Status], inserted.[Type], inserted.[Step], inserted.[AttemptNum], inserted.[Response], inserted.[Error], inserted.[StartedAt], inserted.[Duration], inserted.[ScheduledFor], inserted.[Payload]
 INTO [dbo].[jobs_sqlqueue_claims] ([sqlqueue_consumer], [sqlqueue_claim_seq], [EnqueuedAt], [UpdatedAt], [Status], [Type], [Step], [AttemptNum], [Response], [Error], [StartedAt], [Duration], [ScheduledFor], [Payload])

@@ -1,1 +1,1 @@
-UPDATE [dbo].[jobs] WITH (ROWLOCK) SET [Status] = N'Failed', [UpdatedAt] = SYSDATETIME() WHERE [Status] = N'Processing' AND [StartedAt] < DATEADD(SECOND, ?, SYSDATETIME()) AND [AttemptNum] >= ?
+UPDATE [dbo].[jobs] WITH (ROWLOCK) SET [Status] = 'Failed', [UpdatedAt] = SYSDATETIME() WHERE [Status] = 'Processing' AND [StartedAt] < DATEADD(SECOND, ?, SYSDATETIME()) AND [AttemptNum] >= ?

@@ -4,5 +4,5 @@ WITH [batch] AS (
   ORDER BY [id] DESC
 )
 UPDATE [batch]
-SET [state] = N'claimed', [completed_at] = NULL, [claimed_at] = SYSUTCDATETIME(), [attempts] = [attempts] + 1, [consumer] = ?, [claim_seq] = ?, [lease_until] = DATEADD(SECOND, ?, SYSUTCDATETIME()), [stage_tag] = NULL
+SET [state] = 'claimed', [completed_at] = NULL, [claimed_at] = SYSUTCDATETIME(), [attempts] = [attempts] + 1, [consumer] = ?, [claim_seq] = ?, [lease_until] = DATEADD(SECOND, ?, SYSUTCDATETIME()), [stage_tag] = NULL
 OUTPUT inserted.[id]

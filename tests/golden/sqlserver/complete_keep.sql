@@ -1,1 +1,1 @@
-UPDATE [dbo].[jobs] WITH (ROWLOCK) SET [state] = N'done', [completed_at] = SYSUTCDATETIME(), [lease_until] = NULL WHERE [state] = 'claimed' AND [consumer] = ? AND [claim_seq] <= ?
+UPDATE [dbo].[jobs] WITH (ROWLOCK) SET [state] = 'done', [completed_at] = SYSUTCDATETIME(), [lease_until] = NULL WHERE [state] = 'claimed' AND [consumer] = ? AND [claim_seq] <= ?

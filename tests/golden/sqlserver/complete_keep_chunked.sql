@@ -1,1 +1,1 @@
-UPDATE TOP (?) [dbo].[jobs] WITH (ROWLOCK) SET [state] = N'done', [completed_at] = SYSUTCDATETIME(), [lease_until] = NULL WHERE [state] = 'claimed' AND [consumer] = ? AND [claim_seq] <= ?
+UPDATE TOP (?) [dbo].[jobs] WITH (ROWLOCK) SET [state] = 'done', [completed_at] = SYSUTCDATETIME(), [lease_until] = NULL WHERE [state] = 'claimed' AND [consumer] = ? AND [claim_seq] <= ?

@@ -62,7 +62,7 @@ class AdoptedSink(Adoption):
 
     @staticmethod
     def _open_marks(profile: Profile) -> list[str]:
-        """The columns whose NULL the profile's ready predicate reads (adopted_ready)."""
+        """The columns whose NULL the profile's ready predicate reads (Claims.ready)."""
         if profile.take:
             return [profile.done_at] if profile.done_at else []
         marks = [profile.done_at]

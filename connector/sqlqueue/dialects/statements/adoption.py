@@ -62,61 +62,7 @@ class Adoption(Claims):
             self.create_index_guarded(claims, f"ix_{claims.name}_held", held, [], None),
         ]
 
-    # ---- what is ready, and the claim ------------------------------------------------------------
-    def claimable(self, profile: Profile) -> str | None:
-        """The rows a claim may ever take as far as status or done-at say (ready or in flight, not done):
-        the filter of the index `sqlqueue adopt --index` proposes (AdoptedQueue.claim_index)."""
-        q = self.quote
-        # Status values are string literals whatever the column's type: against a flag or a code (seed 003's
-        # bit in_process) the literal is what converts, since bit and int outrank nvarchar ("Data type
-        # precedence", learn.microsoft.com/sql/t-sql/data-types/data-type-precedence-transact-sql), which
-        # a filtered index allows on the right of the comparison ("Create filtered indexes", data
-        # conversion operators in the filter predicate); PostgreSQL and SQLite type the literal by the column.
-        if profile.status is not None and not profile.take:  # a dequeue's claim reads no status
-            values = ", ".join(self.literal(v) for v in (*profile.ready, profile.in_flight) if v is not None)
-            return f"{q(profile.status)} IN ({values})"
-        return f"{q(profile.done_at)} IS NULL" if profile.done_at is not None else None
-
-    def adopted_ready(self, table: TableName, profile: Profile, bound: str | None = None) -> str:
-        """Rows a claim may take: open (or abandoned by a claimer whose lease ran out), not done, with
-        attempts left, due, and of this stream; with ``bound``, only rows whose ``bound`` column is at
-        most :max_id (a Trigger.AvailableNow run's bound). Binds :lease_seconds and :max_attempts."""
-        q, now = self.quote, self.clock(profile)
-        expired = (
-            f"{q(profile.started)} < {self.add_seconds(now, 'lease_ago')}" if profile.started is not None else None
-        )
-        if profile.status is not None:
-            values = ", ".join(self.literal(v) for v in profile.ready)
-            open_ = f"{q(profile.status)} IN ({values})"
-            in_flight = f"{q(profile.status)} = {self.literal(profile.in_flight or '')}"
-            if profile.done_at is not None:
-                # With a status, done-at tells only rows in flight apart (seed 003: in_process = 1 and
-                # an end_date is done); a ready row may carry one from its default or an earlier run.
-                in_flight += f" AND {q(profile.done_at)} IS NULL"
-            abandoned = f"{in_flight} AND {expired}" if expired else None
-        elif profile.claimer is not None:
-            open_, abandoned = f"{q(profile.claimer)} IS NULL", expired
-        else:  # no status and no claimer: the profile marks with started-at (Profile.__post_init__)
-            open_, abandoned = f"{q(str(profile.started))} IS NULL", None
-        parts = [] if profile.take else [f"({open_} OR ({abandoned}))" if abandoned else open_]
-        if profile.status is not None and parts:
-            # Led by the claim index's filter word for word, so the engine sees the claim may read that
-            # index. Neither PostgreSQL nor SQLite proves that `status IN (ready) OR (status = in-flight
-            # AND ...)` implies it: both sorted the whole table (SQLite uses a partial index only when the
-            # query's AND terms include the index's, sqlite.org/partialindex.html, section 3).
-            parts.insert(0, str(self.claimable(profile)))
-        if profile.done_at is not None and profile.status is None:
-            parts.append(f"{q(profile.done_at)} IS NULL")
-        if profile.attempts is not None and profile.max_attempts is not None:
-            parts.append(f"{q(profile.attempts)} < :max_attempts")
-        if profile.due is not None:
-            parts.append(f"{q(profile.due)} <= {now}")
-        if profile.filter is not None:
-            parts.append(f"({profile.filter})")
-        if bound is not None:
-            parts.append(f"{q(bound)} <= :max_id")
-        return " AND ".join(parts) or "1 = 1"
-
+    # ---- the claim ---------------------------------------------------------------------------------
     def key_match(self, profile: Profile, left: str, right: str) -> str:
         """``left`` and ``right`` (qualifiers) hold the same row of the adopted table."""
         return " AND ".join(f"{left}.{self.quote(k)} = {right}.{self.quote(k)}" for k in profile.key)
@@ -125,9 +71,9 @@ class Adoption(Claims):
     def adopted_claim(
         self, table: TableName, profile: Profile, columns: tuple[str, ...], bound: str | None = None
     ) -> ClaimPlan:
-        """Mark (or take) up to ``:limit`` ready rows (within ``bound``, adopted_ready) and copy ``columns``
+        """Mark (or take) up to ``:limit`` ready rows (within ``bound``, Claims.ready) and copy ``columns``
         of them, as the claim left them, into the claims table under (:consumer, :seq)."""
-        where = self.adopted_ready(table, profile, bound)
+        where = self.ready(table, profile, bound)
         order = self.order_by(profile.order)
         plan = self.claim_into(table, profile, columns, where, order)
         if profile.take or profile.guard is None:
@@ -200,7 +146,7 @@ class Adoption(Claims):
         # or chunked completion, which repeats while a pass fills its chunk, would never end.
         open_ = f"{q(profile.done_at)} IS NULL AND " if profile.done_at is not None else ""
         if profile.status is not None:
-            return f"{q(profile.status)} = {self.literal(profile.in_flight or '')} AND {open_}{ours}"
+            return f"{self.status_in(profile, (profile.in_flight or '',))} AND {open_}{ours}"
         return open_ + ours
 
     @cached
@@ -229,7 +175,7 @@ class Adoption(Claims):
             return None
         q, now = self.quote, self.clock(profile)
         where = (
-            f"{q(profile.status or '')} = {self.literal(profile.in_flight or '')} "
+            f"{self.status_in(profile, (profile.in_flight or '',))} "
             f"AND {q(profile.started or '')} < {self.add_seconds(now, 'lease_ago')} "
             f"AND {q(profile.attempts or '')} >= :max_attempts"
         )
@@ -242,14 +188,6 @@ class Adoption(Claims):
 
     # ---- the backlog, queue wait and stats ----------------------------------------------------------
     @cached
-    def adopted_max_ready(self, table: TableName, profile: Profile, column: str) -> Statement:
-        """The largest ``column`` among the rows a claim could take now: a Trigger.AvailableNow run's bound."""
-        return self.compile(
-            f"SELECT MAX({self.quote(column)}) FROM {self.table(table)}{self.skip_locked_hints()} "
-            f"WHERE {self.adopted_ready(table, profile)}"
-        )
-
-    @cached
     def adopted_by_status(self, table: TableName, profile: Profile) -> Statement | None:
         """Rows of this stream (the profile's filter) per status value, where the profile has a status."""
         if profile.status is None:
@@ -260,19 +198,6 @@ class Adoption(Claims):
     @cached
     def count_rows(self, table: TableName) -> Statement:
         return self.compile(f"SELECT COUNT(*) FROM {self.table(table)}")
-
-    @cached
-    def adopted_backlog(self, table: TableName, profile: Profile) -> Statement:
-        """(ready rows, age in ms of the oldest) where the table records when rows were enqueued."""
-        age = (
-            self.millis_between(f"MIN({self.quote(profile.enqueued)})", self.clock(profile))
-            if profile.enqueued is not None
-            else "NULL"
-        )
-        return self.compile(
-            f"SELECT COUNT(*), {age} FROM {self.table(table)}{self.skip_locked_hints()} "
-            f"WHERE {self.adopted_ready(table, profile)}"
-        )
 
     @cached
     def unique_keys(self, table: TableName) -> Statement:

@@ -6,36 +6,87 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...identifiers import TableName
-from ...profile import NATIVE
-from ...schema import (
-    ORDERS,
-    STAGE_TAG,
-)
+from ...profile import NATIVE, Profile
+from ...schema import ORDERS, STAGE_TAG
 from ..engine import Statement, cached
 from .lifecycle import RANGE, UPTO, Holding, Lifecycle
 from .schema import Schema
 
 
 class Claims(Schema, Lifecycle):
-    def ready_predicate(self, table: TableName, bounded: bool) -> str:
-        """Rows a claim may take: ready, due, and not part of a sink batch Spark has yet to commit.
+    def status_in(self, profile: Profile, values: Sequence[str]) -> str:
+        """The status is one of ``values``. Status values are string literals whatever the column's type:
+        against a flag or a code (seed 003's bit in_process) the literal is what converts, since bit and
+        int outrank nvarchar ("Data type precedence",
+        learn.microsoft.com/sql/t-sql/data-types/data-type-precedence-transact-sql), which a filtered
+        index allows on the right of the comparison ("Create filtered indexes", data conversion operators
+        in the filter predicate); PostgreSQL and SQLite type the literal by the column."""
+        status, literals = self.quote(str(profile.status)), [self.literal(v) for v in values]
+        return f"{status} = {literals[0]}" if len(literals) == 1 else f"{status} IN ({', '.join(literals)})"
 
-        Rows of unpublished batches sit in the ready index like any other; the tag test skips them
-        with one primary-key probe each, and only rows a sink wrote carry a tag until claimed.
-        """
-        q, ready = self.quote, NATIVE.ready[0]
-        where = (
-            f"{q(str(NATIVE.status))} = '{ready}' AND {q(str(NATIVE.due))} <= {self.now()} "
-            f"AND ({self._row_tag(table)} IS NULL OR NOT EXISTS ({self._listed_tag(table)}))"
-        )
-        return where + (f" AND {q('id')} <= :max_id" if bounded else "")
+    def claimable(self, profile: Profile) -> str | None:
+        """The rows a claim may ever take as far as status or done-at say (ready, or in flight where a
+        claim takes back abandoned rows; not done): the filter of the index a claim reads (the native
+        ready index; for an adopted table, the one `sqlqueue adopt --index` proposes)."""
+        if profile.status is not None and not profile.take:  # a dequeue's claim reads no status
+            reclaimed = (profile.in_flight,) if profile.lease is None and profile.in_flight is not None else ()
+            return self.status_in(profile, (*profile.ready, *reclaimed))
+        return f"{self.quote(profile.done_at)} IS NULL" if profile.done_at is not None else None
 
-    def _row_tag(self, table: TableName) -> str:
+    def ready(self, table: TableName, profile: Profile, bound: str | None = None) -> str:
+        """Rows a claim may take: open (or abandoned by a claimer whose lease ran out), not done, with
+        attempts left, due, of this stream, and not part of a sink batch Spark has yet to commit; with
+        ``bound``, only rows whose ``bound`` column is at most :max_id (a Trigger.AvailableNow run's
+        bound). Binds :lease_ago and :max_attempts where the profile reads them.
+
+        A profile with a lease column (sqlqueue's own layout) leaves abandoned rows to the sweep that
+        gives them back (rescue_expired): its claim reads ready rows only, through the ready index."""
+        q, now = self.quote, self.clock(profile)
+        reclaims = profile.started is not None and profile.lease is None
+        expired = f"{q(str(profile.started))} < {self.add_seconds(now, 'lease_ago')}" if reclaims else None
+        if profile.status is not None:
+            open_ = self.status_in(profile, profile.ready)
+            in_flight = self.status_in(profile, (profile.in_flight or "",))
+            if profile.done_at is not None:
+                # With a status, done-at tells only rows in flight apart (seed 003: in_process = 1 and
+                # an end_date is done); a ready row may carry one from its default or an earlier run.
+                in_flight += f" AND {q(profile.done_at)} IS NULL"
+            abandoned = f"{in_flight} AND {expired}" if expired else None
+        elif profile.claimer is not None:
+            open_, abandoned = f"{q(profile.claimer)} IS NULL", expired
+        else:  # no status and no claimer: the profile marks with started-at (Profile.__post_init__)
+            open_, abandoned = f"{q(str(profile.started))} IS NULL", None
+        parts = [] if profile.take else [f"({open_} OR ({abandoned}))" if abandoned else open_]
+        claimable = self.claimable(profile)
+        if profile.status is not None and parts and claimable != parts[0]:
+            # Led by the claim index's filter word for word, so the engine sees the claim may read that
+            # index. Neither PostgreSQL nor SQLite proves that `status IN (ready) OR (status = in-flight
+            # AND ...)` implies it: both sorted the whole table (SQLite uses a partial index only when the
+            # query's AND terms include the index's, sqlite.org/partialindex.html, section 3).
+            parts.insert(0, str(claimable))
+        if profile.done_at is not None and profile.status is None:
+            parts.append(f"{q(profile.done_at)} IS NULL")
+        if profile.attempts is not None and profile.max_attempts is not None:
+            parts.append(f"{q(profile.attempts)} < :max_attempts")
+        if profile.due is not None:
+            parts.append(f"{q(profile.due)} <= {now}")
+        if profile.tag is not None:
+            # Rows of unpublished batches sit in the ready index like any other; the tag test skips them
+            # with one primary-key probe each, and only rows a sink wrote carry a tag until claimed.
+            tag = self._row_tag(table, profile.tag)
+            parts.append(f"({tag} IS NULL OR NOT EXISTS ({self._listed_tag(table, tag)}))")
+        if profile.filter is not None:
+            parts.append(f"({profile.filter})")
+        if bound is not None:
+            parts.append(f"{q(bound)} <= :max_id")
+        return " AND ".join(parts) or "1 = 1"
+
+    def _row_tag(self, table: TableName, column: str = STAGE_TAG.name) -> str:
         """A table's tag column, qualified: the queue and its unpublished list both have one."""
-        return f"{self.quote(table.name)}.{self.quote(STAGE_TAG.name)}"
+        return f"{self.quote(table.name)}.{self.quote(column)}"
 
-    def _listed_tag(self, table: TableName) -> str:
-        """A subquery with a row when the current row of ``table`` belongs to an unpublished batch.
+    def _listed_tag(self, table: TableName, tag: str) -> str:
+        """A subquery with a row when ``tag`` (a row of ``table``'s tag) belongs to an unpublished batch.
 
         No alias: the two table names differ by construction, where an alias could equal the
         queue's name. The list is read as last committed, like the queue rows it hides.
@@ -43,19 +94,14 @@ class Claims(Schema, Lifecycle):
         unpublished = self.unpublished(table)
         return (
             f"SELECT 1 FROM {self.table(unpublished)}{self.committed_read_hints()} "
-            f"WHERE {self._row_tag(unpublished)} = {self._row_tag(table)}"
+            f"WHERE {self._row_tag(unpublished)} = {tag}"
         )
 
     @cached
     def claim(self, table: TableName, order: str, strict: bool, bounded: bool) -> Statement:
-        """What the profile's claim writes, then the lease's end and the tag cleared: a claimed row
-        belongs to no sink batch any more."""
-        q = self.quote
-        set_sql = (
-            f"{self.claim_sets(NATIVE)}, {q('lease_until')} = {self.now_plus('lease_seconds')}, "
-            f"{q(STAGE_TAG.name)} = NULL"
-        )
-        return self.compile(self.claim_sql(table, set_sql, self.ready_predicate(table, bounded), order, strict))
+        """The native claim: what the profile's claim writes, on ready rows, in place."""
+        where = self.ready(table, NATIVE, NATIVE.key[0] if bounded else None)
+        return self.compile(self.claim_sql(table, self.claim_sets(NATIVE), where, order, strict))
 
     def ordered_by(self, order: str) -> str:
         """The ORDER BY list of a native claim order."""
@@ -93,38 +139,39 @@ class Claims(Schema, Lifecycle):
     @cached
     def complete(self, table: TableName, keep: bool, limited: bool) -> Statement:
         """Finish the rows of claims up to ``:upto_seq``: delete them, or mark them done."""
-        q, where = self.quote, self.held(self.holding(table, NATIVE), UPTO)
+        where = self.held(self.holding(table, NATIVE), UPTO)
         if keep:
-            set_sql = f"{self.done_sets(NATIVE)}, {q('lease_until')} = NULL"
-            return self.compile(self.limited_update(table, set_sql, where, limited))
+            return self.compile(self.limited_update(table, self.done_sets(NATIVE), where, limited))
         return self.compile(self.limited_delete(table, where, limited))
 
     @cached
-    def count_ready(self, table: TableName) -> Statement:
+    def count_ready(self, table: TableName, profile: Profile) -> Statement:
         """The backlog; rows being claimed or written are skipped rather than waited for."""
         return self.compile(
-            f"SELECT COUNT(*) FROM {self.table(table)}{self.skip_locked_hints()} "
-            f"WHERE {self.ready_predicate(table, False)}"
+            f"SELECT COUNT(*) FROM {self.table(table)}{self.skip_locked_hints()} WHERE {self.ready(table, profile)}"
         )
 
     @cached
-    def max_ready_id(self, table: TableName) -> Statement:
+    def max_ready(self, table: TableName, profile: Profile, column: str) -> Statement:
+        """The largest ``column`` among the rows a claim could take now: a Trigger.AvailableNow run's bound."""
         return self.compile(
-            f"SELECT MAX({self.quote('id')}) FROM {self.table(table)}{self.skip_locked_hints()} "
-            f"WHERE {self.ready_predicate(table, False)}"
+            f"SELECT MAX({self.quote(column)}) FROM {self.table(table)}{self.skip_locked_hints()} "
+            f"WHERE {self.ready(table, profile)}"
         )
 
     @cached
-    def backlog(self, table: TableName) -> Statement:
-        """The ready rows a claim could take now, and the age in ms of the oldest (NULL when none),
-        in the one pass over the ready rows that ``count_ready`` makes. Exact where a probe of the
-        lowest ready id is not: with 1M done rows kept, that probe walked the primary key for
-        130-180 ms on a queue whose ready index is by priority or due time, against 6-9 ms more than
-        the count for the minimum here (PostgreSQL, JIT off)."""
-        age = self.millis_between(f"MIN({self.quote('enqueued_at')})", self.now())
+    def backlog(self, table: TableName, profile: Profile) -> Statement:
+        """The ready rows a claim could take now, and the age in ms of the oldest (NULL when none, or
+        where the table records no enqueue time), in the one pass over the ready rows that
+        ``count_ready`` makes. Exact where a probe of the lowest ready id is not: with 1M done rows
+        kept, that probe walked the primary key for 130-180 ms on a queue whose ready index is by
+        priority or due time, against 6-9 ms more than the count for the minimum here (PostgreSQL,
+        JIT off)."""
+        enqueued = profile.enqueued
+        age = "NULL" if enqueued is None else self.millis_between(f"MIN({self.quote(enqueued)})", self.clock(profile))
         return self.compile(
             f"SELECT COUNT(*), {age} FROM {self.table(table)}{self.skip_locked_hints()} "
-            f"WHERE {self.ready_predicate(table, False)}"
+            f"WHERE {self.ready(table, profile)}"
         )
 
     # A row's wait is claimed_at - enqueued_at, both from the database's clock. The percentiles are

@@ -14,6 +14,7 @@ from typing import Any, Protocol, TypeVar
 from ...connection import ConnectionSpec
 from ...errors import DatabaseError
 from ...identifiers import TableName
+from ...profile import NATIVE
 from ...schema import (
     DONE,
     UNPUBLISHED,
@@ -85,7 +86,7 @@ class Doctor(Claims):
         """The next ready rows in claim order, without claiming or locking them."""
         cols = ", ".join(self.quote(c) for c in columns)
         order_by = self.ordered_by(order if order != "heap" else "fifo")
-        ready = self.ready_predicate(table, False)
+        ready = self.ready(table, NATIVE)
         return self.compile(
             self.select_first(cols, f"{self.table(table)}{self.skip_locked_hints()} WHERE {ready} ORDER BY {order_by}")
         )
@@ -93,9 +94,9 @@ class Doctor(Claims):
     @cached
     def count_by_state(self, table: TableName) -> Statement:
         """Rows and the oldest enqueue time per state, rows of unpublished sink batches apart."""
-        q = self.quote
+        q, tag = self.quote, self._row_tag(table)
         shown = (
-            f"CASE WHEN {self._row_tag(table)} IS NOT NULL AND EXISTS ({self._listed_tag(table)}) "
+            f"CASE WHEN {tag} IS NOT NULL AND EXISTS ({self._listed_tag(table, tag)}) "
             f"THEN '{UNPUBLISHED}' ELSE {q('state')} END"
         )
         return self.compile(

@@ -72,11 +72,9 @@ class Housekeeping(Lifecycle):
 
     @cached
     def ack_done(self, table: TableName, keep: bool) -> Statement:
-        q = self.quote
         where = self._one_claimed_row(table)
         if keep:
-            set_sql = f"{self.done_sets(NATIVE)}, {q('lease_until')} = NULL"
-            return self.compile(self.limited_update(table, set_sql, where, False))
+            return self.compile(self.limited_update(table, self.done_sets(NATIVE), where, False))
         return self.compile(self.limited_delete(table, where, False))
 
     @cached

@@ -47,9 +47,10 @@ class Lifecycle(Engine):
         return self.local_now() if profile.clock == "local" else self.now()
 
     def claim_sets(self, profile: Profile) -> str:
-        """What a claim writes on a row: in flight, started now, one more attempt, by whom. With a status, a
+        """What a claim writes on a row: in flight, started now, one more attempt, by whom, and where the
+        row carries them, the claim number, the lease's end and a cleared sink tag. With a status, a
         done-at the row carries (from its default, or an earlier run) is cleared: in flight, it is what
-        tells done from abandoned (adopted_ready)."""
+        tells done from abandoned (Claims.ready)."""
         q, now = self.quote, self.clock(profile)
         sets = []
         if profile.status is not None:
@@ -66,6 +67,10 @@ class Lifecycle(Engine):
             sets.append(f"{q(profile.claim_seq)} = :seq")
         if profile.token is not None:
             sets.append(f"{q(profile.token)} = {now}")
+        if profile.lease is not None:
+            sets.append(f"{q(profile.lease)} = {self.now_plus('lease_seconds')}")
+        if profile.tag is not None:  # a claimed row belongs to no sink batch any more
+            sets.append(f"{q(profile.tag)} = NULL")
         return ", ".join(sets)
 
     def done_sets(self, profile: Profile) -> str:
@@ -79,6 +84,8 @@ class Lifecycle(Engine):
             sets.append(f"{q(profile.duration)} = {self.millis_between(q(profile.started), now)}")
         if profile.token is not None:
             sets.append(f"{q(profile.token)} = {now}")
+        if profile.lease is not None:
+            sets.append(f"{q(profile.lease)} = NULL")
         return ", ".join(sets)
 
     def claims_table(self, table: TableName) -> TableName:
