@@ -29,6 +29,7 @@ from typing import Any
 
 from common import pg_options, start_postgres
 
+from sqlqueue.profile import native
 from sqlqueue.schema import ORDERS
 from tests.support.engines import Engine
 
@@ -77,7 +78,7 @@ def plan_shape(node: dict) -> str:
 
 
 def claim_plan(conn: Any, engine: Engine, queue, order: str, analyze: bool) -> str:
-    statement = queue.dialect.claim(queue.table, order, False, False)
+    statement = queue.dialect.claim(queue.table, native(order)).claim
     values = statement.bind({"consumer": CONSUMER, "seq": 0, "lease_seconds": 300, "limit": BATCH})
     if engine.name == "sqlite":
         rows = conn.execute(f"EXPLAIN QUERY PLAN {statement.sql}", values).fetchall()

@@ -32,6 +32,7 @@ from common import pg_options, start_postgres
 from sqlqueue.dialects.base import Dialect
 from sqlqueue.dialects.postgres import PostgresDialect
 from sqlqueue.identifiers import TableName
+from sqlqueue.profile import native
 from sqlqueue.waits import Waits
 from tests.support.engines import Engine
 
@@ -123,7 +124,7 @@ def main() -> None:
         def returned(s: int) -> dict[str, float]:
             def claim() -> Waits:
                 with returning.transaction() as cur:
-                    statement = dialect.claim(queue.table, "fifo", False, False)
+                    statement = dialect.claim(queue.table, native("fifo")).claim
                     values = {"consumer": CONSUMER, "seq": s, "lease_seconds": 300, "limit": args.batch}
                     cur.execute(statement.sql, statement.bind(values))
                     return nearest_rank([row[1] for row in cur.fetchall()])

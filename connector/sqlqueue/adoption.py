@@ -13,7 +13,7 @@ import datetime as dt
 import functools
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from .connection import ConnectionSpec
@@ -263,29 +263,12 @@ class AdoptedQueue(Queue):
         return super()._encoded(columns, rows, tail)
 
     # ---- the claim side --------------------------------------------------------------------------
-    def _copied(self) -> tuple[str, ...]:
+    def claim_profile(self, order: str) -> Profile:
+        return self.profile  # the profile sets the order
+
+    def copied(self) -> tuple[str, ...]:
         self.profile  # noqa: B018
         return tuple(self._names_by_lower.values())
-
-    def _claimer(self, order: str, strict: bool, bounded: bool) -> Callable[[Any, dict[str, Any]], int]:
-        # The profile sets the order.
-        bound = self.bound_column() if bounded else None
-        plan = self.dialect.adopted_claim(self.table, self.profile, self._copied(), bound)
-        extra = self._values()
-
-        def take(cur: Any, values: dict[str, Any]) -> int:
-            cur.execute(plan.claim.sql, plan.claim.bind({**values, **extra}))
-            if plan.record is None:
-                taken = max(cur.rowcount, 0)
-            else:
-                rows = cur.fetchall()
-                cur.executemany(plan.record.sql, [(values["consumer"], values["seq"], *row) for row in rows])
-                taken = len(rows)
-            if plan.settle is not None and taken:
-                cur.execute(plan.settle.sql, plan.settle.bind(values))
-            return taken
-
-        return take
 
     def complete(self, consumer: str, upto_seq: int, *, keep: bool = False, chunk: int | None = None) -> int:
         """The done transition on the rows of claims up to ``upto_seq`` still ours, and their copies

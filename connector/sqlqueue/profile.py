@@ -23,7 +23,7 @@ from dataclasses import dataclass, fields, replace
 
 from .errors import ConfigError, SchemaError
 from .identifiers import TableName, check_name
-from .schema import CLAIMED, DONE, FAILED, READY, STAGE_TAG, Column
+from .schema import CLAIMED, DONE, FAILED, ORDERS, READY, STAGE_TAG, Column
 
 # What each role's column must hold, as portable types (see schema.PORTABLE_TYPES).
 TIMES = ("timestamp",)
@@ -241,6 +241,12 @@ NATIVE = Profile(
     lease="lease_until",
     tag=STAGE_TAG.name,
 )
+
+
+def native(order: str) -> Profile:
+    """sqlqueue's own layout claimed in one of its claim orders (schema.ORDERS), which the stream sets."""
+    return replace(NATIVE, order=ORDERS[order])
+
 
 # Option names (after 'profile.') and how each is read.
 _TUPLES = {"key", "ready"}

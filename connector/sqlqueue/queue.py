@@ -21,7 +21,7 @@ from .dialects.layout import Step
 from .dialects.statements.lifecycle import Holding
 from .errors import SchemaError, layout_mismatch
 from .identifiers import TableName
-from .profile import NATIVE, Profile
+from .profile import NATIVE, Profile, native
 from .schema import (
     DEFAULT_SOURCE_LIFECYCLE,
     LAYOUT,
@@ -315,13 +315,33 @@ class Queue:
 
     def _claimer(self, order: str, strict: bool, bounded: bool) -> Callable[[Any, dict[str, Any]], int]:
         """What claims one chunk inside the caller's transaction and says how many rows it took."""
-        statement = self.dialect.claim(self.table, order, strict, bounded)
+        bound = self.bound_column() if bounded else None
+        plan = self.dialect.claim(self.table, self.claim_profile(order), self.copied(), strict, bound)
+        extra = self._values()
 
         def take(cur: Any, values: dict[str, Any]) -> int:
-            cur.execute(statement.sql, statement.bind(values))
-            return len(cur.fetchall())
+            cur.execute(plan.claim.sql, plan.claim.bind({**values, **extra}))
+            rows = cur.fetchall() if plan.returns else None
+            if plan.record is not None and rows:
+                cur.executemany(plan.record.sql, [(values["consumer"], values["seq"], *row) for row in rows])
+            taken = max(cur.rowcount, 0) if rows is None else len(rows)
+            if plan.settle is not None and taken:
+                cur.execute(plan.settle.sql, plan.settle.bind(values))
+            return taken
 
         return take
+
+    def claim_profile(self, order: str) -> Profile:
+        """The profile a claim in ``order`` (the stream's order option) runs by."""
+        return native(order)
+
+    def copied(self) -> tuple[str, ...]:
+        """The columns a claim copies into the claims table (none: sqlqueue's own rows are held in place)."""
+        return ()
+
+    def bound_column(self) -> str | None:
+        """The column a Trigger.AvailableNow run bounds its claims by."""
+        return "id"
 
     def twin(self) -> Queue:
         """The same queue on a connection of its own (for a thread that claims ahead)."""
@@ -483,7 +503,7 @@ class Queue:
     def available_now_bound(self) -> Any:
         """What a Trigger.AvailableNow run claims up to, read at its start: the largest id ready then
         (0 when none is, which claims nothing). None would mean no bound."""
-        return self.fetch(self.dialect.max_ready(self.table, self.profile, "id"), {})[0][0] or 0
+        return self.fetch(self.dialect.max_ready(self.table, self.profile, "id"), self._values())[0][0] or 0
 
     def _time(self, value: dt.datetime) -> Any:
         return self.dialect.encode(LIFECYCLE_TYPES["completed_at"], value)

@@ -23,7 +23,7 @@ from sqlqueue.dialects.postgres import PostgresDialect
 from sqlqueue.dialects.sqlite import SqliteDialect
 from sqlqueue.dialects.sqlserver import SqlServerDialect
 from sqlqueue.identifiers import TableName
-from sqlqueue.profile import NATIVE, PRESETS, Profile
+from sqlqueue.profile import NATIVE, PRESETS, Profile, native
 from sqlqueue.schema import ORDERS, STAGE_TAG, Column, QueueSpec
 
 DIALECTS = ("sqlserver", "postgres", "sqlite")
@@ -84,6 +84,10 @@ def example_table(dialect: Dialect) -> TableName:
 
 def example_spec(dialect: Dialect, order: str = EXAMPLE_ORDER) -> QueueSpec:
     return QueueSpec(example_table(dialect), EXAMPLE_DOMAIN, order)
+
+
+def native_claim(dialect: Dialect, t: TableName, order: str, strict: bool, bounded: bool) -> str:
+    return dialect.claim(t, native(order), (), strict, "id" if bounded else None).claim.sql
 
 
 def claim_name(order: str, strict: bool, bounded: bool) -> str:
@@ -195,12 +199,12 @@ CLAIMS_COLUMNS = (("Id", "bigint"), ("Payload", "nvarchar(max)"), ("ProcessingSt
 
 def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
     for name, (profile, columns) in ADOPTED.items():
-        plan = dialect.adopted_claim(t, profile, columns)
-        yield Entry(f"adopted_{name}_claim", "adopted_claim", plan.claim.sql)
+        plan = dialect.claim(t, profile, columns)
+        yield Entry(f"adopted_{name}_claim", "claim", plan.claim.sql)
         if plan.record is not None:
-            yield Entry(f"adopted_{name}_claim_record", "adopted_claim", plan.record.sql)
+            yield Entry(f"adopted_{name}_claim_record", "claim", plan.record.sql)
         if plan.settle is not None:
-            yield Entry(f"adopted_{name}_claim_settle", "adopted_claim", plan.settle.sql)
+            yield Entry(f"adopted_{name}_claim_settle", "claim", plan.settle.sql)
         for i, statement in enumerate(dialect.adopted_complete(t, profile, dialect.default_chunk is not None), 1):
             yield Entry(f"adopted_{name}_complete_{i}", "adopted_complete", statement.sql)
         waits = dialect.claim_waits(dialect.holding(t, profile))
@@ -213,8 +217,8 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
                     f"adopted_{name}_{builder.__name__.removeprefix('adopted_')}", builder.__name__, statement.sql
                 )
     relational, relational_columns = ADOPTED["relational"]
-    bounded = dialect.adopted_claim(t, relational, relational_columns, "EnqueuedAt").claim
-    yield Entry("adopted_relational_claim_bounded", "adopted_claim", bounded.sql)
+    bounded = dialect.claim(t, relational, relational_columns, bound="EnqueuedAt").claim
+    yield Entry("adopted_relational_claim_bounded", "claim", bounded.sql)
     yield Entry("adopted_max_ready", "max_ready", dialect.max_ready(t, relational, "EnqueuedAt").sql)
     held = dialect.holding(t, PRESETS["started-mark"])
     yield Entry("adopted_count_held", "count_held", dialect.count_held(held).sql)
@@ -276,7 +280,9 @@ def catalog(dialect: Dialect) -> list[Entry]:
     for order in ORDERS:
         for strict in (False,) if order == "heap" else (False, True):  # options refuse strict heap
             for bounded in (False, True):
-                add(claim_name(order, strict, bounded), dialect.claim, order, strict, bounded)
+                entries.append(
+                    Entry(claim_name(order, strict, bounded), "claim", native_claim(dialect, t, order, strict, bounded))
+                )
     held = dialect.holding(t, NATIVE)
     entries.append(Entry("count_held", "count_held", dialect.count_held(held).sql))
     entries.append(Entry("partition_bounds", "partition_bounds", dialect.partition_bounds(held, PARTS).sql))

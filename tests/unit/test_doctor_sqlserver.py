@@ -15,6 +15,7 @@ from sqlqueue.dialects.odbc import Driver
 from sqlqueue.dialects.sqlserver import SqlServerDialect
 from sqlqueue.doctor import NOTE, PROBLEM, examine
 from sqlqueue.identifiers import TableName
+from sqlqueue.profile import native
 from sqlqueue.schema import LAYOUT
 
 TABLE = TableName("jobs", "dbo")
@@ -189,7 +190,7 @@ def test_the_claim_goes_to_showplan_with_literal_values_and_still_parses():
 
     dialect = SqlServerDialect()
     sql = dialect.inline(
-        dialect.claim(TABLE, "fifo", False, False),
+        dialect.claim(TABLE, native("fifo")).claim,
         {"limit": 1000, "consumer": "o'brien", "seq": 1, "lease_seconds": 300},
     )
     assert "?" not in sql and "TOP (1000)" in sql and "[consumer] = N'o''brien'" in sql

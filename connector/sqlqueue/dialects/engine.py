@@ -149,7 +149,8 @@ class Engine(ABC):
 
     @abstractmethod
     def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool) -> str:
-        """One statement that marks up to ``:limit`` ready rows and returns their ids."""
+        """One statement that marks up to ``:limit`` rows ``where`` selects with ``set_sql``, in ``order`` (an
+        ORDER BY list, empty for none), and returns their ids; ``strict`` waits for rows others hold."""
 
     def limited_update(self, table: TableName, set_sql: str, where: str, limited: bool) -> str:
         """UPDATE of the matching rows, at most ``:limit`` of them when ``limited``."""

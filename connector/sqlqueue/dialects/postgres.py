@@ -16,7 +16,7 @@ from ..schema import STAGE_TAG, STAGED, Column, QueueSpec
 from .base import Dialect
 from .engine import Statement, cached
 from .layout import Step
-from .statements.adoption import ClaimPlan
+from .statements.claims import ClaimPlan
 from .statements.doctor import OK, PROBLEM, Finding, LiveTable
 from .statements.migrations import MIGRATION_LOCK_TIMEOUT_S
 
@@ -119,40 +119,42 @@ class PostgresDialect(Dialect):
         on = f"{self.table(table)} ({key}){included}{self.index_filter(where)}"
         return f"CREATE {kind} IF NOT EXISTS {self.quote(index)} ON {on}"
 
+    def _picked(self, table: TableName, key: Sequence[str], where: str, order: str, lock: str) -> str:
+        """Up to ``:limit`` rows ``where`` selects, in ``order`` (an ORDER BY list, empty for none), locked
+        with ``lock``, matched by ``key``.
+
+        The keys come back as an array from an uncorrelated sub-SELECT, which PostgreSQL runs once, as an
+        InitPlan, before the statement fetches each row through the key (id = ANY(...)). Joined instead
+        (UPDATE ... FROM (sub-SELECT) or id IN (sub-SELECT)), the UPDATE was planned as a hash join over a
+        sequential scan of the whole table: a 5,000-row claim took 140-170 ms with 1M ready rows against
+        30-40 ms with 10k, while the sub-SELECT alone took 7 ms (benchmarks/bench_backlog.py). A semi-join
+        can also run its inner side again, and with it the LIMIT ... SKIP LOCKED, locking more rows than
+        the limit: a composite key, which no array holds, takes that IN form all the same."""
+        names = ", ".join(self.quote(k) for k in key)
+        order_by = f" ORDER BY {order}" if order else ""
+        picked = f"SELECT {names} FROM {self.table(table)} WHERE {where}{order_by} LIMIT :limit {lock}"
+        return f"{names} = ANY(ARRAY({picked}))" if len(key) == 1 else f"({names}) IN ({picked})"
+
     def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool) -> str:
         # SKIP LOCKED is PostgreSQL's READPAST; strict order waits for earlier claimers instead.
-        # The batch's ids come back as an array from an uncorrelated sub-SELECT, which PostgreSQL
-        # runs once, as an InitPlan, before the UPDATE fetches each id through the primary key
-        # (id = ANY(...)). Joined instead (UPDATE ... FROM (sub-SELECT) or id IN (sub-SELECT)), the
-        # UPDATE was planned as a hash join over a sequential scan of the whole table: a 5,000-row
-        # claim took 140-170 ms with 1M ready rows against 30-40 ms with 10k, while the sub-SELECT
-        # alone took 7 ms (benchmarks/bench_backlog.py). A semi-join can also run its inner side
-        # again, and with it the LIMIT ... SKIP LOCKED, locking more rows than the limit.
-        t, i = self.table(table), self.quote("id")
-        order_by = f" ORDER BY {self.ordered_by(order)}" if order != "heap" else ""
         lock = "FOR UPDATE" if strict else "FOR UPDATE SKIP LOCKED"
-        return (
-            f"UPDATE {t} SET {set_sql} WHERE {i} = ANY(ARRAY(SELECT {i} FROM {t} WHERE {where}{order_by} "
-            f"LIMIT :limit {lock})) RETURNING {i}"
-        )
+        picked = self._picked(table, ("id",), where, order, lock)
+        return f"UPDATE {self.table(table)} SET {set_sql} WHERE {picked} RETURNING {self.quote('id')}"
 
     def claim_into(
         self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str
     ) -> ClaimPlan:
         # One statement: a data-modifying CTE marks (or deletes) the rows and the INSERT around it copies
         # them as they left it; the two are one atomic statement with one snapshot ("Data-Modifying
-        # Statements in WITH", postgresql.org/docs/current/queries-with.html). The keys come back as an
-        # array from an uncorrelated sub-SELECT, as in claim_sql; a composite key takes the IN form.
+        # Statements in WITH", postgresql.org/docs/current/queries-with.html).
         t, q = self.table(table), self.quote
-        key = ", ".join(q(k) for k in profile.key)
-        picked = f"SELECT {key} FROM {t} WHERE {where}{self._ordered(order)} LIMIT :limit FOR UPDATE SKIP LOCKED"
-        match = f"{key} = ANY(ARRAY({picked}))" if len(profile.key) == 1 else f"({key}) IN ({picked})"
+        picked = self._picked(table, profile.key, where, order, "FOR UPDATE SKIP LOCKED")
         change = f"DELETE FROM {t}" if profile.take else f"UPDATE {t} SET {self.claim_sets(profile)}"
         cols = ", ".join(q(c) for c in columns)
         target, lead = self.into_claims(table, columns)
         return ClaimPlan(
             self.compile(
-                f"WITH {q('claimed')} AS (\n  {change} WHERE {match} RETURNING {cols}\n)\n"
+                f"WITH {q('claimed')} AS (\n  {change} WHERE {picked} RETURNING {cols}\n)\n"
                 f"INSERT INTO {target}\nSELECT {lead}, {cols} FROM {q('claimed')}"
             )
         )

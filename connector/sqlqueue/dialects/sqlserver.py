@@ -30,7 +30,7 @@ from .engine import Statement, cached, rows_in_chunks, utc_naive
 from .layout import Step
 from .sqlserver_doctor import SqlServerDoctor
 from .sqlserver_drivers import DRIVERS, driver_for, driver_of_error
-from .statements.adoption import ClaimPlan
+from .statements.claims import ClaimPlan
 from .statements.migrations import MIGRATION_LOCK_TIMEOUT_S
 
 _TYPES = {
@@ -207,50 +207,40 @@ class SqlServerDialect(SqlServerDoctor):
         # leaves the join strategy to the optimizer. `sqlqueue doctor` flags a claim plan that
         # scans the clustered index; this was reasoned from the documentation, not measured.
         hints = f"{STRICT_HINTS if strict else CLAIM_HINTS}, INDEX({self.quote(self.ready_index(table))})"
-        if order == "heap":
-            return self._update_top(table, set_sql, where, hints)
-        # UPDATE has no ORDER BY: order the rows in a CTE, whose scan takes update locks.
-        return (
-            f"WITH [batch] AS (\n  SELECT TOP (:limit) * FROM {self.table(table)} WITH ({hints})\n"
-            f"  WHERE {where}\n  ORDER BY {self.ordered_by(order)}\n)\n"
-            f"UPDATE [batch]\nSET {set_sql}\nOUTPUT inserted.{self.quote('id')}"
-        )
+        return self._claim(table, set_sql, where, order, hints, f"OUTPUT inserted.{self.quote('id')}")
 
-    def _update_top(self, table: TableName, set_sql: str, where: str, hints: str, out: str | None = None) -> str:
-        """UPDATE of up to ``:limit`` rows in no order, read with table ``hints``; ``out`` is its OUTPUT
-        clause (by default: the ids)."""
+    def _claim(self, table: TableName, set_sql: str | None, where: str, order: str, hints: str, out: str) -> str:
+        """Up to ``:limit`` rows ``where`` selects, read with table ``hints``, in ``order`` (an ORDER BY list;
+        empty: UPDATE TOP in no order), updated with ``set_sql`` or, with None, deleted; ``out`` is the
+        OUTPUT clause. UPDATE has no ORDER BY: an ordered claim orders the rows in a CTE, whose scan takes
+        the locks."""
         t = self.table(table)
-        out = out or f"OUTPUT inserted.{self.quote('id')}"
-        return f"UPDATE TOP (:limit) {t}\nSET {set_sql}\n{out}\nFROM {t} WITH ({hints})\nWHERE {where}"
+        if not order:
+            if set_sql is None:
+                return f"DELETE TOP (:limit) FROM {t} WITH ({hints})\n{out}\nWHERE {where}"
+            return f"UPDATE TOP (:limit) {t}\nSET {set_sql}\n{out}\nFROM {t} WITH ({hints})\nWHERE {where}"
+        change = "DELETE FROM [batch]" if set_sql is None else f"UPDATE [batch]\nSET {set_sql}"
+        return (
+            f"WITH [batch] AS (\n  SELECT TOP (:limit) * FROM {t} WITH ({hints})\n"
+            f"  WHERE {where}\n  ORDER BY {order}\n)\n{change}\n{out}"
+        )
 
     def claim_into(
         self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str
     ) -> ClaimPlan:
-        # The claim's own shapes, with the adopted table's columns: UPDATE TOP (heap) or an UPDATE of an
-        # ordered CTE, or the DELETE forms of the seeds' dequeues (DELETE TOP ... WITH (ROWLOCK, READPAST);
-        # NServiceBus's WITH message AS (SELECT TOP(1) ... WITH (UPDLOCK, READPAST, ROWLOCK) ORDER BY ...)
-        # DELETE FROM message OUTPUT ...). OUTPUT ... INTO writes the copies: OUTPUT without INTO fails with
-        # error 334 on a table with an enabled trigger, as audited queue tables have, and the INSERT into
-        # the claims table is part of the same atomic statement (OUTPUT clause (Transact-SQL),
-        # learn.microsoft.com/sql/t-sql/queries/output-clause-transact-sql). No INDEX hint: sqlqueue does
-        # not own the table's indexes; `sqlqueue adopt` proposes one the claim can seek.
-        t, q = self.table(table), self.quote
+        # The claim's own shapes, with the adopted table's columns, or the DELETE forms of the seeds'
+        # dequeues (DELETE TOP ... WITH (ROWLOCK, READPAST); NServiceBus's WITH message AS (SELECT TOP(1) ...
+        # WITH (UPDLOCK, READPAST, ROWLOCK) ORDER BY ...) DELETE FROM message OUTPUT ...). OUTPUT ... INTO
+        # writes the copies: OUTPUT without INTO fails with error 334 on a table with an enabled trigger, as
+        # audited queue tables have, and the INSERT into the claims table is part of the same atomic
+        # statement (OUTPUT clause (Transact-SQL), learn.microsoft.com/sql/t-sql/queries/output-clause-transact-sql).
+        # No INDEX hint: sqlqueue does not own the table's indexes; `sqlqueue adopt` proposes one the claim
+        # can seek.
         target, lead = self.into_claims(table, columns)
         rows = "deleted" if profile.take else "inserted"
-        out = f"OUTPUT {lead}, {', '.join(f'{rows}.{q(c)}' for c in columns)}\nINTO {target}"
-        if not order:
-            if profile.take:
-                sql = f"DELETE TOP (:limit) FROM {t} WITH ({CLAIM_HINTS})\n{out}\nWHERE {where}"
-            else:
-                sql = self._update_top(table, self.claim_sets(profile), where, CLAIM_HINTS, out)
-            return ClaimPlan(self.compile(sql))
-        change = "DELETE FROM [batch]" if profile.take else f"UPDATE [batch]\nSET {self.claim_sets(profile)}"
-        return ClaimPlan(
-            self.compile(
-                f"WITH [batch] AS (\n  SELECT TOP (:limit) * FROM {t} WITH ({CLAIM_HINTS})\n"
-                f"  WHERE {where}\n  ORDER BY {order}\n)\n{change}\n{out}"
-            )
-        )
+        out = f"OUTPUT {lead}, {', '.join(f'{rows}.{self.quote(c)}' for c in columns)}\nINTO {target}"
+        set_sql = None if profile.take else self.claim_sets(profile)
+        return ClaimPlan(self.compile(self._claim(table, set_sql, where, order, CLAIM_HINTS, out)))
 
     def limited_update(self, table: TableName, set_sql: str, where: str, limited: bool) -> str:
         top = "TOP (:limit) " if limited else ""
@@ -701,4 +691,4 @@ class SqlServerDialect(SqlServerDoctor):
         # The heap claim's hints without its INDEX hint: no index holds failed rows (the ready index's
         # filter would not match, error 8622), so this reads the clustered index, past the rows claims
         # and writers hold (READPAST; READCOMMITTEDLOCK as in every READPAST here), locking rows only.
-        return self._update_top(table, set_sql, where, CLAIM_HINTS)
+        return self._claim(table, set_sql, where, "", CLAIM_HINTS, f"OUTPUT inserted.{self.quote('id')}")

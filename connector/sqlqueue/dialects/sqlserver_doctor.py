@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from ..identifiers import TableName
+from ..profile import native
 from ..schema import LAYOUT
 from .base import Dialect
 from .engine import Statement, cached
@@ -242,7 +243,7 @@ def indexes_read(showplan_xml: str, table: str) -> set[tuple[str, str]]:
 
 def _claim_plan(d: SqlServerDoctor, live: LiveTable, order: str) -> Finding:
     t, ready = live.table, d.ready_index(live.table)
-    claim = d.inline(d.claim(t, order, False, False), _EXAMPLE_CLAIM)
+    claim = d.inline(d.claim(t, native(order)).claim, _EXAMPLE_CLAIM)
     try:
         read = indexes_read(live.look(lambda conn: d.estimated_plan(conn, claim)), t.name)
     except ElementTree.ParseError:

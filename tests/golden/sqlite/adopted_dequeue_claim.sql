@@ -1,1 +1,1 @@
-DELETE FROM "jobs" WHERE ("Id") IN (SELECT "Id" FROM "jobs" WHERE 1 = 1 ORDER BY "Id" ASC LIMIT ?) RETURNING "Id", "Payload"
+DELETE FROM "jobs" WHERE "Id" IN (SELECT "Id" FROM "jobs" WHERE 1 = 1 ORDER BY "Id" ASC LIMIT ?) RETURNING "Id", "Payload"

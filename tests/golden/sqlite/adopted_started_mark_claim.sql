@@ -1,1 +1,1 @@
-UPDATE "jobs" SET "ProcessingStartedAt" = strftime('%Y-%m-%d %H:%M:%f', 'now') WHERE ("Id") IN (SELECT "Id" FROM "jobs" WHERE "ProcessingStartedAt" IS NULL LIMIT ?) RETURNING "Id", "Payload", "ProcessingStartedAt", "Errors"
+UPDATE "jobs" SET "ProcessingStartedAt" = strftime('%Y-%m-%d %H:%M:%f', 'now') WHERE "Id" IN (SELECT "Id" FROM "jobs" WHERE "ProcessingStartedAt" IS NULL LIMIT ?) RETURNING "Id", "Payload", "ProcessingStartedAt", "Errors"

@@ -11,7 +11,6 @@ gave it) and drops their copies, in one transaction.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 
 from ...identifiers import TableName
 from ...profile import Profile
@@ -19,19 +18,6 @@ from ...schema import Column
 from ..engine import Statement, cached
 from .claims import Claims
 from .lifecycle import CONSUMER, ROW, SEQ, UPTO
-
-
-@dataclass(frozen=True)
-class ClaimPlan:
-    """The claim statement, and where the engine cannot copy the rows in the same statement (SQLite),
-    the insert that records each returned row in the claims table, in the claim's transaction."""
-
-    claim: Statement
-    record: Statement | None = None
-    # The guard column read back from the table into the claim's copies, in the claim's transaction:
-    # OUTPUT and RETURNING give the values from before AFTER triggers ran, and a trigger may write the
-    # token (UpdatedAt) itself.
-    settle: Statement | None = None
 
 
 class Adoption(Claims):
@@ -61,72 +47,6 @@ class Adoption(Claims):
             self.create_table_guarded(claims, ",\n  ".join(lines)),
             self.create_index_guarded(claims, f"ix_{claims.name}_held", held, [], None),
         ]
-
-    # ---- the claim ---------------------------------------------------------------------------------
-    def key_match(self, profile: Profile, left: str, right: str) -> str:
-        """``left`` and ``right`` (qualifiers) hold the same row of the adopted table."""
-        return " AND ".join(f"{left}.{self.quote(k)} = {right}.{self.quote(k)}" for k in profile.key)
-
-    @cached
-    def adopted_claim(
-        self, table: TableName, profile: Profile, columns: tuple[str, ...], bound: str | None = None
-    ) -> ClaimPlan:
-        """Mark (or take) up to ``:limit`` ready rows (within ``bound``, Claims.ready) and copy ``columns``
-        of them, as the claim left them, into the claims table under (:consumer, :seq)."""
-        where = self.ready(table, profile, bound)
-        order = self.order_by(profile.order)
-        plan = self.claim_into(table, profile, columns, where, order)
-        if profile.take or profile.guard is None:
-            return plan
-        return replace(plan, settle=self.compile(self._settle(table, profile)))
-
-    def _settle(self, table: TableName, profile: Profile) -> str:
-        """UPDATE of one claim's copies whose guard column the table no longer holds as the claim returned
-        it (a trigger rewrote it): they take the table's value. With no such trigger it reads and writes
-        nothing; rewriting every copy cost a 10,000-row claim on PostgreSQL 55 ms against 15. A NULL there
-        leaves the copy as it was, and completion's equality fails on either value."""
-        q, claims = self.quote, self.claims_table(table)
-        guard = q(str(profile.guard))
-        same = self.key_match(profile, "t", q(claims.name))
-        read = f"(SELECT t.{guard} FROM {self.table(table)} AS t WHERE {same})"
-        return (
-            f"UPDATE {self.table(claims)}{self.row_lock_hints()} SET {guard} = {read} "
-            f"WHERE {q(CONSUMER)} = :consumer AND {q(SEQ)} = :seq AND {guard} <> {read}"
-        )
-
-    def claim_into(
-        self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str
-    ) -> ClaimPlan:
-        """SQLite's shape: one UPDATE (or DELETE) ... RETURNING in the claim's immediate transaction,
-        then each returned row recorded; the single writer makes the two one step."""
-        q, t = self.quote, self.table(table)
-        key = ", ".join(q(k) for k in profile.key)
-        # A composite key is matched off its index (unary +, which disqualifies a term from index use:
-        # sqlite.org/optoverview.html, "Disqualifying WHERE clause terms using unary-+"): SQLite 3.40 found
-        # no row for a row-value IN searched through a unique index holding the rowid alias, as seed 003's
-        # (in_process, id) does. The outer UPDATE then scans the table.
-        match = key if len(profile.key) == 1 else ", ".join(f"+{q(k)}" for k in profile.key)
-        picked = f"({match}) IN (SELECT {key} FROM {t} WHERE {where}{self._ordered(order)} LIMIT :limit)"
-        returning = ", ".join(q(c) for c in columns)
-        change = f"DELETE FROM {t}" if profile.take else f"UPDATE {t} SET {self.claim_sets(profile)}"
-        target, _ = self.into_claims(table, columns)
-        marks = ", ".join(f":{n}" for n in ("consumer", "seq", *(f"c{i}" for i in range(len(columns)))))
-        record = f"INSERT INTO {target} VALUES ({marks})"
-        return ClaimPlan(self.compile(f"{change} WHERE {picked} RETURNING {returning}"), self.compile(record))
-
-    @staticmethod
-    def _ordered(order: str) -> str:
-        return f" ORDER BY {order}" if order else ""
-
-    def into_claims(self, table: TableName, columns: Sequence[str]) -> tuple[str, str]:
-        """The claims table's column list for a copy of ``columns``, and the values that lead each copy."""
-        q = self.quote
-        names = ", ".join(q(c) for c in (CONSUMER, SEQ, *columns))
-        lead = (
-            f"CAST(:consumer AS {self.type_sql(Column(CONSUMER, 'string'))}), "
-            f"CAST(:seq AS {self.type_sql(Column(SEQ, 'bigint'))})"
-        )
-        return f"{self.table(self.claims_table(table))} ({names})", lead
 
     # ---- completion ----------------------------------------------------------------------------------
     def still_ours(self, table: TableName, profile: Profile) -> str:

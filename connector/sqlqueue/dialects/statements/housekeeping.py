@@ -109,7 +109,7 @@ class Housekeeping(Lifecycle):
     def dead_letter_mark_sql(self, table: TableName, set_sql: str, where: str) -> str:
         """UPDATE of up to ``:limit`` rows matching ``where`` that skips locked rows and returns the ids:
         the heap claim's shape, which reads no index of ready rows."""
-        return self.claim_sql(table, set_sql, where, "heap", False)
+        return self.claim_sql(table, set_sql, where, "", False)
 
     @cached
     def mark_dead_letters(self, table: TableName) -> Statement:
