@@ -169,7 +169,8 @@ def enqueue(queue: Queue, args: argparse.Namespace, order: str) -> int:
 
 
 def peek(queue: Queue, args: argparse.Namespace, order: str) -> int:
-    shown = [*PEEK_LIFECYCLE, *(c.name for c in queue.domain_columns())]
+    # An adopted table's rows are shown whole, in its profile's order: its lifecycle columns are its own.
+    shown = None if isinstance(queue, AdoptedQueue) else [*PEEK_LIFECYCLE, *(c.name for c in queue.domain_columns())]
     for row in queue.peek(args.limit, args.order or order, shown):
         print(json.dumps({k: _show_time(v) for k, v in row.items()}, default=str))
     return 0
@@ -493,10 +494,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             # A missing table, or one of another layout, is named here, before any command's statements;
             # the doctor reports the layout among its findings, and migrate is what changes it.
-            if isinstance(queue, AdoptedQueue) and args.run not in (adopt, doctor, stats):
+            if isinstance(queue, AdoptedQueue) and args.run not in (adopt, doctor, stats, peek):
                 raise ConfigError(
                     f"sqlqueue {args.command} serves tables in sqlqueue's own layout; an adopted table (option "
-                    "profile) is read by the source, written by the sink, and checked by adopt, doctor and stats"
+                    "profile) is read by the source, written by the sink, and checked by adopt, doctor, stats and peek"
                 )
             if args.run is doctor:
                 queue.columns()

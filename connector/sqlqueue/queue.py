@@ -511,7 +511,9 @@ class Queue:
     def peek(self, limit: int, order: str = "fifo", columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """The next ``limit`` ready rows in claim order, as dicts; nothing is claimed or locked."""
         names = tuple(columns or [c.name for c in self.columns()])
-        rows = self.fetch(self.dialect.peek(self.table, order, names), {"limit": limit})
+        rows = self.fetch(
+            self.dialect.peek(self.table, self.claim_profile(order), names), {"limit": limit, **self._values()}
+        )
         return [dict(zip(names, row)) for row in rows]
 
     def count_done_since(self, since: dt.datetime) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from sqlqueue import cli
@@ -65,7 +67,7 @@ def test_a_profile_that_does_not_fit_is_one_line_naming_the_column(adopt):
 
 
 def test_other_commands_refuse_an_adopted_table_in_one_line(adopt):
-    status, _, err = adopt("peek", "--set", "source.profile=relational")
+    status, _, err = adopt("purge", "--set", "source.profile=relational", "--older-than", "1d")
     assert status == 2 and err.count("\n") == 1 and "serves tables in sqlqueue's own layout" in err
 
 
@@ -77,3 +79,13 @@ def test_stats_on_an_adopted_table_shows_rows_per_status_held_unpublished_and_cl
     lines = {line.split()[0]: line.split()[1] for line in out.splitlines()[2:] if len(line.split()) > 1}
     assert status == 0 and lines["Pending"] == "2" and lines["Processing"] == "1" and lines["held"] == "1"
     assert lines["unpublished"] == "0" and "claimable: 2 rows now" in out
+
+
+def test_peek_on_an_adopted_table_shows_its_next_ready_rows_whole_in_the_profiles_order_and_claims_nothing(adopt):
+    adopt("adopt", "--set", "source.profile=relational", "--apply")
+    seeds.enqueue_relational(adopt.queue, 3)
+    adopt.queue.claim("etl", 1, 1)  # p0, in the profile's order (ScheduledFor, then EnqueuedAt)
+    status, out, _ = adopt("peek", "--set", "source.profile=relational", "--limit", "5")
+    rows = [{k.lower(): v for k, v in json.loads(line).items()} for line in out.splitlines()]  # PostgreSQL folds
+    assert status == 0 and [(r["payload"], r["status"]) for r in rows] == [("p1", "Pending"), ("p2", "Pending")]
+    assert adopt.queue.by_status() == {"Pending": 2, "Processing": 1}

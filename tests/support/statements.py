@@ -207,6 +207,7 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
             yield Entry(f"adopted_{name}_claim_settle", "claim", plan.settle.sql)
         for i, statement in enumerate(dialect.adopted_complete(t, profile, dialect.default_chunk is not None), 1):
             yield Entry(f"adopted_{name}_complete_{i}", "adopted_complete", statement.sql)
+        yield Entry(f"adopted_{name}_peek", "peek", dialect.peek(t, profile, columns).sql)
         waits = dialect.claim_waits(dialect.holding(t, profile))
         if waits is not None:
             yield Entry(f"adopted_{name}_claim_waits", "claim_waits", waits.sql)
@@ -305,7 +306,7 @@ def catalog(dialect: Dialect) -> list[Entry]:
     add("count_by_state", dialect.count_by_state)
     add("table_columns", dialect.table_columns)
     for order in ORDERS:
-        add(f"peek_{order}", dialect.peek, order, READ_COLUMNS)
+        add(f"peek_{order}", dialect.peek, native(order), READ_COLUMNS)
     add("count_done_since", dialect.count_done_since)
     waits = dialect.claim_waits(held)
     assert waits is not None, "sqlqueue's own layout records enqueue and claim times"

@@ -14,7 +14,7 @@ from typing import Any, Protocol, TypeVar
 from ...connection import ConnectionSpec
 from ...errors import DatabaseError
 from ...identifiers import TableName
-from ...profile import NATIVE
+from ...profile import Profile
 from ...schema import (
     DONE,
     UNPUBLISHED,
@@ -82,11 +82,12 @@ class Doctor(Claims):
         return self.connect(spec)
 
     @cached
-    def peek(self, table: TableName, order: str, columns: Sequence[str]) -> Statement:
-        """The next ready rows in claim order, without claiming or locking them."""
+    def peek(self, table: TableName, profile: Profile, columns: Sequence[str]) -> Statement:
+        """The next ready rows in the profile's claim order (by key where it has none, as a heap claim
+        takes them from no index), without claiming or locking them."""
         cols = ", ".join(self.quote(c) for c in columns)
-        order_by = self.ordered_by(order if order != "heap" else "fifo")
-        ready = self.ready(table, NATIVE)
+        order_by = self.order_by(profile.order or tuple((k, "ASC") for k in profile.key))
+        ready = self.ready(table, profile)
         return self.compile(
             self.select_first(cols, f"{self.table(table)}{self.skip_locked_hints()} WHERE {ready} ORDER BY {order_by}")
         )

@@ -1,0 +1,1 @@
+SELECT TOP (?) [Id], [Payload], [ProcessingStartedAt], [Errors] FROM [dbo].[jobs] WITH (READPAST, READCOMMITTEDLOCK) WHERE [ProcessingStartedAt] IS NULL ORDER BY [Id] ASC
