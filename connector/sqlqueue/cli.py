@@ -170,7 +170,13 @@ def enqueue(queue: Queue, args: argparse.Namespace, order: str) -> int:
 
 def peek(queue: Queue, args: argparse.Namespace, order: str) -> int:
     # An adopted table's rows are shown whole, in its profile's order: its lifecycle columns are its own.
-    shown = None if isinstance(queue, AdoptedQueue) else [*PEEK_LIFECYCLE, *(c.name for c in queue.domain_columns())]
+    adopted = isinstance(queue, AdoptedQueue)
+    if adopted and args.order:
+        raise ConfigError(
+            f"option --order {args.order} is not allowed on an adopted table: it is claimed in its profile's order "
+            "(option profile.order)"
+        )
+    shown = None if adopted else [*PEEK_LIFECYCLE, *(c.name for c in queue.domain_columns())]
     for row in queue.peek(args.limit, args.order or order, shown):
         print(json.dumps({k: _show_time(v) for k, v in row.items()}, default=str))
     return 0

@@ -503,7 +503,8 @@ class Queue:
     def available_now_bound(self) -> Any:
         """What a Trigger.AvailableNow run claims up to, read at its start: the largest id ready then
         (0 when none is, which claims nothing). None would mean no bound."""
-        return self.fetch(self.dialect.max_ready(self.table, self.profile, "id"), self._values())[0][0] or 0
+        column = str(self.bound_column())
+        return self.fetch(self.dialect.max_ready(self.table, self.profile, column), self._values())[0][0] or 0
 
     def _time(self, value: dt.datetime) -> Any:
         return self.dialect.encode(LIFECYCLE_TYPES["completed_at"], value)

@@ -89,3 +89,9 @@ def test_peek_on_an_adopted_table_shows_its_next_ready_rows_whole_in_the_profile
     rows = [{k.lower(): v for k, v in json.loads(line).items()} for line in out.splitlines()]  # PostgreSQL folds
     assert status == 0 and [(r["payload"], r["status"]) for r in rows] == [("p1", "Pending"), ("p2", "Pending")]
     assert adopt.queue.by_status() == {"Pending": 2, "Processing": 1}
+
+
+def test_peek_on_an_adopted_table_refuses_an_order_of_its_own_in_one_line(adopt):
+    adopt("adopt", "--set", "source.profile=relational", "--apply")
+    status, out, err = adopt("peek", "--set", "source.profile=relational", "--order", "lifo")
+    assert status == 2 and out == "" and err.count("\n") == 1 and "option profile.order" in err

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from ...identifiers import TableName
 from ...profile import NATIVE, Profile
-from ...schema import ORDERS, STAGE_TAG, Column
+from ...schema import STAGE_TAG, Column
 from ..engine import Statement, cached
 from .lifecycle import CONSUMER, RANGE, SEQ, UPTO, Holding, Lifecycle
 from .schema import Schema
@@ -34,18 +34,20 @@ class ClaimPlan:
 class Claims(Schema, Lifecycle):
     def status_in(self, profile: Profile, values: Sequence[str]) -> str:
         """The status is one of ``values``. Status values are string literals whatever the column's type:
-        against a flag or a code (seed 003's bit in_process) the literal is what converts, since bit and
-        int outrank nvarchar ("Data type precedence",
+        against a flag or a code (seed 003's bit in_process), or a Unicode column, the literal is what
+        converts, since bit, int and nvarchar outrank varchar ("Data type precedence",
         learn.microsoft.com/sql/t-sql/data-types/data-type-precedence-transact-sql), which a filtered
         index allows on the right of the comparison ("Create filtered indexes", data conversion operators
-        in the filter predicate); PostgreSQL and SQLite type the literal by the column."""
+        in the filter predicate; SqlServerDialect.literal); PostgreSQL and SQLite type the literal by the
+        column."""
         status, literals = self.quote(str(profile.status)), [self.literal(v) for v in values]
         return f"{status} = {literals[0]}" if len(literals) == 1 else f"{status} IN ({', '.join(literals)})"
 
     def claimable(self, profile: Profile) -> str | None:
         """The rows a claim may ever take as far as status or done-at say (ready, or in flight where a
-        claim takes back abandoned rows; not done): the filter of the index a claim reads (the native
-        ready index; for an adopted table, the one `sqlqueue adopt --index` proposes)."""
+        claim takes back abandoned rows; not done): for an adopted table, the filter of the index
+        `sqlqueue adopt --index` proposes. For sqlqueue's own layout it reads as the ready index's filter
+        (Schema.index_statements), which the native claim names in its hints."""
         if profile.status is not None and not profile.take:  # a dequeue's claim reads no status
             reclaimed = (profile.in_flight,) if profile.lease is None and profile.in_flight is not None else ()
             return self.status_in(profile, (*profile.ready, *reclaimed))
@@ -167,10 +169,6 @@ class Claims(Schema, Lifecycle):
             f"CAST(:seq AS {self.type_sql(Column(SEQ, 'bigint'))})"
         )
         return f"{self.table(self.claims_table(table))} ({names})", lead
-
-    def ordered_by(self, order: str) -> str:
-        """The ORDER BY list of a native claim order."""
-        return self.order_by(ORDERS[order])
 
     @cached
     def count_held(self, holding: Holding) -> Statement:
