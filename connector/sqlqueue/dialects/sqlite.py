@@ -108,10 +108,8 @@ class SqliteDialect(Dialect):
         return f"{match} IN (SELECT {names} FROM {t} WHERE {where}{order_by} LIMIT :limit)"
 
     def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool) -> str:
-        i = self.quote("id")
-        return (
-            f"UPDATE {self.table(table)} SET {set_sql} WHERE {self._picked(table, ('id',), where, order)} RETURNING {i}"
-        )
+        picked = self._picked(table, ("id",), where, order)
+        return f"UPDATE {self.table(table)} SET {set_sql} WHERE {picked} RETURNING {self.quote('id')}"
 
     def claim_into(
         self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str

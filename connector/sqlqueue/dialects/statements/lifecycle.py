@@ -110,7 +110,7 @@ class Lifecycle(Engine):
         A state test first lets the engine seek the filtered index of claimed rows.
         """
         q = self.quote
-        state = f"{q(holding.state[0])} = '{holding.state[1]}' AND " if holding.state else ""
+        state = f"{q(holding.state[0])} = {self.literal(holding.state[1])} AND " if holding.state else ""
         held = f"{state}{q(holding.consumer)} = :consumer AND {q(holding.seq)}"
         if claims == ONE:
             return f"{held} = :seq"
