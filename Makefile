@@ -14,7 +14,7 @@ export JAVA_HOME
 export SQLQUEUE_JARS_DIR := $(abspath $(CACHE)/jars)
 PYTEST_ARGS ?=
 
-.PHONY: setup system venv jars demo lint test test-fast test-cluster test-sqlserver test-babelfish test-pyspark-upper lint-workflows system-packages bench clean
+.PHONY: setup system venv jars demo docs docs-serve lint test test-fast test-cluster test-sqlserver test-babelfish test-pyspark-upper lint-workflows system-packages bench clean
 setup: system venv jars
 
 system: $(CACHE)/system.stamp
@@ -43,6 +43,16 @@ $(CACHE)/jars/%.jar: | $(CACHE)/system.stamp
 demo: setup
 	$(PY) jobs/demo.py
 
+# The docs site (mkdocs.yml, docs/): built --strict into build/site, so a broken link or anchor, or a page
+# left out of the nav, fails the build. The docs' examples are run by `make test` (tests/docs).
+# NO_MKDOCS_2_WARNING: Material 9.8 otherwise prints a banner about its successor on every build.
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs
+docs: setup
+	$(MKDOCS) build --strict
+
+docs-serve: setup
+	$(MKDOCS) serve
+
 # The tooling gate: lint and format (ruff), types (mypy), the layering contract (import-linter).
 lint: setup
 	$(VENV)/bin/ruff check .
@@ -69,7 +79,7 @@ test-cluster: setup
 SQLSERVER_PYTEST = $(PY) -m pytest -m sqlserver $(PYTEST_ARGS)
 ifeq ($(strip $(SQLQUEUE_TEST_SQLSERVER)),)
 test-sqlserver:
-	$(error make test-sqlserver: set SQLQUEUE_TEST_SQLSERVER to a sqlserver:// URL or an ODBC connection string of a SQL Server you may create tables in (see README "Running against a real SQL Server"))
+	$(error make test-sqlserver: set SQLQUEUE_TEST_SQLSERVER to a sqlserver:// URL or an ODBC connection string of a SQL Server you may create tables in (see docs/sqlserver.md "Running the tests against your server"))
 else
 test-sqlserver: setup
 	$(SQLSERVER_PYTEST)
@@ -81,8 +91,8 @@ endif
 # failures (tests/support/babelfish.py). Microsoft's Driver 18, the one production runs, takes the whole
 # suite (Spark and crash tests included); the other drivers (FreeTDS, and mssql-python, which `setup`
 # installs through the dev extra) take the tests of what a driver carries: bulk writes, every value
-# type, the driver's own behaviour, and an adopted table's sink (README "What has run against a live
-# server"). The runs go one after another: on 2 cores, Driver 18's suite took 21 minutes and each
+# type, the driver's own behaviour, and an adopted table's sink (docs/sqlserver.md "What has run
+# against a live server"). The runs go one after another: on 2 cores, Driver 18's suite took 21 minutes and each
 # subset about 4 (Babelfish's own backends take the rest of the machine, so running them side by side
 # gained nothing). The server starts fresh (`reset`): Babelfish's catalog views slow down with every
 # table a database holds, and the tests drop theirs (tests/support/engines.py) but an interrupted run

@@ -40,6 +40,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from common import ROOT, pg_options, start_postgres
+from plots import DOCS_IMG, latency_distribution
 
 from sqlqueue.schema import Column
 from tests.support.engines import Engine
@@ -149,7 +150,8 @@ def configuration(engine: Engine, work: Path, table: str, args) -> list[str]:
     return ["-c", str(path), *(f"--set={k}={v}" for k, v in settings.items()), *(f"--set={s}" for s in args.set)]
 
 
-def run_rate(spark, job, engine: Engine, work: Path, rate: int, args) -> None:
+def run_rate(spark, job, engine: Engine, work: Path, rate: int, args) -> list[float]:
+    """Runs the job under ``rate`` rows/s, prints its figures and returns each counted row's latency (ms)."""
     from sqlqueue.spark.jobs import prepare
 
     table = f"latency_{engine.name}_{rate}"
@@ -180,6 +182,7 @@ def run_rate(spark, job, engine: Engine, work: Path, rate: int, args) -> None:
     samples = latencies_ms(Path(config.required("target")), watcher.seen, counted_from)
     batches = [p for p in query.recentProgress if p["numInputRows"] and p["timestamp"] >= iso(counted_from)]
     report(rate, samples, batches)
+    return samples
 
 
 def iso(epoch: float) -> str:
@@ -214,6 +217,9 @@ def main() -> None:
     parser.add_argument("--warm-up", type=float, default=2, help="seconds after the first log checkpoint")
     parser.add_argument("--trigger", default="0 seconds", help="the processing-time trigger's interval")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="a job override")
+    parser.add_argument(
+        "--plots", default=str(DOCS_IMG), help="folder for the latency figure (latency.png); '' for none"
+    )
     args = parser.parse_args()
 
     from sqlqueue.spark.session import build_session
@@ -231,13 +237,16 @@ def main() -> None:
             f"first log checkpoint, Spark local[{spark.sparkContext.defaultParallelism}]"
             + (f", {' '.join(args.set)}" if args.set else "")
         )
+        samples: dict[str, list[float]] = {}
         for name in args.engines:
             options = pg_options(server) if name == "postgres" else {"url": f"sqlite:///{work}/latency.db"}
             engine = Engine(name, options)
             print(f" {name}:")
             for rate in args.rates:
-                run_rate(spark, job, engine, work, rate, args)
+                samples[f"{name}, {rate:,} rows/s"] = run_rate(spark, job, engine, work, rate, args)
             engine.close()
+        if args.plots:
+            latency_distribution(Path(args.plots) / "latency.png", samples)
     finally:
         spark.stop()
         if server:

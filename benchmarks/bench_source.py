@@ -39,8 +39,10 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
+from pathlib import Path
 
 from common import percentiles, pg_options, report, spark_session, start_postgres
+from plots import DOCS_IMG, throughput_by_batch
 from spark_floor import SCHEMA, floor_rate
 
 from sqlqueue.adoption import AdoptedQueue
@@ -275,6 +277,14 @@ SINKS = {
     "delta": "Delta streaming sink",
     "noop": "noop sink (connector alone)",
 }
+# The throughput figure's series, in the order they are drawn: the raw client first.
+FIGURE_SERIES = {
+    "raw": "raw client (SKIP LOCKED, no Spark)",
+    "core": "sqlqueue's queue core (no Spark)",
+    "floor": "Spark's floor (memory source)",
+    "append": "plain Delta append (memory)",
+    **{sink: f"sqlqueue source -> {label}" for sink, label in SINKS.items()},
+}
 
 
 def start_sink(stream, sink: str, work: str):
@@ -375,6 +385,9 @@ def main() -> None:
         "--no-read-path", dest="read_path", action="store_false", help="skip the Arrow vs Python tuples comparison"
     )
     parser.add_argument("--master", default="local[2]", help="local[N] or a standalone master, spark://host:port")
+    parser.add_argument(
+        "--plots", default=str(DOCS_IMG), help="folder for the throughput figure (source-throughput.png); '' for none"
+    )
     parser.add_argument("--connect", action="store_true", help="per-batch cost on Spark Connect beside classic only")
     parser.add_argument(
         "--profile",
@@ -401,7 +414,7 @@ def main() -> None:
     try:
         options = pg_options(server)
         # Warm up Spark's Python workers and the JVM so the first measured query does not pay for them.
-        for sink in SINKS:
+        for sink in args.sinks:
             connector_rate(spark, options, f"warmup_{sink}", 30_000, 10_000, args.partitions, sink)
         print(
             f"source benchmark: PostgreSQL, {args.rows} rows, {args.partitions} read partitions, Spark on "
@@ -438,6 +451,8 @@ def main() -> None:
                         "writer per batch (target <= 1.25)"
                     )
         print(flush=True)
+        if args.plots:
+            throughput_by_batch(Path(args.plots) / "source-throughput.png", rates, FIGURE_SERIES)
         if not args.read_path:
             return
         print(f" read path, Arrow record batches vs Python tuples (noop sink, batches of {max(args.batches)}):")

@@ -1,5 +1,5 @@
 """What Delta costs per micro-batch under each session setting: the measurement behind
-build_session's Delta and Spark settings (README, "Tuning Spark and Delta for micro-batches").
+build_session's Delta and Spark settings (docs/performance.md, "Tuning Spark and Delta for micro-batches").
 
     .venv/bin/python benchmarks/delta_settings.py                 # every variant, 2 runs each
     .venv/bin/python benchmarks/delta_settings.py --runs 3 --variants tuned spark-defaults

@@ -1,4 +1,4 @@
-"""A user's pipeline, as the README's "Testing your pipeline" tests it: orders from a queue, priced,
+"""A user's pipeline, as docs/testing.md ("Testing your pipeline") tests it: orders from a queue, priced,
 appended to a Delta table exactly once."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The README's configuration reference, generated from the code so it cannot drift.
+"""The docs' configuration reference (docs/reference.md), generated from the code so it cannot drift.
 
 The tables between ``<!-- reference:start -->`` and ``<!-- reference:end -->`` are rendered from
 ``sqlqueue.options.OPTIONS`` and the config module's settings; tests/unit/test_reference.py checks

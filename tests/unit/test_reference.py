@@ -1,6 +1,7 @@
-"""The README's options reference is the code's: generated from OPTIONS, and every key matches.
+"""The docs' configuration reference (docs/reference.md) is the code's: generated from OPTIONS, and
+every key matches.
 
-Regenerate the README section after an intended change with
+Regenerate the reference after an intended change with
 ``SQLQUEUE_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_reference.py``.
 """
 
@@ -18,18 +19,18 @@ from sqlqueue.profile import PROFILE_FIELDS
 from tests.support.golden import ROOT, regenerate_hint, updating
 from tests.support.reference import SECTION, START, reference
 
-README = ROOT / "README.md"
+REFERENCE = ROOT / "docs" / "reference.md"
 THIS = "tests/unit/test_reference.py"
 
 
-def test_readme_reference_equals_the_generated_one() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_the_docs_reference_equals_the_generated_one() -> None:
+    text = REFERENCE.read_text(encoding="utf-8")
     match = SECTION.search(text)
-    assert match, f"README.md has no {START} section"
+    assert match, f"docs/reference.md has no {START} section"
     if updating():
-        README.write_text(text[: match.start(1)] + reference() + text[match.end(1) :], encoding="utf-8")
+        REFERENCE.write_text(text[: match.start(1)] + reference() + text[match.end(1) :], encoding="utf-8")
         return
-    assert match.group(1) == reference(), f"README reference is stale; regenerate with: {regenerate_hint(THIS)}"
+    assert match.group(1) == reference(), f"docs/reference.md is stale; regenerate with: {regenerate_hint(THIS)}"
 
 
 @pytest.mark.parametrize("option", OPTIONS, ids=lambda o: o.key)

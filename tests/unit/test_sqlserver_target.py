@@ -35,8 +35,8 @@ def test_without_a_server_it_says_what_it_needs_in_one_line_and_fails(value):
     lines = (result.stdout + result.stderr).strip().splitlines()
     assert len(lines) == 1, lines
     assert "set SQLQUEUE_TEST_SQLSERVER to a sqlserver:// URL or an ODBC connection string" in lines[0]
-    section = re.search(r'README "([^"]+)"', lines[0]).group(1)
-    assert f"\n## {section}\n" in (ROOT / "README.md").read_text()
+    page, section = re.search(r'see (docs/[\w-]+\.md) "([^"]+)"', lines[0]).groups()
+    assert f"\n## {section}\n" in (ROOT / page).read_text()
 
 
 def test_with_a_server_it_sets_up_then_runs_the_sqlserver_marked_tests():
