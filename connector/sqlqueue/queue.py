@@ -403,6 +403,26 @@ class Queue:
         statement = self.dialect.complete(self.table, keep, chunk is not None)
         return self._repeat(statement, {"consumer": consumer, "upto_seq": upto_seq, "limit": chunk}, chunk)
 
+    # ---- leases --------------------------------------------------------------------------------
+    def renew(self, consumer: str, after_seq: int, lease_seconds: int, chunk: int | None = None) -> int:
+        """Renew the lease of the rows ``consumer`` holds under claims after ``after_seq`` (claims Spark
+        has not committed) that have less than half of it left; returns how many. Rows another claimer
+        took are not this consumer's to renew."""
+        chunk = chunk or self.dialect.default_chunk
+        values = {
+            "consumer": consumer,
+            "after_seq": after_seq,
+            "lease_seconds": lease_seconds,
+            "half_seconds": lease_seconds // 2,
+            "limit": chunk,
+        }
+        return self._repeat(self.dialect.renew_held(self.table, chunk is not None), values, chunk)
+
+    def drop_fenced(self, consumer: str, seq: int) -> int:
+        """Forget the rows of claim ``seq`` another claimer took since; how many. None here: a row held in
+        place carries its claim, so one taken over is simply no longer counted as held."""
+        return 0
+
     # ---- lifecycle ----------------------------------------------------------------------------
     def rescue_expired(self, max_attempts: int, chunk: int | None = None) -> int:
         """Rows whose lease expired go back to ready, or to failed once their attempts are spent."""

@@ -211,6 +211,11 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
         waits = dialect.claim_waits(dialect.holding(t, profile))
         if waits is not None:
             yield Entry(f"adopted_{name}_claim_waits", "claim_waits", waits.sql)
+        if profile.expires:
+            for i, statement in enumerate(dialect.renewal(t, profile), 1):
+                yield Entry(f"adopted_{name}_renewal_{i}", "renewal", statement.sql)
+        if not profile.take and profile.guard is not None:
+            yield Entry(f"adopted_{name}_drop_fenced", "drop_fenced", dialect.drop_fenced(t, profile).sql)
         for builder in (dialect.adopted_fail_expired, dialect.backlog, dialect.adopted_by_status):
             statement = builder(t, profile)
             if statement is not None:
@@ -293,6 +298,8 @@ def catalog(dialect: Dialect) -> list[Entry]:
             add(complete_name(keep, limited), dialect.complete, keep, limited)
     for limited in (False, True):
         add("rescue_expired" + ("_chunked" if limited else ""), dialect.rescue_expired, limited)
+    for limited in (False, True):
+        add("renew_held" + ("_chunked" if limited else ""), dialect.renew_held, limited)
     add("ack_retry", dialect.ack_retry)
     add("ack_failed", dialect.ack_failed)
     for keep in (False, True):

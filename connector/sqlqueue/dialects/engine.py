@@ -306,6 +306,11 @@ class Engine(ABC):
         """SELECT the first ``:limit`` rows of ``FROM ... ORDER BY ...`` (``rest``)."""
         return f"SELECT {columns} FROM {rest} LIMIT :limit"
 
+    def lock_first(self, table: TableName, columns: str, where: str) -> str:
+        """SELECT ``columns`` of up to ``:limit`` rows ``where`` selects, locked until the transaction ends
+        and skipping rows other sessions hold. SQLite's one writer (BEGIN IMMEDIATE) locks the database."""
+        return f"SELECT {columns} FROM {self.table(table)} WHERE {where} LIMIT :limit"
+
     def skip_locked_hints(self) -> str:
         """Table hints for a read that skips rows other sessions hold locked instead of waiting."""
         return ""

@@ -225,6 +225,11 @@ class SqlServerDialect(SqlServerDoctor):
             f"  WHERE {where}\n  ORDER BY {order}\n)\n{change}\n{out}"
         )
 
+    def lock_first(self, table: TableName, columns: str, where: str) -> str:
+        # The claim's hints: update locks held to the end of the transaction, rows other sessions hold
+        # skipped (READPAST, legal under READ_COMMITTED_SNAPSHOT with READCOMMITTEDLOCK), row locks only.
+        return f"SELECT TOP (:limit) {columns} FROM {self.table(table)} WITH ({CLAIM_HINTS}) WHERE {where}"
+
     def claim_into(
         self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str
     ) -> ClaimPlan:
