@@ -51,12 +51,14 @@ def retry_delay(attempts: int, base_seconds: int, cap_seconds: int, jitter: floa
 
 @dataclass(frozen=True)
 class Ack:
-    """A consumer's verdict on one claimed row: done, retry after a delay, or failed for good."""
+    """A consumer's verdict on one claimed row: done, retry after a delay, or failed for good.
+    ``attempts``: the row's attempts as the claim delivered them, its fencing token (None: unfenced)."""
 
     id: int
     outcome: str
     error: str | None = None
     delay_seconds: int = 0
+    attempts: int | None = None
 
 
 class Queue:
@@ -430,23 +432,25 @@ class Queue:
         statement = self.dialect.rescue_expired(self.table, chunk is not None)
         return self._repeat(statement, {"max_attempts": max_attempts, "limit": chunk}, chunk)
 
-    def apply_acks(self, cur: Any, acks: Sequence[Ack], *, keep: bool, max_attempts: int) -> None:
-        """Per-row outcomes inside the caller's transaction. Only rows still claimed are touched, so
-        applying the same acknowledgements twice changes nothing the second time."""
-        done = [{"id": a.id} for a in acks if a.outcome == DONE_OUTCOME]
-        failed = [{"id": a.id, "error": a.error} for a in acks if a.outcome == FAILED_OUTCOME]
-        retry = [
-            {"id": a.id, "error": a.error, "delay_seconds": a.delay_seconds, "max_attempts": max_attempts}
-            for a in acks
-            if a.outcome == RETRY_OUTCOME
-        ]
-        for statement, values in (
-            (self.dialect.ack_done(self.table, keep), done),
-            (self.dialect.ack_failed(self.table), failed),
-            (self.dialect.ack_retry(self.table), retry),
-        ):
-            if values:
-                cur.executemany(statement.sql, [statement.bind(v) for v in values])
+    def apply_acks(self, cur: Any, acks: Sequence[Ack], *, keep: bool, max_attempts: int) -> int:
+        """Per-row outcomes inside the caller's transaction; returns how many changed nothing (fenced out).
+        Only rows still claimed are touched, so applying the same acknowledgements twice changes nothing
+        the second time; an acknowledgement that carries the row's attempts touches the row only while
+        the claim that delivered it holds it."""
+        groups: dict[tuple[str, bool], list[dict[str, Any]]] = {}
+        for a in acks:
+            values = {"id": a.id, "error": a.error, "attempts": a.attempts}
+            if a.outcome == RETRY_OUTCOME:
+                values |= {"delay_seconds": a.delay_seconds, "max_attempts": max_attempts}
+            groups.setdefault((a.outcome, a.attempts is not None), []).append(values)
+        builders = {
+            DONE_OUTCOME: lambda fenced: self.dialect.ack_done(self.table, keep, fenced),
+            FAILED_OUTCOME: lambda fenced: self.dialect.ack_failed(self.table, fenced),
+            RETRY_OUTCOME: lambda fenced: self.dialect.ack_retry(self.table, fenced),
+        }
+        run = self.dialect.run_each
+        changed = sum(run(cur, builders[outcome](fenced), values) for (outcome, fenced), values in groups.items())
+        return len(acks) - changed
 
     def purge(
         self,

@@ -17,6 +17,7 @@ from pyspark.sql.streaming.datasource import ReadMaxRows
 
 from sqlqueue.consumer import ClaimPolicy, Consumer
 from sqlqueue.options import SourceOptions
+from sqlqueue.queue import DONE_OUTCOME, FAILED_OUTCOME, RETRY_OUTCOME, Ack
 from sqlqueue.spark.reader import QueueStreamReader
 from tests.support.leases import LEASE_SECONDS, Leased, held_payloads, leased, outage
 
@@ -155,3 +156,30 @@ def test_a_claim_made_ahead_serves_only_the_rows_still_its_own(engine, design):
     assert taken.isdisjoint(held_payloads(made.queue, made.payload, "etl", 0, 1))
     back.close()
     rival.close()
+
+
+def acked(queue, acks) -> int:
+    with queue.transaction() as cur:
+        return queue.apply_acks(cur, acks, keep=False, max_attempts=5)
+
+
+def test_an_acknowledgement_carrying_the_claims_attempts_settles_the_row(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": "p0"}, {"payload": "p1"}])
+    queue.claim("etl", 1, 2, order=engine.order, lease_seconds=LEASE_SECONDS)
+    ids = sorted(r[0] for r in queue.fetch(queue.dialect.compile(f"SELECT id FROM {queue.table}"), {}))
+    assert acked(queue, [Ack(ids[0], DONE_OUTCOME, attempts=1), Ack(ids[1], FAILED_OUTCOME, "bad", attempts=1)]) == 0
+    assert set(queue.stats()) == {"failed"}
+
+
+def test_an_acknowledgement_after_another_claim_took_the_row_changes_nothing_and_is_counted(engine):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": "p0"}, {"payload": "p1"}])
+    queue.claim("etl", 1, 2, order=engine.order, lease_seconds=LEASE_SECONDS)
+    outage(queue, LONGER_THAN_THE_LEASE)
+    assert queue.rescue_expired(5) == 2
+    assert queue.claim("rival", 1, 2, order=engine.order, lease_seconds=LEASE_SECONDS) == 2
+    ids = [r[0] for r in queue.fetch(queue.dialect.compile(f"SELECT id FROM {queue.table}"), {})]
+    late = [Ack(ids[0], DONE_OUTCOME, attempts=1), Ack(ids[1], RETRY_OUTCOME, "again", 5, attempts=1)]
+    assert acked(queue, late) == 2
+    assert queue.count_claimed("rival", 1) == 2

@@ -300,10 +300,12 @@ def catalog(dialect: Dialect) -> list[Entry]:
         add("rescue_expired" + ("_chunked" if limited else ""), dialect.rescue_expired, limited)
     for limited in (False, True):
         add("renew_held" + ("_chunked" if limited else ""), dialect.renew_held, limited)
-    add("ack_retry", dialect.ack_retry)
-    add("ack_failed", dialect.ack_failed)
-    for keep in (False, True):
-        add("ack_done_" + ("keep" if keep else "delete"), dialect.ack_done, keep)
+    for fenced in (False, True):
+        token = "_fenced" if fenced else ""
+        add(f"ack_retry{token}", dialect.ack_retry, fenced)
+        add(f"ack_failed{token}", dialect.ack_failed, fenced)
+        for keep in (False, True):
+            add("ack_done_" + ("keep" if keep else "delete") + token, dialect.ack_done, keep, fenced)
     for state in ("done", "failed"):
         add(f"purge_{state}_chunked", dialect.purge, state, True)
     for by in ("id", "dedup_key", "all"):

@@ -252,6 +252,12 @@ class Engine(ABC):
         marks = ", ".join(self.marker for _ in columns)
         cur.executemany(f"INSERT INTO {target} ({names}) VALUES ({marks})", rows)
 
+    def run_each(self, cur: Any, statement: Statement, values: Sequence[dict[str, Any]]) -> int:
+        """Run ``statement`` once per set of ``values`` in the caller's transaction; the rows all runs changed
+        (psycopg and sqlite3 sum an executemany's row counts)."""
+        cur.executemany(statement.sql, [statement.bind(v) for v in values])
+        return max(cur.rowcount, 0)
+
     def encode(self, column: Column, value: Any) -> Any:
         """Turn a Python value of a column whose type is in ``encoded_types`` into what the driver sends."""
         return value

@@ -247,6 +247,15 @@ class SqlServerDialect(SqlServerDoctor):
         set_sql = None if profile.take else self.claim_sets(profile)
         return ClaimPlan(self.compile(self._claim(table, set_sql, where, order, CLAIM_HINTS, out)))
 
+    def run_each(self, cur: Any, statement: Statement, values: Sequence[dict[str, Any]]) -> int:
+        # pyodbc's executemany reports rowcount -1 (its loop keeps no total): one execute a set of values,
+        # which is what that loop sends anyway.
+        changed = 0
+        for v in values:
+            cur.execute(statement.sql, statement.bind(v))
+            changed += max(cur.rowcount, 0)
+        return changed
+
     def limited_update(self, table: TableName, set_sql: str, where: str, limited: bool) -> str:
         top = "TOP (:limit) " if limited else ""
         return f"UPDATE {top}{self.table(table)}{self.row_lock_hints()} SET {set_sql} WHERE {where}"
