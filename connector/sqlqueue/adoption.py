@@ -21,7 +21,7 @@ from .dialects.engine import ASSIGNED, GENERATED, Statement
 from .errors import SchemaError
 from .identifiers import TableName
 from .profile import COUNTS, TIMES, Profile
-from .queue import Queue
+from .queue import UNLIMITED, Queue
 from .schema import Column, picked_columns
 
 
@@ -272,9 +272,10 @@ class AdoptedQueue(Queue):
 
     def complete(self, consumer: str, upto_seq: int, *, keep: bool = False, chunk: int | None = None) -> int:
         """The done transition on the rows of claims up to ``upto_seq`` still ours, and their copies
-        dropped, in one transaction; returns how many rows of the table were done. Where the engine
-        needs it (SQL Server), each statement runs in chunks of its ``default_chunk`` rows, within the
-        one transaction: lock escalation is judged per statement."""
+        dropped, in one transaction; returns how many rows were done (where the claim took the rows out
+        of the table, how many copies were dropped). Where the engine needs it (SQL Server), each
+        statement runs in chunks of its ``default_chunk`` rows, within the one transaction: lock
+        escalation is judged per statement."""
         limit = self.dialect.default_chunk
         values = {"consumer": consumer, "upto_seq": upto_seq, "limit": limit, **self._values()}
         statements = self.dialect.adopted_complete(self.table, self.profile, limit is not None)
@@ -289,7 +290,40 @@ class AdoptedQueue(Queue):
                     if limit is None or count < limit:
                         break
                 counts.append(total)
-        return counts[0] if len(statements) > 1 else 0
+        return counts[0]
+
+    def renew(self, consumer: str, after_seq: int, lease_seconds: int, chunk: int | None = None) -> int:
+        """Renew the rows ``consumer`` still holds under claims after ``after_seq`` whose started-at is
+        more than half a lease old: started-at (and the token) now, which is what the table's own worker
+        reads too, and the copies take the new guard. Each chunk of rows is one transaction
+        (Leases.renewal); returns how many rows were renewed."""
+        p = self.profile
+        if not p.expires:
+            return 0
+        pick, renew, settle = self.dialect.renewal(self.table, p)
+        limit = chunk or self.dialect.default_chunk or UNLIMITED
+        values = {"consumer": consumer, "after_seq": after_seq, "half_ago": -(lease_seconds // 2), "limit": limit}
+        total = 0
+        while True:
+            with self.transaction() as cur:
+                cur.execute(pick.sql, pick.bind(values))
+                keys = [{f"key_{i}": v for i, v in enumerate(row)} for row in cur.fetchall()]
+                if keys:
+                    cur.executemany(renew.sql, [renew.bind(k) for k in keys])
+                    cur.executemany(settle.sql, [settle.bind({**values, **k}) for k in keys])
+            total += len(keys)
+            if len(keys) < limit:
+                return total
+
+    def drop_fenced(self, consumer: str, seq: int) -> int:
+        """Forget the copies of claim ``seq`` whose row another claimer took since (Leases.drop_fenced)."""
+        p = self.profile
+        if p.take or p.guard is None:
+            return 0
+        statement = self.dialect.drop_fenced(self.table, p)
+        with self.transaction() as cur:
+            cur.execute(statement.sql, statement.bind({"consumer": consumer, "seq": seq}))
+            return max(cur.rowcount, 0)
 
     def rescue_expired(self, max_attempts: int, chunk: int | None = None) -> int:
         """Rows abandoned by their claimer go back by the ready predicate itself; those with no attempt

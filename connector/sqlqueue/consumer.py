@@ -3,6 +3,12 @@
 An offset is a consumer identity and a claim number. Every row a consumer claims carries
 the claim number it was claimed under (claim_seq), so "batch N" means "the rows this consumer
 claimed in claim N" and can be read again by that number after any crash. Spark's checkpoint holds the numbers.
+
+The claims Spark has not committed yet are *held*: the batch being processed, a claim made ahead,
+or one held across a crash. A held claim keeps its lease alive (a heartbeat renews it, and a restart
+renews it before anything else is claimed), a claim never takes back a row its own consumer holds, and
+the rows another claimer took once a lease had run out anyway are fenced: counted and logged, never
+completed or served by this consumer.
 """
 
 from __future__ import annotations
@@ -55,9 +61,16 @@ class ClaimPolicy:
     max_attempts: int = 5
     rescue_interval_s: float = 30.0
 
+    @property
+    def heartbeat_s(self) -> float:
+        """How often held claims are renewed: a fifth of the lease, as Hangfire's sliding invisibility
+        timeout does, so a row's lease never runs below about half of it while its claim is held."""
+        return max(self.lease_seconds / 5, 0.2)
+
 
 class Consumer:
-    """One consumer's view of the queue: advance by claiming, complete what Spark committed.
+    """One consumer's view of the queue: advance by claiming, complete what Spark committed, and keep
+    the claims Spark has not committed alive while they are held.
 
     With ``policy.prefetch`` the claim after the one just served is made in a background thread
     (on its own connection) while Spark works on the current batch; the next ``advance`` finds
@@ -66,6 +79,10 @@ class Consumer:
     queue is drained, and a claim made ahead would take only the few rows that arrived since,
     leaving the ones that arrive while Spark works to the batch after next: at 500 rows/s into
     Delta that doubled the median latency, 0.74 s to 1.5 s (benchmarks/bench_latency.py).
+
+    Every write of this consumer runs under one lock: the heartbeat, the claim made ahead and the
+    foreground's completion and claim never interleave on the same rows (a renewal that rewrites a
+    guard between completion's read of it and its write would fence out completion itself).
     """
 
     def __init__(self, queue: Queue, consumer_id: str, policy: ClaimPolicy) -> None:
@@ -74,36 +91,92 @@ class Consumer:
         self.policy = policy
         self.last_claimed_rows = 0
         self.last_waits = Waits()
+        self.fenced_rows = 0  # rows of this consumer's claims another claimer took, this run
         self._waits_ahead: tuple[int, Waits] | None = None  # (claim number, its waits) from the prefetch
         self._prefetch: threading.Thread | None = None
-        self._prefetch_queue: Queue | None = None
+        self._background: Queue | None = None  # the connection of the claim ahead and the heartbeat
         self._last_rescue = float("-inf")
+        self._lock = threading.Lock()
+        self._committed: int | None = None  # claims after this one are held
+        self._renewed_at = float("-inf")
+        self._served: dict[int, int] = {}  # claim number -> rows it served, for the fenced count
+        self._beat: threading.Thread | None = None
+        self._stopping = threading.Event()
 
     def advance(self, committed: int, limit: int, bound: Any = None, min_rows: int | None = None) -> int:
         """The claim number that ends the next batch, ``committed`` when there is nothing to read.
 
         1. Everything claimed up to ``committed`` is done: Spark logged those batches as committed.
-        2. Rows already held under ``committed + 1`` were claimed just before a crash that kept the
-           offset from being logged (or by a prefetch): serve them rather than claim more.
-        3. Otherwise claim up to ``limit`` rows under ``committed + 1``, if at least ``min_rows``
+        2. Claims after it are held: their leases are renewed before anything else is claimed.
+        3. Rows already held under ``committed + 1`` were claimed just before a crash that kept the
+           offset from being logged (or by a prefetch): serve those still this consumer's rather
+           than claim more.
+        4. Otherwise claim up to ``limit`` rows under ``committed + 1``, if at least ``min_rows``
            are ready (and only rows within ``bound``, Queue.available_now_bound, when given).
         """
         self.complete_through(committed)
         self._await_prefetch()
-        self._rescue_now_and_then()
         nxt = committed + 1
-        self.last_claimed_rows = self.queue.count_claimed(self.id, nxt)
-        if not self.last_claimed_rows and self._enough_ready(self.queue, min_rows):
-            self.last_claimed_rows = self._claim(self.queue, nxt, limit, bound)
+        with self._lock:
+            self._hold(self.queue, committed)
+            self._rescue_now_and_then()
+            self._fence(self.queue.drop_fenced(self.id, nxt), f"claim {nxt}, made ahead or held across a restart")
+            self.last_claimed_rows = self.queue.count_claimed(self.id, nxt)
+            if not self.last_claimed_rows and self._enough_ready(self.queue, min_rows):
+                self.last_claimed_rows = self._claim(self.queue, nxt, limit, bound)
+            if self.last_claimed_rows:
+                self._served[nxt] = self.last_claimed_rows
         self.last_waits = self._waits(nxt) if self.last_claimed_rows else Waits()
+        self._start_heartbeat()
         if self.policy.prefetch and self.last_claimed_rows >= limit:
             self._start_prefetch(nxt + 1, limit, bound, min_rows)
         return nxt if self.last_claimed_rows else committed
 
+    def replay(self, after: int, upto: int) -> None:
+        """Spark reads claims (after, upto]: after a restart it reads them again before it asks for a new
+        batch, so they are held, and their leases are renewed first (and kept alive from here on)."""
+        with self._lock:
+            self._hold(self.queue, after)
+            for seq in range(after + 1, upto + 1):
+                if seq not in self._served:
+                    self._served[seq] = self.queue.count_claimed(self.id, seq)
+        self._start_heartbeat()
+
     def complete_through(self, seq: int) -> int:
-        if not self.policy.complete_on_commit:
-            return 0
-        return self.queue.complete(self.id, seq, keep=self.policy.keep_completed, chunk=self.policy.chunk)
+        """Complete the rows of claims up to ``seq`` (Spark committed them); how many were done. Rows of
+        those claims another claimer took after their lease ran out are left alone, counted and logged."""
+        with self._lock:
+            served = [self._served.pop(s) for s in sorted(self._served) if s <= seq]
+            if not self.policy.complete_on_commit:
+                return 0
+            done = self.queue.complete(self.id, seq, keep=self.policy.keep_completed, chunk=self.policy.chunk)
+            if served:
+                self._fence(sum(served) - done, f"claims up to {seq}, not completed")
+            return done
+
+    def _fence(self, rows: int, what: str) -> None:
+        if rows > 0:
+            self.fenced_rows += rows
+            log.warning(
+                "%s: %d rows of %s were taken by another claimer after their lease ran out (fenced out): "
+                "left to it; a longer leaseSeconds than the longest outage keeps them",
+                self.id,
+                rows,
+                what,
+            )
+
+    def _hold(self, queue: Queue, committed: int, beat: bool = False) -> None:
+        """Claims after ``committed`` are held: renew the leases of theirs that have less than half left,
+        on a heartbeat, or when no renewal ran within the last one (so the first call of a run, after a
+        restart, renews before anything is claimed)."""
+        self._committed = committed
+        now = time.monotonic()
+        if not beat and now - self._renewed_at < self.policy.heartbeat_s:
+            return
+        renewed = queue.renew(self.id, committed, self.policy.lease_seconds, self.policy.chunk)
+        self._renewed_at = now
+        if renewed:
+            log.info("%s: renewed the lease of %d held rows (claims after %d)", self.id, renewed, committed)
 
     def _rescue_now_and_then(self) -> None:
         """Give back rows whose consumer died, at most once per rescue interval (every consumer
@@ -116,10 +189,13 @@ class Consumer:
                 log.info("%s: %d rows with expired leases returned to the queue (or failed)", self.id, rescued)
 
     def close(self) -> None:
+        self._stopping.set()
         self._await_prefetch()
+        if self._beat is not None:
+            self._beat.join()
         self.queue.close()
-        if self._prefetch_queue is not None:
-            self._prefetch_queue.close()
+        if self._background is not None:
+            self._background.close()
 
     def _claim(self, queue: Queue, seq: int, limit: int, bound: Any) -> int:
         p = self.policy
@@ -146,15 +222,38 @@ class Consumer:
     def _enough_ready(queue: Queue, min_rows: int | None) -> bool:
         return not min_rows or queue.count_ready() >= min_rows
 
+    def _background_queue(self) -> Queue:
+        if self._background is None:
+            self._background = self.queue.twin()
+        return self._background
+
+    def _start_heartbeat(self) -> None:
+        """Renew held claims every ``policy.heartbeat_s`` until close, on the background connection."""
+        if self._beat is not None:
+            return
+
+        def beat() -> None:
+            while not self._stopping.wait(self.policy.heartbeat_s):
+                with self._lock:
+                    if self._committed is None or self._stopping.is_set():
+                        continue
+                    try:
+                        self._hold(self._background_queue(), self._committed, beat=True)
+                    except SqlQueueError as exc:  # the next beat, or the next batch, renews instead
+                        log.warning("%s: renewing held claims failed: %s", self.id, exc)
+
+        self._beat = threading.Thread(target=beat, name=f"sqlqueue-heartbeat-{self.id}", daemon=True)
+        self._beat.start()
+
     def _start_prefetch(self, seq: int, limit: int, bound: Any, min_rows: int | None) -> None:
-        if self._prefetch_queue is None:
-            self._prefetch_queue = self.queue.twin()
-        queue = self._prefetch_queue
+        queue = self._background_queue()
 
         def claim_ahead() -> None:
             try:
-                # A claim ahead honours min_rows too, or a trickle would be served in small batches.
-                if not queue.count_claimed(self.id, seq) and self._enough_ready(queue, min_rows):
+                with self._lock:  # the heartbeat shares this connection
+                    # A claim ahead honours min_rows too, or a trickle would be served in small batches.
+                    if queue.count_claimed(self.id, seq) or not self._enough_ready(queue, min_rows):
+                        return
                     self._claim(queue, seq, limit, bound)
                     self._waits_ahead = (seq, queue.claim_waits(self.id, seq))
             except SqlQueueError as exc:  # the next advance claims in the foreground instead

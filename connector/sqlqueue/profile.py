@@ -125,6 +125,15 @@ class Profile:
         return not self.take and self.done is None and self.done_at is None
 
     @property
+    def expires(self) -> bool:
+        """Whether a claim's hold on a row runs out (a lease): sqlqueue's own layout's lease column, or an
+        adopted table's started-at, after which a claim, ours or the table's own worker's, takes the row
+        back (Claims.ready). Such holds are renewed while a stream holds them (Consumer's heartbeat)."""
+        if self.lease is not None:
+            return True
+        return not self.take and self.started is not None and (self.status is not None or self.claimer is not None)
+
+    @property
     def guard(self) -> str | None:
         """The column whose value, as the claim left it, shows the row is still ours at completion.
 

@@ -51,12 +51,14 @@ def retry_delay(attempts: int, base_seconds: int, cap_seconds: int, jitter: floa
 
 @dataclass(frozen=True)
 class Ack:
-    """A consumer's verdict on one claimed row: done, retry after a delay, or failed for good."""
+    """A consumer's verdict on one claimed row: done, retry after a delay, or failed for good.
+    ``attempts``: the row's attempts as the claim delivered them, its fencing token (None: unfenced)."""
 
     id: int
     outcome: str
     error: str | None = None
     delay_seconds: int = 0
+    attempts: int | None = None
 
 
 class Queue:
@@ -403,6 +405,26 @@ class Queue:
         statement = self.dialect.complete(self.table, keep, chunk is not None)
         return self._repeat(statement, {"consumer": consumer, "upto_seq": upto_seq, "limit": chunk}, chunk)
 
+    # ---- leases --------------------------------------------------------------------------------
+    def renew(self, consumer: str, after_seq: int, lease_seconds: int, chunk: int | None = None) -> int:
+        """Renew the lease of the rows ``consumer`` holds under claims after ``after_seq`` (claims Spark
+        has not committed) that have less than half of it left; returns how many. Rows another claimer
+        took are not this consumer's to renew."""
+        chunk = chunk or self.dialect.default_chunk
+        values = {
+            "consumer": consumer,
+            "after_seq": after_seq,
+            "lease_seconds": lease_seconds,
+            "half_seconds": lease_seconds // 2,
+            "limit": chunk,
+        }
+        return self._repeat(self.dialect.renew_held(self.table, chunk is not None), values, chunk)
+
+    def drop_fenced(self, consumer: str, seq: int) -> int:
+        """Forget the rows of claim ``seq`` another claimer took since; how many. None here: a row held in
+        place carries its claim, so one taken over is simply no longer counted as held."""
+        return 0
+
     # ---- lifecycle ----------------------------------------------------------------------------
     def rescue_expired(self, max_attempts: int, chunk: int | None = None) -> int:
         """Rows whose lease expired go back to ready, or to failed once their attempts are spent."""
@@ -410,23 +432,25 @@ class Queue:
         statement = self.dialect.rescue_expired(self.table, chunk is not None)
         return self._repeat(statement, {"max_attempts": max_attempts, "limit": chunk}, chunk)
 
-    def apply_acks(self, cur: Any, acks: Sequence[Ack], *, keep: bool, max_attempts: int) -> None:
-        """Per-row outcomes inside the caller's transaction. Only rows still claimed are touched, so
-        applying the same acknowledgements twice changes nothing the second time."""
-        done = [{"id": a.id} for a in acks if a.outcome == DONE_OUTCOME]
-        failed = [{"id": a.id, "error": a.error} for a in acks if a.outcome == FAILED_OUTCOME]
-        retry = [
-            {"id": a.id, "error": a.error, "delay_seconds": a.delay_seconds, "max_attempts": max_attempts}
-            for a in acks
-            if a.outcome == RETRY_OUTCOME
-        ]
-        for statement, values in (
-            (self.dialect.ack_done(self.table, keep), done),
-            (self.dialect.ack_failed(self.table), failed),
-            (self.dialect.ack_retry(self.table), retry),
-        ):
-            if values:
-                cur.executemany(statement.sql, [statement.bind(v) for v in values])
+    def apply_acks(self, cur: Any, acks: Sequence[Ack], *, keep: bool, max_attempts: int) -> int:
+        """Per-row outcomes inside the caller's transaction; returns how many changed nothing (fenced out).
+        Only rows still claimed are touched, so applying the same acknowledgements twice changes nothing
+        the second time; an acknowledgement that carries the row's attempts touches the row only while
+        the claim that delivered it holds it."""
+        groups: dict[tuple[str, bool], list[dict[str, Any]]] = {}
+        for a in acks:
+            values = {"id": a.id, "error": a.error, "attempts": a.attempts}
+            if a.outcome == RETRY_OUTCOME:
+                values |= {"delay_seconds": a.delay_seconds, "max_attempts": max_attempts}
+            groups.setdefault((a.outcome, a.attempts is not None), []).append(values)
+        builders = {
+            DONE_OUTCOME: lambda fenced: self.dialect.ack_done(self.table, keep, fenced),
+            FAILED_OUTCOME: lambda fenced: self.dialect.ack_failed(self.table, fenced),
+            RETRY_OUTCOME: lambda fenced: self.dialect.ack_retry(self.table, fenced),
+        }
+        run = self.dialect.run_each
+        changed = sum(run(cur, builders[outcome](fenced), values) for (outcome, fenced), values in groups.items())
+        return len(acks) - changed
 
     def purge(
         self,

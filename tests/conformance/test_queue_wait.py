@@ -221,6 +221,7 @@ def test_an_empty_poll_reports_the_backlog_and_no_waits(engine, source_log):
         "waitP95Ms": None,
         "waitMaxMs": None,
         "oldestReadyAgeMs": None,
+        "fencedRows": 0,
     }
     assert source_log == []
     source.stop()

@@ -211,6 +211,11 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
         waits = dialect.claim_waits(dialect.holding(t, profile))
         if waits is not None:
             yield Entry(f"adopted_{name}_claim_waits", "claim_waits", waits.sql)
+        if profile.expires:
+            for i, statement in enumerate(dialect.renewal(t, profile), 1):
+                yield Entry(f"adopted_{name}_renewal_{i}", "renewal", statement.sql)
+        if not profile.take and profile.guard is not None:
+            yield Entry(f"adopted_{name}_drop_fenced", "drop_fenced", dialect.drop_fenced(t, profile).sql)
         for builder in (dialect.adopted_fail_expired, dialect.backlog, dialect.adopted_by_status):
             statement = builder(t, profile)
             if statement is not None:
@@ -293,10 +298,14 @@ def catalog(dialect: Dialect) -> list[Entry]:
             add(complete_name(keep, limited), dialect.complete, keep, limited)
     for limited in (False, True):
         add("rescue_expired" + ("_chunked" if limited else ""), dialect.rescue_expired, limited)
-    add("ack_retry", dialect.ack_retry)
-    add("ack_failed", dialect.ack_failed)
-    for keep in (False, True):
-        add("ack_done_" + ("keep" if keep else "delete"), dialect.ack_done, keep)
+    for limited in (False, True):
+        add("renew_held" + ("_chunked" if limited else ""), dialect.renew_held, limited)
+    for fenced in (False, True):
+        token = "_fenced" if fenced else ""
+        add(f"ack_retry{token}", dialect.ack_retry, fenced)
+        add(f"ack_failed{token}", dialect.ack_failed, fenced)
+        for keep in (False, True):
+            add("ack_done_" + ("keep" if keep else "delete") + token, dialect.ack_done, keep, fenced)
     for state in ("done", "failed"):
         add(f"purge_{state}_chunked", dialect.purge, state, True)
     for by in ("id", "dedup_key", "all"):

@@ -9,10 +9,11 @@ from __future__ import annotations
 from .statements.adopted_sink import AdoptedSink
 from .statements.doctor import Doctor
 from .statements.housekeeping import Housekeeping
+from .statements.leases import Leases
 from .statements.migrations import Migrations
 from .statements.sink import Sink
 
 
-class Dialect(Doctor, Migrations, Sink, Housekeeping, AdoptedSink):
-    """Every statement, by concern: schema, claims, sink, housekeeping, doctor, migrations, adopted tables
-    and the sink into them."""
+class Dialect(Doctor, Migrations, Sink, Housekeeping, Leases, AdoptedSink):
+    """Every statement, by concern: schema, claims, sink, housekeeping, doctor, migrations, adopted tables,
+    leases and the sink into adopted tables."""

@@ -252,6 +252,12 @@ class Engine(ABC):
         marks = ", ".join(self.marker for _ in columns)
         cur.executemany(f"INSERT INTO {target} ({names}) VALUES ({marks})", rows)
 
+    def run_each(self, cur: Any, statement: Statement, values: Sequence[dict[str, Any]]) -> int:
+        """Run ``statement`` once per set of ``values`` in the caller's transaction; the rows all runs changed
+        (psycopg and sqlite3 sum an executemany's row counts)."""
+        cur.executemany(statement.sql, [statement.bind(v) for v in values])
+        return max(cur.rowcount, 0)
+
     def encode(self, column: Column, value: Any) -> Any:
         """Turn a Python value of a column whose type is in ``encoded_types`` into what the driver sends."""
         return value
@@ -305,6 +311,11 @@ class Engine(ABC):
     def select_first(self, columns: str, rest: str) -> str:
         """SELECT the first ``:limit`` rows of ``FROM ... ORDER BY ...`` (``rest``)."""
         return f"SELECT {columns} FROM {rest} LIMIT :limit"
+
+    def lock_first(self, table: TableName, columns: str, where: str) -> str:
+        """SELECT ``columns`` of up to ``:limit`` rows ``where`` selects, locked until the transaction ends
+        and skipping rows other sessions hold. SQLite's one writer (BEGIN IMMEDIATE) locks the database."""
+        return f"SELECT {columns} FROM {self.table(table)} WHERE {where} LIMIT :limit"
 
     def skip_locked_hints(self) -> str:
         """Table hints for a read that skips rows other sessions hold locked instead of waiting."""

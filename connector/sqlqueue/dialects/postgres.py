@@ -141,6 +141,9 @@ class PostgresDialect(Dialect):
         picked = self._picked(table, ("id",), where, order, lock)
         return f"UPDATE {self.table(table)} SET {set_sql} WHERE {picked} RETURNING {self.quote('id')}"
 
+    def lock_first(self, table: TableName, columns: str, where: str) -> str:
+        return f"{super().lock_first(table, columns, where)} FOR UPDATE SKIP LOCKED"
+
     def claim_into(
         self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str
     ) -> ClaimPlan:

@@ -225,6 +225,11 @@ class SqlServerDialect(SqlServerDoctor):
             f"  WHERE {where}\n  ORDER BY {order}\n)\n{change}\n{out}"
         )
 
+    def lock_first(self, table: TableName, columns: str, where: str) -> str:
+        # The claim's hints: update locks held to the end of the transaction, rows other sessions hold
+        # skipped (READPAST, legal under READ_COMMITTED_SNAPSHOT with READCOMMITTEDLOCK), row locks only.
+        return f"SELECT TOP (:limit) {columns} FROM {self.table(table)} WITH ({CLAIM_HINTS}) WHERE {where}"
+
     def claim_into(
         self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str
     ) -> ClaimPlan:
@@ -241,6 +246,15 @@ class SqlServerDialect(SqlServerDoctor):
         out = f"OUTPUT {lead}, {', '.join(f'{rows}.{self.quote(c)}' for c in columns)}\nINTO {target}"
         set_sql = None if profile.take else self.claim_sets(profile)
         return ClaimPlan(self.compile(self._claim(table, set_sql, where, order, CLAIM_HINTS, out)))
+
+    def run_each(self, cur: Any, statement: Statement, values: Sequence[dict[str, Any]]) -> int:
+        # pyodbc's executemany reports rowcount -1 (its loop keeps no total): one execute a set of values,
+        # which is what that loop sends anyway.
+        changed = 0
+        for v in values:
+            cur.execute(statement.sql, statement.bind(v))
+            changed += max(cur.rowcount, 0)
+        return changed
 
     def limited_update(self, table: TableName, set_sql: str, where: str, limited: bool) -> str:
         top = "TOP (:limit) " if limited else ""

@@ -60,4 +60,7 @@ def acks_from(batches: Iterable[pa.RecordBatch], options: SinkOptions) -> Iterat
                         options.max_backoff_seconds,
                         rng.uniform(0.9, 1.1),
                     )
-            yield Ack(int(row["id"]), outcome, row.get("error"), int(delay))
+            attempts = row.get("attempts")
+            yield Ack(
+                int(row["id"]), outcome, row.get("error"), int(delay), None if attempts is None else int(attempts)
+            )

@@ -129,6 +129,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             "readyRows": backlog.ready_rows,
             **waits.progress(),
             "oldestReadyAgeMs": backlog.oldest_age_ms,
+            "fencedRows": consumer.fenced_rows,
         }
         if end == offset.seq:
             if not self._available_now:
@@ -160,11 +161,14 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         first, last = ClaimOffset.from_dict(start), ClaimOffset.from_dict(end)
-        queue = self._consumer_for(last.consumer).queue
-        bounds = self.options.retry.run(
-            lambda: queue.partition_bounds(last.consumer, first.seq, last.seq, self.options.num_partitions),
-            f"planning claims {first.seq + 1}..{last.seq}",
-        )
+        consumer = self._consumer_for(last.consumer)
+        queue = consumer.queue
+
+        def plan() -> list[tuple[int, int]]:
+            consumer.replay(first.seq, last.seq)  # after a restart: held claims renewed before they are read
+            return queue.partition_bounds(last.consumer, first.seq, last.seq, self.options.num_partitions)
+
+        bounds = self.options.retry.run(plan, f"planning claims {first.seq + 1}..{last.seq}")
         return [ClaimRange(last.consumer, first.seq, last.seq, lo, hi) for lo, hi in bounds]
 
     def read(self, partition: ClaimRange) -> Iterator[pa.RecordBatch]:  # type: ignore[override]  # Spark passes back the partitions planned here

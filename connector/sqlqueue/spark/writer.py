@@ -158,7 +158,16 @@ class _Acking:
         if applied is None:
             log.info("%r: acknowledgements of batch %d were applied before; nothing to do", acknowledger, batch_id)
         else:
-            log.info("%r: batch %d acknowledged %d rows", acknowledger, batch_id, applied)
+            log.info("%r: batch %d acknowledged %d rows", acknowledger, batch_id, applied.acks)
+        if applied is not None and applied.fenced:
+            log.warning(
+                "%r: %d acknowledgements of batch %d changed nothing: their rows were no longer under the claim "
+                "that delivered them (fenced out: another claim took them after their lease ran out, or they "
+                "were acknowledged before)",
+                acknowledger,
+                applied.fenced,
+                batch_id,
+            )
 
 
 # commit and abort receive the messages this writer's write() returned: their narrower list types are

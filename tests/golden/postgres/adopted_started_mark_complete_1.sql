@@ -1,1 +1,1 @@
-DELETE FROM "jobs" WHERE EXISTS (SELECT 1 FROM "jobs_sqlqueue_claims" AS c WHERE c."sqlqueue_consumer" = %s AND c."sqlqueue_claim_seq" <= %s AND c."Id" = "jobs"."Id" AND c."ProcessingStartedAt" = "jobs"."ProcessingStartedAt")
+DELETE FROM "jobs" WHERE EXISTS (SELECT 1 FROM "jobs_sqlqueue_claims" WHERE "jobs_sqlqueue_claims"."sqlqueue_consumer" = %s AND "jobs_sqlqueue_claims"."sqlqueue_claim_seq" <= %s AND "jobs_sqlqueue_claims"."Id" = "jobs"."Id" AND "jobs_sqlqueue_claims"."ProcessingStartedAt" = "jobs"."ProcessingStartedAt")

@@ -1,6 +1,6 @@
 WITH [batch] AS (
   SELECT TOP (?) * FROM [dbo].[jobs] WITH (UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK)
-  WHERE [in_process] IN ('0', '1') AND ([in_process] = '0' OR ([in_process] = '1' AND [end_date] IS NULL AND [start_date] < DATEADD(SECOND, ?, SYSDATETIME()))) AND [attempts] < ? AND [scheduled_start_date] <= SYSDATETIME()
+  WHERE [in_process] IN ('0', '1') AND ([in_process] = '0' OR ([in_process] = '1' AND [end_date] IS NULL AND [start_date] < DATEADD(SECOND, ?, SYSDATETIME()) AND NOT EXISTS (SELECT 1 FROM [dbo].[jobs_sqlqueue_claims] WHERE [jobs_sqlqueue_claims].[sqlqueue_consumer] = ? AND [jobs_sqlqueue_claims].[in_process] = [jobs].[in_process] AND [jobs_sqlqueue_claims].[id] = [jobs].[id]))) AND [attempts] < ? AND [scheduled_start_date] <= SYSDATETIME()
   ORDER BY [id] ASC
 )
 UPDATE [batch]

@@ -1,6 +1,6 @@
 WITH [batch] AS (
   SELECT TOP (?) * FROM [dbo].[jobs] WITH (UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK)
-  WHERE [Status] IN ('Pending', 'Error', 'Processing') AND ([Status] IN ('Pending', 'Error') OR ([Status] = 'Processing' AND [StartedAt] < DATEADD(SECOND, ?, SYSDATETIME()))) AND [AttemptNum] < ? AND [ScheduledFor] <= SYSDATETIME()
+  WHERE [Status] IN ('Pending', 'Error', 'Processing') AND ([Status] IN ('Pending', 'Error') OR ([Status] = 'Processing' AND [StartedAt] < DATEADD(SECOND, ?, SYSDATETIME()) AND NOT EXISTS (SELECT 1 FROM [dbo].[jobs_sqlqueue_claims] WHERE [jobs_sqlqueue_claims].[sqlqueue_consumer] = ? AND [jobs_sqlqueue_claims].[EnqueuedAt] = [jobs].[EnqueuedAt]))) AND [AttemptNum] < ? AND [ScheduledFor] <= SYSDATETIME()
   ORDER BY [ScheduledFor] ASC, [EnqueuedAt] ASC
 )
 UPDATE [batch]

@@ -49,19 +49,24 @@ class Adoption(Claims):
         ]
 
     # ---- completion ----------------------------------------------------------------------------------
-    def still_ours(self, table: TableName, profile: Profile) -> str:
-        """A row of ``table`` that a copy of claims up to :upto_seq holds, unchanged since our claim: its
-        guard column (the token, else the started-at, else the claimer) still holds what the claim wrote.
-        A row whose lease ran out and that the table's own worker took has another value there."""
-        q, row = self.quote, self.quote(table.name)
-        same = self.key_match(profile, "c", row)
+    def copy_holds(self, table: TableName, profile: Profile, claims: str) -> str:
+        """A copy of :consumer's claims that ``claims`` names (Lifecycle.held: UPTO, AFTER or ONE) holds this
+        row of ``table`` unchanged since the claim (or the last renewal) wrote it: its guard column (the
+        token, else the started-at, else the claimer) still holds that value. A row whose lease ran out
+        and that the table's own worker took has another value there. The two tables are named, not
+        aliased: their names differ by construction, where an alias could be the table's."""
+        q, copies = self.quote, self.claims_table(table)
+        c, t = q(copies.name), q(table.name)
+        same = self.key_match(profile, c, t)
         if profile.guard is not None:
-            same += f" AND c.{q(profile.guard)} = {row}.{q(profile.guard)}"
-        claims = self.table(self.claims_table(table))
-        ours = (
-            f"EXISTS (SELECT 1 FROM {claims} AS c "
-            f"WHERE c.{q(CONSUMER)} = :consumer AND c.{q(SEQ)} <= :upto_seq AND {same})"
-        )
+            same += f" AND {c}.{q(profile.guard)} = {t}.{q(profile.guard)}"
+        held = self.held(self.holding(table, profile), claims, c)
+        return f"EXISTS (SELECT 1 FROM {self.table(copies)} WHERE {held} AND {same})"
+
+    def still_ours(self, table: TableName, profile: Profile) -> str:
+        """A row of ``table`` that a copy of claims up to :upto_seq holds unchanged (copy_holds)."""
+        q = self.quote
+        ours = self.copy_holds(table, profile, UPTO)
         # Done sets done-at and may leave the status in flight (seed 003): a done row is no longer ours,
         # or chunked completion, which repeats while a pass fills its chunk, would never end.
         open_ = f"{q(profile.done_at)} IS NULL AND " if profile.done_at is not None else ""

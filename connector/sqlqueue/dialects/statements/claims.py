@@ -53,11 +53,13 @@ class Claims(Schema, Lifecycle):
             return self.status_in(profile, (*profile.ready, *reclaimed))
         return f"{self.quote(profile.done_at)} IS NULL" if profile.done_at is not None else None
 
-    def ready(self, table: TableName, profile: Profile, bound: str | None = None) -> str:
+    def ready(self, table: TableName, profile: Profile, bound: str | None = None, claiming: bool = False) -> str:
         """Rows a claim may take: open (or abandoned by a claimer whose lease ran out), not done, with
         attempts left, due, of this stream, and not part of a sink batch Spark has yet to commit; with
         ``bound``, only rows whose ``bound`` column is at most :max_id (a Trigger.AvailableNow run's
-        bound). Binds :lease_ago and :max_attempts where the profile reads them.
+        bound). Binds :lease_ago and :max_attempts where the profile reads them. ``claiming``: the claim
+        of :consumer, which never takes back a row it still holds (a claim made ahead, or held across a
+        crash, whose lease ran out while the job was down): such a row is the consumer's own batch.
 
         A profile with a lease column (sqlqueue's own layout) leaves abandoned rows to the sweep that
         gives them back (rescue_expired): its claim reads ready rows only, through the ready index."""
@@ -76,6 +78,8 @@ class Claims(Schema, Lifecycle):
             open_, abandoned = f"{q(profile.claimer)} IS NULL", expired
         else:  # no status and no claimer: the profile marks with started-at (Profile.__post_init__)
             open_, abandoned = f"{q(str(profile.started))} IS NULL", None
+        if abandoned is not None and claiming:
+            abandoned += f" AND NOT {self.held_copy(table, profile)}"
         parts = [] if profile.take else [f"({open_} OR ({abandoned}))" if abandoned else open_]
         claimable = self.claimable(profile)
         if profile.status is not None and parts and claimable != parts[0]:
@@ -127,13 +131,23 @@ class Claims(Schema, Lifecycle):
         marked in place and their ids come back; an adopted table's rows are copied (``columns`` of
         them), as the claim left them, into its claims table in the same statement, and the copies then
         take back a guard column a trigger rewrote."""
-        where, order = self.ready(table, profile, bound), self.order_by(profile.order)
+        where, order = self.ready(table, profile, bound, claiming=True), self.order_by(profile.order)
         if profile.claim_seq is not None:
             return ClaimPlan(self.compile(self.claim_sql(table, self.claim_sets(profile), where, order, strict)), True)
         plan = self.claim_into(table, profile, columns, where, order)
         if profile.take or profile.guard is None:
             return plan
         return replace(plan, settle=self.compile(self._settle(table, profile)))
+
+    def held_copy(self, table: TableName, profile: Profile) -> str:
+        """A copy in the claims table shows :consumer holds this row of ``table``. The two tables are
+        named, not aliased: their names differ by construction, where an alias could be the table's."""
+        claims = self.claims_table(table)
+        same = self.key_match(profile, self.quote(claims.name), self.quote(table.name))
+        return (
+            f"EXISTS (SELECT 1 FROM {self.table(claims)} "
+            f"WHERE {self.quote(claims.name)}.{self.quote(CONSUMER)} = :consumer AND {same})"
+        )
 
     def key_match(self, profile: Profile, left: str, right: str) -> str:
         """``left`` and ``right`` (qualifiers) hold the same row of the adopted table."""

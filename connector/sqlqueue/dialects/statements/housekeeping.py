@@ -51,28 +51,33 @@ class Housekeeping(Lifecycle):
         set_sql = self._give_back("'lease expired'", q("lease_until"))
         return self.compile(self.limited_update(table, set_sql, where, limited))
 
-    def _one_claimed_row(self, table: TableName) -> str:
-        """Only a row still claimed: applying an acknowledgement twice changes nothing the second time."""
-        return f"{self.quote('id')} = :id AND {self.quote('state')} = '{CLAIMED}'"
+    def _one_claimed_row(self, fenced: bool) -> str:
+        """Only a row still claimed: applying an acknowledgement twice changes nothing the second time.
+        ``fenced``: and still under the claim that delivered it, its attempts being the claim's token (every
+        claim adds one), so an acknowledgement that comes after the row's lease ran out and another
+        claim took it changes nothing (Kleppmann's fencing token)."""
+        q = self.quote
+        token = f" AND {q('attempts')} = :attempts" if fenced else ""
+        return f"{q('id')} = :id AND {q('state')} = '{CLAIMED}'{token}"
 
     @cached
-    def ack_retry(self, table: TableName) -> Statement:
+    def ack_retry(self, table: TableName, fenced: bool) -> Statement:
         """One claimed row back to the queue after ``:delay_seconds``, with its error, or failed."""
         set_sql = self._give_back(":error", self.now()) + f", {self.quote('due_at')} = {self.now_plus('delay_seconds')}"
-        return self.compile(self.limited_update(table, set_sql, self._one_claimed_row(table), False))
+        return self.compile(self.limited_update(table, set_sql, self._one_claimed_row(fenced), False))
 
     @cached
-    def ack_failed(self, table: TableName) -> Statement:
+    def ack_failed(self, table: TableName, fenced: bool) -> Statement:
         q = self.quote
         set_sql = (
             f"{q('state')} = '{FAILED}', {q('last_error')} = :error, {q('completed_at')} = {self.now()}, "
             f"{q('lease_until')} = NULL"
         )
-        return self.compile(self.limited_update(table, set_sql, self._one_claimed_row(table), False))
+        return self.compile(self.limited_update(table, set_sql, self._one_claimed_row(fenced), False))
 
     @cached
-    def ack_done(self, table: TableName, keep: bool) -> Statement:
-        where = self._one_claimed_row(table)
+    def ack_done(self, table: TableName, keep: bool, fenced: bool) -> Statement:
+        where = self._one_claimed_row(fenced)
         if keep:
             return self.compile(self.limited_update(table, self.done_sets(NATIVE), where, False))
         return self.compile(self.limited_delete(table, where, False))

@@ -14,9 +14,9 @@ from ..engine import Engine
 # The claims table's own columns; an adopted table's columns follow them under their own names.
 ROW, CONSUMER, SEQ = "sqlqueue_row", "sqlqueue_consumer", "sqlqueue_claim_seq"
 
-# Which claims a held-rows condition selects: one claim number, a range (after, upto], or every one up
-# to a number.
-ONE, RANGE, UPTO = "one", "range", "upto"
+# Which claims a held-rows condition selects: one claim number, a range (after, upto], every one up
+# to a number, or every one after a number (the claims Spark has not committed yet).
+ONE, RANGE, UPTO, AFTER = "one", "range", "upto", "after"
 
 
 @dataclass(frozen=True)
@@ -104,16 +104,21 @@ class Lifecycle(Engine):
             )  # fmt: skip
         return Holding(self.claims_table(table), CONSUMER, SEQ, ROW, None, profile.enqueued, profile.started)
 
-    def held(self, holding: Holding, claims: str = ONE) -> str:
-        """Rows a consumer holds under the claims ``claims`` names (ONE, RANGE or UPTO).
+    def held(self, holding: Holding, claims: str = ONE, qualifier: str = "") -> str:
+        """Rows a consumer holds under the claims ``claims`` names (ONE, RANGE, UPTO or AFTER), their columns
+        qualified by ``qualifier`` (a quoted table name) where another table is in scope.
 
         A state test first lets the engine seek the filtered index of claimed rows.
         """
         q = self.quote
-        state = f"{q(holding.state[0])} = {self.literal(holding.state[1])} AND " if holding.state else ""
-        held = f"{state}{q(holding.consumer)} = :consumer AND {q(holding.seq)}"
+        of = f"{qualifier}." if qualifier else ""
+        state = f"{of}{q(holding.state[0])} = {self.literal(holding.state[1])} AND " if holding.state else ""
+        seq = f"{of}{q(holding.seq)}"
+        held = f"{state}{of}{q(holding.consumer)} = :consumer AND {seq}"
         if claims == ONE:
             return f"{held} = :seq"
         if claims == UPTO:
             return f"{held} <= :upto_seq"
-        return f"{held} > :after_seq AND {q(holding.seq)} <= :upto_seq"
+        if claims == AFTER:
+            return f"{held} > :after_seq"
+        return f"{held} > :after_seq AND {seq} <= :upto_seq"

@@ -1,0 +1,68 @@
+"""Leases: a stream's claims kept alive while it holds them, and the rows a claim lost.
+
+A claim holds its rows for a lease (leaseSeconds): after that another claimer, sqlqueue's or the table's
+own worker, may take them. A lease is not a lock: a job that is down, or a batch slower than the lease,
+outlives it (Kleppmann, "How to do distributed locking", 2016). So a stream renews the lease of the
+rows it holds while it holds them, as Hangfire's SlidingInvisibilityTimeout does, and a row another
+claimer took meanwhile is fenced: the renewal, the drop of a claim made ahead and completion change
+it only while its guard column still holds what this stream's claim (or renewal) wrote.
+"""
+
+from __future__ import annotations
+
+from ...identifiers import TableName
+from ...profile import NATIVE, Profile
+from ..engine import Statement, cached
+from .adoption import Adoption
+from .lifecycle import AFTER, ONE
+
+
+class Leases(Adoption):
+    @cached
+    def renew_held(self, table: TableName, limited: bool) -> Statement:
+        """sqlqueue's own layout: the lease of rows :consumer holds under claims after :after_seq runs
+        :lease_seconds from now again, where less than :half_seconds of it was left. Renewing only those
+        keeps the heartbeat from writing every held row on every beat."""
+        lease = self.quote(str(NATIVE.lease))
+        where = f"{self.held(self.holding(table, NATIVE), AFTER)} AND {lease} < {self.now_plus('half_seconds')}"
+        return self.compile(self.limited_update(table, f"{lease} = {self.now_plus('lease_seconds')}", where, limited))
+
+    def _key_is(self, profile: Profile) -> str:
+        """The row whose key is :key_0, :key_1, ... (one parameter a key column)."""
+        return " AND ".join(f"{self.quote(k)} = :key_{i}" for i, k in enumerate(profile.key))
+
+    @cached
+    def renewal(self, table: TableName, profile: Profile) -> tuple[Statement, Statement, Statement]:
+        """An adopted table's renewal, in one transaction: (1) lock up to :limit rows :consumer still holds
+        under claims after :after_seq whose started-at is older than :half_ago seconds (negative) and
+        return their keys, skipping rows another session holds; (2) for each, started-at (and the token)
+        now, which is what the table's own worker reads to tell a live claim from an abandoned one; (3)
+        its copies take the row's new started-at and guard, read back after the table's triggers ran
+        (a trigger may rewrite the token). The rows stay locked from (1) to the commit, so what (3) reads
+        is this renewal's."""
+        q, now, started = self.quote, self.clock(profile), self.quote(str(profile.started))
+        where = f"{started} < {self.add_seconds(now, 'half_ago')} AND {self.copy_holds(table, profile, AFTER)}"
+        pick = self.lock_first(table, ", ".join(q(k) for k in profile.key), where)
+        sets = f"{started} = {now}" + (f", {q(profile.token)} = {now}" if profile.token is not None else "")
+        renew = self.limited_update(table, sets, self._key_is(profile), False)
+        copies = self.claims_table(table)
+        read_back = [c for c in dict.fromkeys((profile.started, profile.guard)) if c is not None]
+        settle_sets = ", ".join(
+            f"{q(c)} = (SELECT {q(c)} FROM {self.table(table)} WHERE {self._key_is(profile)})" for c in read_back
+        )
+        held = self.held(self.holding(table, profile), AFTER)
+        settle = f"UPDATE {self.table(copies)} SET {settle_sets} WHERE {held} AND {self._key_is(profile)}"
+        return self.compile(pick), self.compile(renew), self.compile(settle)
+
+    @cached
+    def drop_fenced(self, table: TableName, profile: Profile) -> Statement:
+        """The copies of :consumer's claim :seq whose row another claimer took since (its guard changed,
+        or the row is gone): a claim made ahead, or held across a crash, that Spark has not logged yet
+        serves only the rows still its own."""
+        q, copies = self.quote, self.claims_table(table)
+        c, t, guard = q(copies.name), q(table.name), q(str(profile.guard))
+        same = f"{self.key_match(profile, t, c)} AND {t}.{guard} = {c}.{guard}"
+        return self.compile(
+            f"DELETE FROM {self.table(copies)} WHERE {self.held(self.holding(table, profile), ONE)} "
+            f"AND NOT EXISTS (SELECT 1 FROM {self.table(table)} WHERE {same})"
+        )

@@ -1,0 +1,1 @@
+DELETE FROM "jobs" WHERE "id" = %s AND "state" = 'claimed' AND "attempts" = %s

@@ -1,0 +1,1 @@
+UPDATE "jobs" SET "lease_until" = now() + %s * INTERVAL '1 second' WHERE "id" IN (SELECT "id" FROM "jobs" WHERE "state" = 'claimed' AND "consumer" = %s AND "claim_seq" > %s AND "lease_until" < now() + %s * INTERVAL '1 second' LIMIT %s)

@@ -1,0 +1,1 @@
+DELETE FROM "jobs" WHERE "id" = ? AND "state" = 'claimed' AND "attempts" = ?

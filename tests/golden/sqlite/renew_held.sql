@@ -1,0 +1,1 @@
+UPDATE "jobs" SET "lease_until" = strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || ? || ' seconds') WHERE "state" = 'claimed' AND "consumer" = ? AND "claim_seq" > ? AND "lease_until" < strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || ? || ' seconds')

@@ -1,0 +1,1 @@
+UPDATE "jobs" SET "lease_until" = strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || ? || ' seconds') WHERE "id" IN (SELECT "id" FROM "jobs" WHERE "state" = 'claimed' AND "consumer" = ? AND "claim_seq" > ? AND "lease_until" < strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || ? || ' seconds') LIMIT ?)

@@ -1,0 +1,1 @@
+DELETE FROM [dbo].[jobs_sqlqueue_claims] WHERE [sqlqueue_consumer] = ? AND [sqlqueue_claim_seq] = ? AND NOT EXISTS (SELECT 1 FROM [dbo].[jobs] WHERE [jobs].[in_process] = [jobs_sqlqueue_claims].[in_process] AND [jobs].[id] = [jobs_sqlqueue_claims].[id] AND [jobs].[start_date] = [jobs_sqlqueue_claims].[start_date])

@@ -1,0 +1,1 @@
+UPDATE [dbo].[jobs_sqlqueue_claims] SET [StartedAt] = (SELECT [StartedAt] FROM [dbo].[jobs] WHERE [EnqueuedAt] = ?), [UpdatedAt] = (SELECT [UpdatedAt] FROM [dbo].[jobs] WHERE [EnqueuedAt] = ?) WHERE [sqlqueue_consumer] = ? AND [sqlqueue_claim_seq] > ? AND [EnqueuedAt] = ?

@@ -1,0 +1,1 @@
+UPDATE TOP (?) [dbo].[jobs] WITH (ROWLOCK) SET [lease_until] = DATEADD(SECOND, ?, SYSUTCDATETIME()) WHERE [state] = 'claimed' AND [consumer] = ? AND [claim_seq] > ? AND [lease_until] < DATEADD(SECOND, ?, SYSUTCDATETIME())
