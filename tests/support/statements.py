@@ -212,8 +212,10 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
         if waits is not None:
             yield Entry(f"adopted_{name}_claim_waits", "claim_waits", waits.sql)
         if profile.expires:
-            for i, statement in enumerate(dialect.renewal(t, profile), 1):
-                yield Entry(f"adopted_{name}_renewal_{i}", "renewal", statement.sql)
+            yield Entry(f"adopted_{name}_renewable", "renewable", dialect.renewable(t, profile).sql)
+            yield Entry(f"adopted_{name}_renew", "renew", dialect.renew(t, profile, 2).sql)
+            settle = dialect.settle_renewed(t, profile, 2)
+            yield Entry(f"adopted_{name}_settle_renewed", "settle_renewed", settle.sql)
         if not profile.take and profile.guard is not None:
             yield Entry(f"adopted_{name}_drop_fenced", "drop_fenced", dialect.drop_fenced(t, profile).sql)
         for builder in (dialect.adopted_fail_expired, dialect.backlog, dialect.adopted_by_status):
