@@ -194,7 +194,7 @@ ADOPTED["relational_heap_filtered"] = (
 )
 ADOPTED["dequeue_heap"] = (replace(PRESETS["dequeue"], order=()), SEED_COLUMNS["dequeue"])
 # A filter whose literal holds what drivers and compile read as markers: a colon before a word, a %.
-PROBED_FILTER = "Type LIKE 'sync:%'"
+PROBED_FILTER = "Type LIKE '%:orders'"
 # Exact column types as the catalog reports them, for the claims table's DDL.
 CLAIMS_COLUMNS = (("Id", "bigint"), ("Payload", "nvarchar(max)"), ("ProcessingStartedAt", "datetime2(7)"))
 

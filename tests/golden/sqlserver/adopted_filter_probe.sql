@@ -1,1 +1,1 @@
-SELECT 1 FROM [dbo].[jobs] WHERE 1 = 0 AND (Type LIKE 'sync:%')
+SELECT 1 FROM [dbo].[jobs] WHERE 1 = 0 AND (Type LIKE '%:orders')
