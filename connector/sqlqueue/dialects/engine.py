@@ -23,8 +23,8 @@ from ..identifiers import TableName
 from ..schema import Column
 
 _PARAM = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
-# What a filter's colons are while compile looks for parameters (Engine.filter_condition): a character
-# of Unicode's private use area, which no SQL text holds.
+# What a filter's colons are while compile looks for parameters (Engine.filter_condition): U+E000, of
+# Unicode's private use area, which none of sqlqueue's statements holds.
 _HIDDEN_COLON = "\ue000"
 
 
@@ -295,7 +295,7 @@ class Engine(ABC):
     def filter_condition(condition: str) -> str:
         """A stream's filter (profile.filter, checked by sqlqueue.filters) as a statement holds it: in
         parentheses of its own, its colons hidden from compile, which would take the ``:orders`` of a
-        literal such as ``'sync:orders'`` for a parameter of ours."""
+        literal such as ``'%:orders'`` for a parameter of ours."""
         return f"({condition.replace(':', _HIDDEN_COLON)})"
 
     def default_sql(self, default: str) -> str:
