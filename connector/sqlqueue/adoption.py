@@ -18,7 +18,7 @@ from typing import Any
 
 from .connection import ConnectionSpec
 from .dialects.engine import ASSIGNED, GENERATED, Statement
-from .errors import SchemaError
+from .errors import DatabaseError, SchemaError
 from .identifiers import TableName
 from .profile import COUNTS, TIMES, Profile
 from .queue import UNLIMITED, Queue
@@ -69,6 +69,7 @@ class AdoptedQueue(Queue):
             columns = self.columns()
             checked = self.declared.check(self.table, columns, unique_keys(self))
             self._check_vocabulary(checked)
+            self._try_filter(checked.filter)
             self._checked = checked
             self._names_by_lower = {c.name.lower(): c.name for c in columns}
         return self._checked
@@ -97,6 +98,22 @@ class AdoptedQueue(Queue):
                         f"profile {profile.name!r}: status value(s) {', '.join(map(repr, refused))} are refused by "
                         f"the CHECK constraint on {self.table}.{profile.status}: {check}"
                     )
+
+    def _try_filter(self, condition: str | None) -> None:
+        """Refuse, in one line, a filter that is not one boolean expression (sqlqueue.filters), or that the
+        engine refuses on this table (an unknown column, a type clash) in a query that reads no row."""
+        if condition is None:
+            return
+        from .filters import check_filter, refused  # sqlglot: imported where a filter is set
+
+        check_filter(condition, self.dialect.name)
+        try:
+            self.fetch(self.dialect.filter_probe(self.table, condition), {})
+        except DatabaseError as error:
+            if error.transient:
+                raise
+            said = str(error).strip().splitlines()[0]
+            raise refused(condition, f"the database refuses it on table {self.table} ({said})") from None
 
     def spelled(self, names: Sequence[str]) -> tuple[str, ...]:
         """``names`` as the table spells them (PostgreSQL folds unquoted names to lower case)."""
