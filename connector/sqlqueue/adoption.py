@@ -18,11 +18,15 @@ from typing import Any
 
 from .connection import ConnectionSpec
 from .dialects.engine import ASSIGNED, GENERATED, Statement
-from .errors import SchemaError
+from .errors import DatabaseError, SchemaError
 from .identifiers import TableName
 from .profile import COUNTS, TIMES, Profile
 from .queue import UNLIMITED, Queue
 from .schema import Column, picked_columns
+
+# Rows one renewal statement names by key: two key columns of 500 rows stay under SQL Server's 2,100
+# parameters a statement (learn.microsoft.com/sql/sql-server/maximum-capacity-specifications-for-sql-server).
+RENEWED_PER_STATEMENT = 500
 
 
 class AdoptedQueue(Queue):
@@ -65,6 +69,7 @@ class AdoptedQueue(Queue):
             columns = self.columns()
             checked = self.declared.check(self.table, columns, unique_keys(self))
             self._check_vocabulary(checked)
+            self._try_filter(checked.filter)
             self._checked = checked
             self._names_by_lower = {c.name.lower(): c.name for c in columns}
         return self._checked
@@ -93,6 +98,22 @@ class AdoptedQueue(Queue):
                         f"profile {profile.name!r}: status value(s) {', '.join(map(repr, refused))} are refused by "
                         f"the CHECK constraint on {self.table}.{profile.status}: {check}"
                     )
+
+    def _try_filter(self, condition: str | None) -> None:
+        """Refuse, in one line, a filter that is not one boolean expression (sqlqueue.filters), or that the
+        engine refuses on this table (an unknown column, a type clash) in a query that reads no row."""
+        if condition is None:
+            return
+        from .filters import check_filter, refused  # sqlglot: imported where a filter is set
+
+        check_filter(condition, self.dialect.name)
+        try:
+            self.fetch(self.dialect.filter_probe(self.table, condition), {})
+        except DatabaseError as error:
+            if error.transient:
+                raise
+            said = str(error).strip().splitlines()[0]
+            raise refused(condition, f"the database refuses it on table {self.table} ({said})") from None
 
     def spelled(self, names: Sequence[str]) -> tuple[str, ...]:
         """``names`` as the table spells them (PostgreSQL folds unquoted names to lower case)."""
@@ -295,22 +316,28 @@ class AdoptedQueue(Queue):
     def renew(self, consumer: str, after_seq: int, lease_seconds: int, chunk: int | None = None) -> int:
         """Renew the rows ``consumer`` still holds under claims after ``after_seq`` whose started-at is
         more than half a lease old: started-at (and the token) now, which is what the table's own worker
-        reads too, and the copies take the new guard. Each chunk of rows is one transaction
-        (Leases.renewal); returns how many rows were renewed."""
+        reads too, and the copies take the new guard. Each chunk of locked rows is one transaction, its
+        rows renewed RENEWED_PER_STATEMENT at a time (Leases.renewable, renew, settle_renewed); returns
+        how many rows were renewed."""
         p = self.profile
         if not p.expires:
             return 0
-        pick, renew, settle = self.dialect.renewal(self.table, p)
         limit = chunk or self.dialect.default_chunk or UNLIMITED
         values = {"consumer": consumer, "after_seq": after_seq, "half_ago": -(lease_seconds // 2), "limit": limit}
+        pick = self.dialect.renewable(self.table, p)
         total = 0
         while True:
             with self.transaction() as cur:
                 cur.execute(pick.sql, pick.bind(values))
-                keys = [{f"key_{i}": v for i, v in enumerate(row)} for row in cur.fetchall()]
-                if keys:
-                    cur.executemany(renew.sql, [renew.bind(k) for k in keys])
-                    cur.executemany(settle.sql, [settle.bind({**values, **k}) for k in keys])
+                keys = cur.fetchall()
+                for start in range(0, len(keys), RENEWED_PER_STATEMENT):
+                    rows = keys[start : start + RENEWED_PER_STATEMENT]
+                    named = {f"k{c}_{i}": v for i, row in enumerate(rows) for c, v in enumerate(row)}
+                    for statement in (
+                        self.dialect.renew(self.table, p, len(rows)),
+                        self.dialect.settle_renewed(self.table, p, len(rows)),
+                    ):
+                        cur.execute(statement.sql, statement.bind({**values, **named}))
             total += len(keys)
             if len(keys) < limit:
                 return total

@@ -347,7 +347,7 @@ def queue_address(values: Mapping[str, Any]) -> QueueAddress:
     )
     if values["queue"] is None:
         raise missing_option("queue", "name the queue table, e.g. .option('queue', 'dbo.jobs')")
-    return QueueAddress(connection, values["queue"], _profile(values))
+    return QueueAddress(connection, values["queue"], _profile(values, connection.dialect))
 
 
 # What a source on an adopted table does not serve yet: the profile's done transition is its completion.
@@ -367,8 +367,9 @@ def _refuse_on_adopted(values: Mapping[str, Any], native_only: Sequence[str] = _
             )
 
 
-def _profile(values: Mapping[str, Any]) -> Profile | None:
-    """The profile the options describe: a preset, the profile.* settings over it, the source's lease."""
+def _profile(values: Mapping[str, Any], engine: str) -> Profile | None:
+    """The profile the options describe: a preset, the profile.* settings over it, the source's lease; its
+    filter read as one boolean expression in the ``engine``'s SQL."""
     settings = {f: values[f"profile.{f}"] for f in PROFILE_FIELDS if values.get(f"profile.{f}") is not None}
     if values.get("profile") is None:
         if settings:
@@ -376,7 +377,12 @@ def _profile(values: Mapping[str, Any]) -> Profile | None:
         return None
     if "leaseSeconds" in values and "lease_seconds" not in settings:
         settings["lease_seconds"] = str(values["leaseSeconds"])
-    return profile_from(values["profile"], settings)
+    profile = profile_from(values["profile"], settings)
+    if profile.filter is not None:
+        from .filters import check_filter  # sqlglot: imported where a filter is set
+
+        check_filter(profile.filter, engine)
+    return profile
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,8 @@ class Profile:
     token: str | None = None
     enqueued: str | None = None
     done_at: str | None = None
-    # An SQL condition on the table's columns that selects this stream's rows (e.g. Type = 'Sync').
+    # One boolean expression on the table's columns that selects this stream's rows (e.g. Type = 'Sync'),
+    # read by sqlqueue.filters before any statement holds it.
     filter: str | None = None
     order: tuple[tuple[str, str], ...] = ()
     # The clock the table's times are written in: SYSDATETIME() and friends are local.
@@ -398,7 +399,9 @@ FIELD_DOCS = {
     "touches a row only while it holds what the claim wrote.",
     "enqueued": "When a row was enqueued, for queue-wait figures.",
     "done_at": "A time column done sets; rows where it is set are not claimed.",
-    "filter": "An SQL condition on the table's columns selecting this stream's rows (e.g. Type = 'Sync').",
+    "filter": "One boolean expression on the table's columns, in its engine's SQL, selecting this stream's rows "
+    "(e.g. Type = 'Sync'): no ';', comment, parameter or statement, no parenthesis it does not open and close, "
+    "no subquery that writes. Checked against the table before any row moves.",
     "order": "Claim order, e.g. 'ScheduledFor, EnqueuedAt' (ASC or DESC per column); empty: any order.",
     "clock": "utc or local: the time zone the table's times are written in (SYSDATETIME() is local).",
     "lease_seconds": "How long a claim's started-at holds a row before it counts as abandoned.",

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from .connection import ConnectionSpec
 from .dialects import Dialect, dialect_for
-from .dialects.engine import Statement
+from .dialects.engine import Statement, execute
 from .dialects.layout import Step
 from .dialects.statements.lifecycle import Holding
 from .errors import SchemaError, layout_mismatch
@@ -469,7 +469,7 @@ class Queue:
         """Failed rows back to ready with their attempts reset: by id, by dedup key, or all of them."""
         with self.transaction() as cur:
             if not ids and not dedup_keys:
-                cur.execute(self.dialect.requeue_failed(self.table, "all").sql)
+                execute(cur, self.dialect.requeue_failed(self.table, "all"))
                 return cur.rowcount
             count = 0
             for by, keys in (("id", ids), ("dedup_key", dedup_keys)):

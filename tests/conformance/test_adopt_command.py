@@ -95,3 +95,23 @@ def test_peek_on_an_adopted_table_refuses_an_order_of_its_own_in_one_line(adopt)
     adopt("adopt", "--set", "source.profile=relational", "--apply")
     status, out, err = adopt("peek", "--set", "source.profile=relational", "--order", "lifo")
     assert status == 2 and out == "" and err.count("\n") == 1 and "option profile.order" in err
+
+
+def test_peek_refuses_a_filter_that_closes_its_parentheses_in_one_line_and_lists_no_row(adopt):
+    adopt("adopt", "--set", "source.profile=relational", "--apply")
+    seeds.enqueue_relational(adopt.queue, 2)
+    seeds.run(adopt.queue, f"UPDATE {adopt.queue.table} SET Status = 'Completed' WHERE Payload = 'p0'")
+    escaping = "source.profile.filter=1=1) OR (1=1"  # would make the Completed row ready
+    status, out, err = adopt("peek", "--set", "source.profile=relational", "--set", escaping)
+    assert status == 2 and out == "" and err.count("\n") == 1
+    assert "option 'profile.filter' = '1=1) OR (1=1' is not allowed: it closes a parenthesis it did not open" in err
+
+
+def test_peek_with_a_filter_lists_only_the_rows_it_selects(adopt):
+    adopt("adopt", "--set", "source.profile=relational", "--apply")
+    seeds.enqueue_relational(adopt.queue, 2, type_="Sync")
+    seeds.enqueue_relational(adopt.queue, 1, type_="Mail", start=10)
+    filter_ = "source.profile.filter=Type IN ('Mail', 'Fax') AND Payload NOT LIKE '%:draft'"
+    status, out, _ = adopt("peek", "--set", "source.profile=relational", "--set", filter_, "--limit", "5")
+    rows = [{k.lower(): v for k, v in json.loads(line).items()} for line in out.splitlines()]
+    assert status == 0 and [(r["payload"], r["type"]) for r in rows] == [("p10", "Mail")]

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from sqlqueue.adoption import AdoptedQueue, unique_keys
-from sqlqueue.errors import SchemaError
+from sqlqueue.errors import ConfigError, SchemaError
 from sqlqueue.identifiers import TableName
 from sqlqueue.profile import Profile
 from sqlqueue.testing import designs
@@ -65,6 +65,58 @@ def test_the_filter_takes_one_job_type(engine):
     seeds.enqueue_relational(queue, 3, type_="Sync")
     seeds.enqueue_relational(queue, 3, type_="Mail", start=100)
     assert queue.claim("etl", 1, 10) == 3
+    assert queue.backlog().ready_rows == 0
+
+
+def filtered(engine, queue: AdoptedQueue, condition: str) -> AdoptedQueue:
+    """``queue``'s table through its profile with another filter."""
+    other = AdoptedQueue(queue.spec, queue.table, replace(queue.declared, filter=condition))
+    engine.created.append(other)
+    return other
+
+
+@pytest.mark.parametrize(
+    "condition", ["1=1) OR (1=1", "Type = 'Sync'; DELETE FROM x", "Type = 'Sync' -- x", "/* */", "SELECT 1"]
+)
+def test_a_filter_that_is_not_one_expression_is_refused_in_one_line_before_anything_is_claimed(engine, condition):
+    queue = seeds.relational(engine)
+    seeds.enqueue_relational(queue, 2)
+    seeds.run(queue, f"UPDATE {queue.table} SET Status = 'Completed' WHERE Payload = 'p0'")
+    with pytest.raises(ConfigError) as refused:
+        filtered(engine, queue, condition).claim("etl", 1, 10)
+    assert str(refused.value).startswith("option 'profile.filter'") and "\n" not in str(refused.value)
+    assert by_status(queue) == {"Completed": 1, "Pending": 1}
+    assert queue.count_in(queue.dialect.claims_table(queue.table)) == 0
+
+
+def test_a_filter_naming_a_column_the_table_lacks_is_refused_in_one_line_at_the_profiles_check(engine):
+    queue = seeds.relational(engine)
+    seeds.enqueue_relational(queue, 1)
+    with pytest.raises(ConfigError) as refused:
+        filtered(engine, queue, "Kind = 'Sync'").profile  # noqa: B018
+    message = str(refused.value)
+    assert message.startswith("option 'profile.filter' = \"Kind = 'Sync'\" is not allowed: the database refuses it")
+    assert "kind" in message.lower() and "\n" not in message
+    assert by_status(queue) == {"Pending": 1}
+
+
+@pytest.mark.babelfish_gap("type_clash")
+def test_a_filter_comparing_a_time_with_a_number_is_refused_at_the_profiles_check(engine):
+    if engine.name == "sqlite":
+        pytest.skip("SQLite compares any two values: a type clash is no error there")
+    queue = seeds.relational(engine)
+    with pytest.raises(ConfigError, match="the database refuses it on table"):
+        filtered(engine, queue, "StartedAt = 1").profile  # noqa: B018
+
+
+def test_a_filter_takes_its_rows_whatever_its_literals_hold(engine):
+    # A colon before a word and a % in literals: compile's parameters and psycopg's markers look alike.
+    queue = seeds.relational(engine, filter="Type LIKE '%:orders' OR Type IN ('sync:mail')")
+    seeds.enqueue_relational(queue, 2, type_="sync:orders")
+    seeds.enqueue_relational(queue, 1, type_="sync:mail", start=10)
+    seeds.enqueue_relational(queue, 3, type_="Mail", start=20)
+    assert queue.claim("etl", 1, 10) == 3
+    assert sorted(t for (t,) in held(queue, "etl", 0, 1, ["Type"])) == ["sync:mail", "sync:orders", "sync:orders"]
     assert queue.backlog().ready_rows == 0
 
 

@@ -193,6 +193,8 @@ ADOPTED["relational_heap_filtered"] = (
     SEED_COLUMNS["relational"],
 )
 ADOPTED["dequeue_heap"] = (replace(PRESETS["dequeue"], order=()), SEED_COLUMNS["dequeue"])
+# A filter whose literal holds what drivers and compile read as markers: a colon before a word, a %.
+PROBED_FILTER = "Type LIKE '%:orders'"
 # Exact column types as the catalog reports them, for the claims table's DDL.
 CLAIMS_COLUMNS = (("Id", "bigint"), ("Payload", "nvarchar(max)"), ("ProcessingStartedAt", "datetime2(7)"))
 
@@ -212,8 +214,10 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
         if waits is not None:
             yield Entry(f"adopted_{name}_claim_waits", "claim_waits", waits.sql)
         if profile.expires:
-            for i, statement in enumerate(dialect.renewal(t, profile), 1):
-                yield Entry(f"adopted_{name}_renewal_{i}", "renewal", statement.sql)
+            yield Entry(f"adopted_{name}_renewable", "renewable", dialect.renewable(t, profile).sql)
+            yield Entry(f"adopted_{name}_renew", "renew", dialect.renew(t, profile, 2).sql)
+            settle = dialect.settle_renewed(t, profile, 2)
+            yield Entry(f"adopted_{name}_settle_renewed", "settle_renewed", settle.sql)
         if not profile.take and profile.guard is not None:
             yield Entry(f"adopted_{name}_drop_fenced", "drop_fenced", dialect.drop_fenced(t, profile).sql)
         for builder in (dialect.adopted_fail_expired, dialect.backlog, dialect.adopted_by_status):
@@ -226,6 +230,7 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
     bounded = dialect.claim(t, relational, relational_columns, bound="EnqueuedAt").claim
     yield Entry("adopted_relational_claim_bounded", "claim", bounded.sql)
     yield Entry("adopted_max_ready", "max_ready", dialect.max_ready(t, relational, "EnqueuedAt").sql)
+    yield Entry("adopted_filter_probe", "filter_probe", dialect.filter_probe(t, PROBED_FILTER).sql)
     held = dialect.holding(t, PRESETS["started-mark"])
     yield Entry("adopted_count_held", "count_held", dialect.count_held(held).sql)
     yield Entry("local_offset", "local_offset", dialect.local_offset().sql)

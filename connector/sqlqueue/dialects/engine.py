@@ -23,6 +23,9 @@ from ..identifiers import TableName
 from ..schema import Column
 
 _PARAM = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
+# What a filter's colons are while compile looks for parameters (Engine.filter_condition): U+E000, of
+# Unicode's private use area, which none of sqlqueue's statements holds.
+_HIDDEN_COLON = "\ue000"
 
 
 # Kinds of a column an INSERT may leave out (Engine.defaults_sql); 0 is a plain default.
@@ -285,13 +288,21 @@ class Engine(ABC):
         return self.quote(table.name)
 
     def compile(self, sql: str) -> Statement:
+        """``sql`` with each ``:name`` parameter turned into the driver's marker; run it with ``bind``."""
         names: list[str] = []
 
         def marker(match: re.Match[str]) -> str:
             names.append(match.group(1))
             return self.marker
 
-        return Statement(_PARAM.sub(marker, sql), tuple(names))
+        return Statement(_PARAM.sub(marker, sql).replace(_HIDDEN_COLON, ":"), tuple(names))
+
+    @staticmethod
+    def filter_condition(condition: str) -> str:
+        """A stream's filter (profile.filter, checked by sqlqueue.filters) as a statement holds it: in
+        parentheses of its own, its colons hidden from compile, which would take the ``:orders`` of a
+        literal such as ``'%:orders'`` for a parameter of ours."""
+        return f"({condition.replace(':', _HIDDEN_COLON)})"
 
     def default_sql(self, default: str) -> str:
         return self.now() if default == "now" else default

@@ -65,6 +65,11 @@ class PostgresDialect(Dialect):
     name = "postgres"
     marker = "%s"
 
+    def compile(self, sql: str) -> Statement:
+        # psycopg reads every % of a statement run with parameters as a marker's start, in literals too
+        # (a filter's LIKE 'Sync%'); a % itself is written %% (psycopg.org/psycopg3/docs/basic/params.html).
+        return super().compile(sql.replace("%", "%%"))
+
     def quote(self, ident: str) -> str:
         return f'"{ident}"'
 

@@ -1,1 +1,1 @@
-SELECT [Status], COUNT(*) FROM [dbo].[jobs] WHERE Type = 'Sync' GROUP BY [Status]
+SELECT [Status], COUNT(*) FROM [dbo].[jobs] WHERE (Type = 'Sync') GROUP BY [Status]

@@ -105,7 +105,7 @@ class Adoption(Claims):
             f"AND {q(profile.attempts or '')} >= :max_attempts"
         )
         if profile.filter is not None:
-            where += f" AND ({profile.filter})"
+            where += f" AND {self.filter_condition(profile.filter)}"
         sets = f"{q(profile.status or '')} = {self.literal(profile.failed or '')}"
         if profile.token is not None:
             sets += f", {q(profile.token)} = {now}"
@@ -117,8 +117,20 @@ class Adoption(Claims):
         """Rows of this stream (the profile's filter) per status value, where the profile has a status."""
         if profile.status is None:
             return None
-        status, where = self.quote(profile.status), f" WHERE {profile.filter}" if profile.filter else ""
+        status = self.quote(profile.status)
+        where = "" if profile.filter is None else f" WHERE {self.filter_condition(profile.filter)}"
         return self.compile(f"SELECT {status}, COUNT(*) FROM {self.table(table)}{where} GROUP BY {status}")
+
+    @cached
+    def filter_probe(self, table: TableName, condition: str) -> Statement:
+        """A query that reads no row of ``table`` but has the engine resolve every name and type in
+        ``condition`` (a profile's filter) as a claim would: an unknown column or a type clash fails
+        here. Names and types are bound before a plan is made (SQL Server's algebrizer, "Query processing
+        architecture guide", learn.microsoft.com/sql/relational-databases/query-processing-architecture-guide;
+        PostgreSQL's parse analysis; SQLite's prepare), and the plan reads nothing under ``1 = 0``. A
+        conversion SQL Server makes row by row (an NVARCHAR column against a number) fails only when a
+        row is read: not here."""
+        return self.compile(f"SELECT 1 FROM {self.table(table)} WHERE 1 = 0 AND {self.filter_condition(condition)}")
 
     @cached
     def count_rows(self, table: TableName) -> Statement:

@@ -100,7 +100,7 @@ class Claims(Schema, Lifecycle):
             tag = self._row_tag(table, profile.tag)
             parts.append(f"({tag} IS NULL OR NOT EXISTS ({self._listed_tag(table, tag)}))")
         if profile.filter is not None:
-            parts.append(f"({profile.filter})")
+            parts.append(self.filter_condition(profile.filter))
         if bound is not None:
             parts.append(f"{q(bound)} <= :max_id")
         return " AND ".join(parts) or "1 = 1"

@@ -27,32 +27,47 @@ class Leases(Adoption):
         where = f"{self.held(self.holding(table, NATIVE), AFTER)} AND {lease} < {self.now_plus('half_seconds')}"
         return self.compile(self.limited_update(table, f"{lease} = {self.now_plus('lease_seconds')}", where, limited))
 
-    def _key_is(self, profile: Profile) -> str:
-        """The row whose key is :key_0, :key_1, ... (one parameter a key column)."""
-        return " AND ".join(f"{self.quote(k)} = :key_{i}" for i, k in enumerate(profile.key))
+    def keys_in(self, profile: Profile, rows: int, qualifier: str = "") -> str:
+        """The ``rows`` rows whose keys are :k<column>_<row> (column and row counted from 0)."""
+        of = f"{qualifier}." if qualifier else ""
+        if len(profile.key) == 1:
+            listed = ", ".join(f":k0_{i}" for i in range(rows))
+            return f"{of}{self.quote(profile.key[0])} IN ({listed})"
+        each = (
+            "(" + " AND ".join(f"{of}{self.quote(k)} = :k{c}_{i}" for c, k in enumerate(profile.key)) + ")"
+            for i in range(rows)
+        )
+        return "(" + " OR ".join(each) + ")"
 
     @cached
-    def renewal(self, table: TableName, profile: Profile) -> tuple[Statement, Statement, Statement]:
-        """An adopted table's renewal, in one transaction: (1) lock up to :limit rows :consumer still holds
-        under claims after :after_seq whose started-at is older than :half_ago seconds (negative) and
-        return their keys, skipping rows another session holds; (2) for each, started-at (and the token)
-        now, which is what the table's own worker reads to tell a live claim from an abandoned one; (3)
-        its copies take the row's new started-at and guard, read back after the table's triggers ran
-        (a trigger may rewrite the token). The rows stay locked from (1) to the commit, so what (3) reads
-        is this renewal's."""
+    def renewable(self, table: TableName, profile: Profile) -> Statement:
+        """An adopted table's renewal, step one: lock up to :limit rows :consumer still holds under claims
+        after :after_seq whose started-at is older than :half_ago seconds (negative), and return their
+        keys, skipping rows another session holds. The rows stay locked to the end of the renewal's
+        transaction, so what its last step reads back is its own."""
         q, now, started = self.quote, self.clock(profile), self.quote(str(profile.started))
         where = f"{started} < {self.add_seconds(now, 'half_ago')} AND {self.copy_holds(table, profile, AFTER)}"
-        pick = self.lock_first(table, ", ".join(q(k) for k in profile.key), where)
+        return self.compile(self.lock_first(table, ", ".join(q(k) for k in profile.key), where))
+
+    @cached
+    def renew(self, table: TableName, profile: Profile, rows: int) -> Statement:
+        """Step two, for ``rows`` locked rows: started-at (and the token) now, which is what the table's own
+        worker reads to tell a live claim from an abandoned one."""
+        q, now, started = self.quote, self.clock(profile), self.quote(str(profile.started))
         sets = f"{started} = {now}" + (f", {q(profile.token)} = {now}" if profile.token is not None else "")
-        renew = self.limited_update(table, sets, self._key_is(profile), False)
-        copies = self.claims_table(table)
-        read_back = [c for c in dict.fromkeys((profile.started, profile.guard)) if c is not None]
-        settle_sets = ", ".join(
-            f"{q(c)} = (SELECT {q(c)} FROM {self.table(table)} WHERE {self._key_is(profile)})" for c in read_back
-        )
+        return self.compile(self.limited_update(table, sets, self.keys_in(profile, rows), False))
+
+    @cached
+    def settle_renewed(self, table: TableName, profile: Profile, rows: int) -> Statement:
+        """Step three: the copies of those rows take each row's new started-at and guard, read back after
+        the table's triggers ran (a trigger may rewrite the token)."""
+        q, copies = self.quote, self.claims_table(table)
+        c = q(copies.name)
+        same = self.key_match(profile, q(table.name), c)
+        read_back = [col for col in dict.fromkeys((profile.started, profile.guard)) if col is not None]
+        sets = ", ".join(f"{q(col)} = (SELECT {q(col)} FROM {self.table(table)} WHERE {same})" for col in read_back)
         held = self.held(self.holding(table, profile), AFTER)
-        settle = f"UPDATE {self.table(copies)} SET {settle_sets} WHERE {held} AND {self._key_is(profile)}"
-        return self.compile(pick), self.compile(renew), self.compile(settle)
+        return self.compile(f"UPDATE {self.table(copies)} SET {sets} WHERE {held} AND {self.keys_in(profile, rows, c)}")
 
     @cached
     def drop_fenced(self, table: TableName, profile: Profile) -> Statement:

@@ -1,1 +1,0 @@
-UPDATE "jobs" SET "start_date" = LOCALTIMESTAMP WHERE "in_process" = %s AND "id" = %s

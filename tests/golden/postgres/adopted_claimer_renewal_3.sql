@@ -1,1 +1,0 @@
-UPDATE "jobs_sqlqueue_claims" SET "start_date" = (SELECT "start_date" FROM "jobs" WHERE "in_process" = %s AND "id" = %s) WHERE "sqlqueue_consumer" = %s AND "sqlqueue_claim_seq" > %s AND "in_process" = %s AND "id" = %s

@@ -1,0 +1,1 @@
+UPDATE "jobs" SET "StartedAt" = LOCALTIMESTAMP, "UpdatedAt" = LOCALTIMESTAMP WHERE "EnqueuedAt" IN (%s, %s)

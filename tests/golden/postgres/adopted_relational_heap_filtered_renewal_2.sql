@@ -1,1 +1,0 @@
-UPDATE "jobs" SET "StartedAt" = LOCALTIMESTAMP, "UpdatedAt" = LOCALTIMESTAMP WHERE "EnqueuedAt" = %s

@@ -1,1 +1,0 @@
-UPDATE "jobs_sqlqueue_claims" SET "StartedAt" = (SELECT "StartedAt" FROM "jobs" WHERE "EnqueuedAt" = %s), "UpdatedAt" = (SELECT "UpdatedAt" FROM "jobs" WHERE "EnqueuedAt" = %s) WHERE "sqlqueue_consumer" = %s AND "sqlqueue_claim_seq" > %s AND "EnqueuedAt" = %s

@@ -1,1 +1,0 @@
-UPDATE "jobs_sqlqueue_claims" SET "start_date" = (SELECT "start_date" FROM "jobs" WHERE "in_process" = ? AND "id" = ?) WHERE "sqlqueue_consumer" = ? AND "sqlqueue_claim_seq" > ? AND "in_process" = ? AND "id" = ?

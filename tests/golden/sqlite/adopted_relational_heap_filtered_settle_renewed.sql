@@ -1,0 +1,1 @@
+UPDATE "jobs_sqlqueue_claims" SET "StartedAt" = (SELECT "StartedAt" FROM "jobs" WHERE "jobs"."EnqueuedAt" = "jobs_sqlqueue_claims"."EnqueuedAt"), "UpdatedAt" = (SELECT "UpdatedAt" FROM "jobs" WHERE "jobs"."EnqueuedAt" = "jobs_sqlqueue_claims"."EnqueuedAt") WHERE "sqlqueue_consumer" = ? AND "sqlqueue_claim_seq" > ? AND "jobs_sqlqueue_claims"."EnqueuedAt" IN (?, ?)

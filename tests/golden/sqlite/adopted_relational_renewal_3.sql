@@ -1,1 +1,0 @@
-UPDATE "jobs_sqlqueue_claims" SET "StartedAt" = (SELECT "StartedAt" FROM "jobs" WHERE "EnqueuedAt" = ?), "UpdatedAt" = (SELECT "UpdatedAt" FROM "jobs" WHERE "EnqueuedAt" = ?) WHERE "sqlqueue_consumer" = ? AND "sqlqueue_claim_seq" > ? AND "EnqueuedAt" = ?

@@ -1,1 +1,0 @@
-UPDATE [dbo].[jobs] WITH (ROWLOCK) SET [start_date] = SYSDATETIME() WHERE [in_process] = ? AND [id] = ?

@@ -1,1 +1,0 @@
-UPDATE [dbo].[jobs] WITH (ROWLOCK) SET [StartedAt] = SYSDATETIME(), [UpdatedAt] = SYSDATETIME() WHERE [EnqueuedAt] = ?

@@ -1,1 +1,0 @@
-UPDATE [dbo].[jobs_sqlqueue_claims] SET [StartedAt] = (SELECT [StartedAt] FROM [dbo].[jobs] WHERE [EnqueuedAt] = ?), [UpdatedAt] = (SELECT [UpdatedAt] FROM [dbo].[jobs] WHERE [EnqueuedAt] = ?) WHERE [sqlqueue_consumer] = ? AND [sqlqueue_claim_seq] > ? AND [EnqueuedAt] = ?
