@@ -1,0 +1,354 @@
+"""One cell of the fault matrix: an engine, a pipeline, a table design and a fault, run for some rounds.
+
+A round produces a new set of keys into the pipeline's input, injects the cell's fault once at a random
+moment while they flow (after a random share of them arrived), and waits until every key produced so
+far has arrived. After the last round the cell waits for the input to drain and sqlqueue's side tables
+to empty, stops the job and hands the outputs to the verifier.
+
+Faults:
+- kill: SIGKILL of the job (every process of it), restarted at once;
+- outage: SIGKILL while the job holds claims, a claim made ahead among them where it makes ones, then
+  down for longer than the lease (claims expire while held), restarted;
+- restart: the database stopped as by a crash (PostgreSQL -m immediate) and started 3 s later;
+- reset: every connection through the fault proxy reset by peer, for a second;
+- stall: every connection through the fault proxy stalled (no byte gets through), closed after 4 s;
+- worker: the table's own worker, working beside the stream the whole time, killed and restarted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.chaos import designs, jobs
+from tests.chaos.databases import Database
+from tests.chaos.designs import Table
+from tests.chaos.verify import Output, leftovers, table_keys, tally
+from tests.support.crash import kill_session, wait_for_session_end
+
+PIPELINES = ("queue-to-delta", "delta-to-queue", "queue-to-queue", "ack")
+FAULTS = ("kill", "outage", "restart", "reset", "stall", "worker")
+# Designs whose own worker the matrix runs: a worker killed on a started-at mark table leaves its row
+# marked for good (that design has no lease to give it back), which no consumer can fix.
+WORKED = ("relational", "claimer", "dequeue")
+LEASE_SECONDS = 8
+BATCH = 500
+ROUND_TIMEOUT_S = 300
+FENCED = re.compile(r"(\d+) (?:rows of .*|acknowledgements of batch \d+ changed nothing.*)fenced out")
+
+
+@dataclass(frozen=True)
+class Cell:
+    engine: str
+    pipeline: str
+    design: str
+    fault: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.engine}/{self.pipeline}/{self.design}/{self.fault}"
+
+
+def matrix(engines: tuple[str, ...]) -> list[Cell]:
+    """Every cell: PostgreSQL runs every fault; SQLite and Babelfish the kill and outage cells. The ack
+    pipeline runs on sqlqueue's own layout (the sink's ack operation serves it); a worker fault needs a
+    design with a worker."""
+    cells = []
+    for engine in engines:
+        faults = FAULTS if engine == "postgres" else ("kill", "outage")
+        for pipeline in PIPELINES:
+            for design in ("native",) if pipeline == "ack" else designs.DESIGNS:
+                for fault in faults:
+                    if fault == "worker" and (design not in WORKED or pipeline == "ack"):
+                        continue
+                    cells.append(Cell(engine, pipeline, design, fault))
+    return cells
+
+
+@dataclass
+class Result:
+    cell: Cell
+    rounds: int = 0
+    keys: int = 0
+    lost: int = 0
+    duplicated: int = 0
+    unexpected: int = 0
+    fenced: int = 0
+    notes: list[str] = field(default_factory=list)  # what went wrong
+    seen: list[str] = field(default_factory=list)  # what else the cell saw (the worker's share)
+
+    @property
+    def passed(self) -> bool:
+        return not (self.lost or self.duplicated or self.unexpected or self.notes)
+
+
+class Run:
+    """The tables, job, worker and proxy of one cell."""
+
+    def __init__(self, cell: Cell, db: Database, workdir: Path, rng: random.Random, proxy=None) -> None:
+        self.cell, self.db, self.dir, self.rng, self.proxy = cell, db, workdir, rng, proxy
+        stem = re.sub(r"\W", "_", f"cx_{cell.pipeline}_{cell.design}_{cell.fault}")[:40] + f"_{rng.randrange(10**6)}"
+        queues = cell.pipeline in ("queue-to-delta", "queue-to-queue", "ack")
+        self.source = Table(cell.design, f"{stem}_s") if queues else None
+        target_design = "native" if cell.pipeline == "queue-to-queue" else cell.design
+        self.target = (
+            Table(target_design, f"{stem}_t") if cell.pipeline in ("delta-to-queue", "queue-to-queue") else None
+        )
+        self.input = workdir / "input"  # the Delta table delta-to-queue streams
+        self.output = workdir / "delta"
+        self.produced: set[int] = set()
+        self.worked = self._worked_table()
+        self.job = jobs.JobProcess(cell.pipeline, workdir / "job.toml", workdir / "job.log", db)
+        self.worker: subprocess.Popen[bytes] | None = None
+
+    # ---- set-up --------------------------------------------------------------------------------
+    def _worked_table(self) -> str | None:
+        if self.cell.fault != "worker":
+            return None
+        worked_on = self.source if self.cell.pipeline != "delta-to-queue" else self.target
+        return f"{worked_on.name}_worked" if worked_on else None
+
+    def config(self, section: str, table: Table) -> dict[str, object]:
+        values: dict[str, object] = {"queue": table.name}
+        if table.profile is not None:
+            values["profile"] = table.profile
+            if self.db.name == "babelfish":  # no UPDATE through a CTE there: claims in no order
+                values["profile.order"] = ""
+        if section == "source":
+            values |= {
+                "consumer": "chaos",
+                "maxRowsPerTrigger": BATCH,
+                "leaseSeconds": LEASE_SECONDS,
+                "emptyPollIntervalMs": 200,
+            }
+            if table.profile is None:
+                values["order"] = "heap" if self.db.name == "babelfish" else "fifo"
+                if self.cell.pipeline == "ack":
+                    values["completion"] = "ack"
+        return values
+
+    def set_up(self) -> None:
+        port = self.proxy.port if self.proxy is not None else None
+        sections: dict[str, dict[str, object]] = {"connection": self.db.connection(port)}
+        if self.source is not None:
+            sections["source"] = self.config("source", self.source)
+        if self.target is not None:
+            sections["sink"] = self.config("sink", self.target)
+        if self.cell.pipeline == "ack":
+            sections["sink"] = {"queue": self.source.name}  # type: ignore[union-attr]
+        job = {"checkpointLocation": str(self.dir / "checkpoint"), "trigger": "processingTime:1 second"}
+        if self.cell.pipeline in ("queue-to-delta", "ack"):
+            job["target"] = str(self.output)
+        if self.cell.pipeline == "delta-to-queue":
+            job["input"] = str(self.input)
+        sections |= {"job": job, "spark": jobs.SPARK, "logging": {"level": "INFO", "sparkLevel": "WARN"}}
+        (self.dir / "job.toml").write_text(jobs.toml(sections))
+        direct = {k: v for k, v in sections.items() if k in ("source", "sink")} | {"connection": self.db.connection()}
+        (self.dir / "setup.toml").write_text(jobs.toml(direct))
+        for table, role in ((self.source, "source"), (self.target, "sink")):
+            if table is not None:
+                self._make(table, role)
+        if self.worked is not None:
+            self.db.run(f"CREATE TABLE {self.worked} (Payload {designs.TYPES[self.db.name][2]} NULL)")
+            self.db.made.append(self.worked)
+        if self.cell.pipeline == "delta-to-queue":
+            self._append_input(range(0))  # the stream needs the table (its schema) to exist
+
+    def _make(self, table: Table, role: str) -> None:
+        flag = ["--sink"] if role == "sink" else []
+        if table.design == "native":
+            self._cli("create", "--queue", table.name, *flag)
+            self.db.made += [f"{table.name}_{s}" for s in ("unpublished", "staging", "layout")] + [table.name]
+        else:
+            self.db.run(*designs.ddl(self.db, table))
+            self._cli("adopt", "--queue", table.name, "--apply", *flag)
+            self.db.made += [f"{table.name}_sqlqueue_{s}" for s in ("claims", "staging")]
+            self.db.made += [table.name, f"{table.name}_Audit", f"{table.name}_Status"]
+        self.db.made.append("sqlqueue_sink_ledger")
+
+    def _cli(self, *args: str) -> None:
+        env = {**os.environ, "PYTHONPATH": f"{jobs.ROOT / 'connector'}"}
+        if self.db.password:
+            env[jobs.PASSWORD_ENV] = self.db.password
+        run = subprocess.run(
+            [sys.executable, "-m", "sqlqueue.cli", *args[:1], "-c", str(self.dir / "setup.toml"), *args[1:]],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        if run.returncode != 0:
+            raise RuntimeError(f"sqlqueue {' '.join(args)}: {run.stderr.strip() or run.stdout.strip()}")
+
+    # ---- keys in, keys out ---------------------------------------------------------------------
+    def produce(self, keys: range) -> None:
+        if self.source is not None:
+            designs.insert(self.db, self.source, keys)
+        else:
+            self._append_input(keys)
+        self.produced.update(keys)
+
+    def _append_input(self, keys: range) -> None:
+        """Rows for ``keys`` appended to the input Delta table with delta-rs, as another team's job would."""
+        import datetime as dt
+
+        import pyarrow as pa
+        from deltalake import write_deltalake
+
+        assert self.target is not None
+        columns: dict[str, pa.Array] = {self.target.payload: pa.array([str(k) for k in keys], pa.string())}
+        if self.target.design == "relational":
+            at = [designs.EPOCH + dt.timedelta(seconds=k) for k in keys]
+            columns["EnqueuedAt"] = pa.array(at, pa.timestamp("us", tz="UTC"))
+            columns["Type"] = pa.array(["Sync"] * len(keys), pa.string())
+        write_deltalake(str(self.input), pa.table(columns), mode="append")
+
+    def output_of(self) -> Output:
+        out = Output()
+        if self.cell.pipeline == "queue-to-delta":
+            out.delta.append((self.output, self.source.payload, None))  # type: ignore[union-attr]
+        if self.cell.pipeline == "ack":
+            out.delta.append((self.output, "payload", ("outcome", "done")))
+        if self.target is not None:
+            out.tables.append((self.target.name, self.target.payload))
+        # What the table's own worker completed arrived too, except where it works on the output table
+        # and keeps the rows it completes there (counted once, as rows of the table).
+        keeps = self.cell.pipeline == "delta-to-queue" and self.cell.design != "dequeue"
+        if self.worked is not None and not keeps:
+            out.tables.append((self.worked, "Payload"))
+        return out
+
+    def side_tables(self) -> list[str]:
+        tables = []
+        for table in (self.source, self.target):
+            if table is None:
+                continue
+            if table.design == "native":
+                tables += [f"{table.name}_unpublished", f"{table.name}_staging"]
+            else:
+                tables += [f"{table.name}_sqlqueue_claims", f"{table.name}_sqlqueue_staging"]
+        return tables
+
+    # ---- the table's own worker ----------------------------------------------------------------
+    def start_worker(self) -> None:
+        worked_on = self.source if self.cell.pipeline != "delta-to-queue" else self.target
+        assert worked_on is not None
+        spec = {"name": self.db.name, "host": self.db.host, "port": self.db.port, "password": self.db.password}
+        if self.db.path is not None:
+            spec["path"] = str(self.db.path)
+        with open(self.dir / "worker.log", "ab") as log:
+            self.worker = subprocess.Popen(
+                [sys.executable, "-m", "tests.chaos.worker", json.dumps(spec), worked_on.design, worked_on.name,
+                 str(LEASE_SECONDS), str(self.dir / "stop-worker")],
+                stdout=log, stderr=subprocess.STDOUT, cwd=jobs.ROOT, start_new_session=True,
+                env={**os.environ, "PYTHONPATH": f"{jobs.ROOT}:{jobs.ROOT / 'connector'}"},
+            )  # fmt: skip
+
+    def kill_worker(self) -> None:
+        if self.worker is not None:
+            kill_session(self.worker.pid)
+            self.worker.wait()
+            wait_for_session_end(self.worker.pid)
+            self.worker = None
+
+    # ---- faults --------------------------------------------------------------------------------
+    def held_claims(self) -> int:
+        """How many claims the stream holds now (distinct claim numbers with rows held)."""
+        if self.source is None:
+            return 0
+        if self.source.design == "native":
+            sql = f"SELECT COUNT(DISTINCT claim_seq) FROM {self.source.name} WHERE state = 'claimed'"
+        else:
+            sql = f"SELECT COUNT(DISTINCT sqlqueue_claim_seq) FROM {self.source.name}_sqlqueue_claims"
+        return self.db.query(sql)[0][0]
+
+    def inject(self, deadline: float) -> str:
+        fault = self.cell.fault
+        if fault == "kill":
+            self.job.kill()
+            self.job.start()
+        elif fault == "outage":
+            # Kill while a claim made ahead is held beside the batch in flight (two claims held), when the
+            # stream holds claims at all and one comes within half a minute.
+            soon = time.monotonic() + 30
+            while self.source is not None and self.held_claims() < 2 and time.monotonic() < soon:
+                self.job.check()
+                time.sleep(0.05)
+            held = self.held_claims()
+            self.job.kill()
+            time.sleep(LEASE_SECONDS * 1.5)
+            self.job.start()
+            return f"held {held}"
+        elif fault == "restart":
+            self.db.restart(3)
+        elif fault == "reset":
+            self.proxy.toxic("reset_peer", {"timeout": 0}, seconds=1)
+        elif fault == "stall":
+            self.proxy.toxic("timeout", {"timeout": 4000}, seconds=5)
+        elif fault == "worker":
+            self.kill_worker()
+            time.sleep(self.rng.uniform(0, 2))
+            self.start_worker()
+        return ""
+
+    # ---- the run ---------------------------------------------------------------------------------
+    def arrived(self, out: Output) -> int:
+        return len(set(out.arrivals(self.db)) & self.produced)
+
+    def wait_for(self, condition, deadline: float, what: str) -> None:
+        while not condition():
+            if time.monotonic() > deadline:
+                raise TimeoutError(what)
+            self.job.check()
+            time.sleep(0.5)
+
+    def play(self, rounds: int, keys: int) -> Result:
+        result = Result(self.cell)
+        out = self.output_of()
+        self.set_up()
+        self.job.start()
+        if self.cell.fault == "worker":
+            self.start_worker()
+        try:
+            for r in range(rounds):
+                began = time.monotonic()
+                deadline = began + ROUND_TIMEOUT_S
+                some = self.arrived(out) + self.rng.uniform(0.1, 0.7) * keys
+                self.produce(range(r * keys, (r + 1) * keys))
+                self.wait_for(lambda: self.arrived(out) >= some, deadline, f"round {r}: no progress")  # noqa: B023
+                note = self.inject(deadline)
+                self.wait_for(lambda: self.arrived(out) >= len(self.produced), deadline, f"round {r}: keys missing")
+                took = time.monotonic() - began
+                print(f"  {self.cell.name} round {r + 1}/{rounds} in {took:.0f} s {note}".rstrip(), flush=True)
+                result.rounds += 1
+            self.wait_for(
+                lambda: not leftovers(self.db, self.source, self.side_tables()),
+                time.monotonic() + ROUND_TIMEOUT_S,
+                "the input did not drain",
+            )
+        except TimeoutError as exc:
+            result.notes.append(str(exc))
+        finally:
+            self.job.kill()
+            if self.worker is not None:
+                (self.dir / "stop-worker").touch()
+                self.kill_worker()
+        counts = tally(self.produced, out.arrivals(self.db))
+        result.keys, result.lost = len(self.produced), counts.lost
+        result.duplicated, result.unexpected = counts.duplicated, counts.unexpected
+        left = leftovers(self.db, self.source, self.side_tables())
+        if left:
+            result.notes.append(f"left: {left}")
+        if self.job.deaths:
+            result.notes.append(f"job died {len(self.job.deaths)}x (exit {self.job.deaths})")
+        if self.worked is not None:
+            result.seen.append(f"worker took {sum(table_keys(self.db, self.worked, 'Payload').values())}")
+        log = (self.dir / "job.log").read_text(errors="replace") if (self.dir / "job.log").exists() else ""
+        result.fenced = sum(int(m.group(1)) for m in FENCED.finditer(log))
+        return result

@@ -1,0 +1,162 @@
+"""A table's own worker, as its team wrote it, beside sqlqueue: run as a process the matrix kills.
+
+    python -m tests.chaos.worker DATABASE_JSON DESIGN TABLE TIMEOUT_SECONDS STOP_FILE
+
+It takes one row at a time the design's way, works on it, and completes it. What it completed is its
+output: the row's payload goes into ``<table>_worked`` in the transaction that completes the row, so a
+worker killed before its commit has done nothing, and a completion another claimer fenced out (the
+row's token, started-at or claimer changed since this worker took it) records nothing either.
+
+- relational: Next_ takes a Pending or Error row, or one in flight whose StartedAt is older than the
+  timeout (abandoned), sets Processing, StartedAt and AttemptNum; Modify_ completes it only while
+  UpdatedAt still holds the token Next_ read (optimistic concurrency).
+- claimer: takes a row not in process (or abandoned past the timeout) with its app_server, start date
+  and attempts, and sets its end date only while its start date and app_server are still its own.
+- dequeue: deletes the first row and records it, in one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+from tests.chaos.databases import Database
+from tests.chaos.designs import NOW
+
+WHO = "worker"
+
+
+def picker(db: Database, table: str, where: str, order: str, key: str) -> str:
+    """SELECT the key of the first row ``where`` selects, locked, skipping rows others hold."""
+    if db.name == "postgres":
+        return f"SELECT {key} FROM {table} WHERE {where} ORDER BY {order} LIMIT 1 FOR UPDATE SKIP LOCKED"
+    if db.name == "sqlite":
+        return f"SELECT {key} FROM {table} WHERE {where} ORDER BY {order} LIMIT 1"
+    return f"SELECT TOP (1) {key} FROM {table} WITH (UPDLOCK, ROWLOCK, READPAST) WHERE {where} ORDER BY {order}"
+
+
+class Worker:
+    def __init__(self, db: Database, design: str, table: str, timeout: int) -> None:
+        self.db, self.design, self.table = db, design, table
+        self.conn = db.connect()
+        self.mark = db.marker
+        now = NOW[db.name]
+        expired = f"StartedAt < {_plus(db.name, now, -timeout)}"
+        if design == "relational":
+            self.ready = f"(Status IN ('Pending', 'Error') OR (Status = 'Processing' AND {expired})) AND AttemptNum < 3"
+        elif design == "claimer":
+            gone = f"start_date < {_plus(db.name, now, -timeout)}"
+            self.ready = f"(in_process = '0' OR (in_process = '1' AND end_date IS NULL AND {gone})) AND attempts < 3"
+
+    def transaction(self, work):
+        cur = self.conn.cursor()
+        if self.db.name == "postgres":
+            with self.conn.transaction():
+                return work(cur)
+        if self.db.name == "sqlite":
+            cur.execute("BEGIN IMMEDIATE")
+        else:
+            self.conn.autocommit = False
+        try:
+            result = work(cur)
+            self.conn.commit() if self.db.name != "sqlite" else cur.execute("COMMIT")
+            return result
+        except BaseException:
+            self.conn.rollback() if self.db.name != "sqlite" else cur.execute("ROLLBACK")
+            raise
+        finally:
+            if self.db.name == "babelfish":
+                self.conn.autocommit = True
+
+    def once(self) -> bool:
+        """Take, work on and complete one row; False when none was ready."""
+        if self.design == "dequeue":
+            return self.transaction(self._dequeue)
+        taken = self.transaction(self._take)
+        if taken is None:
+            return False
+        time.sleep(random.uniform(0, 0.05))  # the work itself
+        self.transaction(lambda cur: self._complete(cur, *taken))
+        return True
+
+    def _take(self, cur):
+        t, m, now = self.table, self.mark, NOW[self.db.name]
+        if self.design == "relational":
+            cur.execute(picker(self.db, t, self.ready, "ScheduledFor, EnqueuedAt", "EnqueuedAt"))
+            rows = cur.fetchall()
+            if not rows:
+                return None
+            key = rows[0][0]
+            cur.execute(
+                f"UPDATE {t} SET Status = 'Processing', StartedAt = {now}, AttemptNum = AttemptNum + 1 "
+                f"WHERE EnqueuedAt = {m}",
+                (key,),
+            )
+            cur.execute(f"SELECT UpdatedAt, Payload FROM {t} WHERE EnqueuedAt = {m}", (key,))
+            token, payload = cur.fetchall()[0]
+            return key, token, payload
+        cur.execute(picker(self.db, t, self.ready, "id", "id"))
+        rows = cur.fetchall()
+        if not rows:
+            return None
+        key = rows[0][0]
+        cur.execute(
+            f"UPDATE {t} SET in_process = '1', app_server = '{WHO}', start_date = {now}, end_date = NULL, "
+            f"attempts = attempts + 1 WHERE id = {m}",
+            (key,),
+        )
+        cur.execute(f"SELECT start_date, Payload FROM {t} WHERE id = {m}", (key,))
+        token, payload = cur.fetchall()[0]
+        return key, token, payload
+
+    def _complete(self, cur, key, token, payload) -> None:
+        t, m, now = self.table, self.mark, NOW[self.db.name]
+        if self.design == "relational":
+            cur.execute(f"UPDATE {t} SET Status = 'Completed' WHERE EnqueuedAt = {m} AND UpdatedAt = {m}", (key, token))
+        else:
+            cur.execute(
+                f"UPDATE {t} SET end_date = {now} WHERE id = {m} AND in_process = '1' AND app_server = '{WHO}' "
+                f"AND start_date = {m} AND end_date IS NULL",
+                (key, token),
+            )
+        if cur.rowcount == 1:
+            cur.execute(f"INSERT INTO {t}_worked (Payload) VALUES ({m})", (payload,))
+
+    def _dequeue(self, cur) -> bool:
+        t, m = self.table, self.mark
+        cur.execute(picker(self.db, t, "1 = 1", "Id", "Id, Payload"))
+        rows = cur.fetchall()
+        if not rows:
+            return False
+        cur.execute(f"DELETE FROM {t} WHERE Id = {m}", (rows[0][0],))
+        cur.execute(f"INSERT INTO {t}_worked (Payload) VALUES ({m})", (rows[0][1],))
+        return True
+
+
+def _plus(engine: str, now: str, seconds: int) -> str:
+    if engine == "sqlite":
+        return f"strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime', '{seconds:+d} seconds')"
+    if engine == "postgres":
+        return f"{now} + INTERVAL '{seconds} seconds'"
+    return f"DATEADD(SECOND, {seconds}, {now})"
+
+
+def main(argv: list[str]) -> None:
+    spec, design, table, timeout, stop = argv
+    db = Database(**json.loads(spec))
+    worker = Worker(db, design, table, int(timeout))
+    while not Path(stop).exists():
+        try:
+            if not worker.once():
+                time.sleep(0.05)
+        except Exception as exc:  # a restarted database: reconnect and go on, as a service would
+            print(f"worker: {exc}", flush=True)
+            time.sleep(0.5)
+            worker.conn = db.connect()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
