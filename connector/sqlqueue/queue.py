@@ -67,7 +67,10 @@ class Queue:
         self.dialect: Dialect = dialect_for(spec.dialect)
         self._inspecting = inspecting
         self._conn: Any = None
-        self._connected_before = False
+        # The address is known to work: this queue connected, or (set by its owner) a Spark task's
+        # stream connected on the driver first. Until then a failing connection is a wrong address or
+        # login, reported at once; after, it is an outage that the retry policy rides out.
+        self.proven = False
 
     def __repr__(self) -> str:
         return f"Queue({self.table} at {self.spec.display})"
@@ -83,7 +86,7 @@ class Queue:
                 if setting is not None:
                     self.dialect.autocommit_cursor(conn).execute(setting)
                 self._conn = conn
-            self._connected_before = True
+            self.proven = True
         return self._conn
 
     def close(self) -> None:
@@ -100,7 +103,7 @@ class Queue:
             if not self.dialect.is_driver_error(exc):
                 raise
             self.close()
-            raise self.dialect.map_error(exc, self.spec, self._connected_before) from None
+            raise self.dialect.map_error(exc, self.spec, self.proven) from None
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:
@@ -345,7 +348,9 @@ class Queue:
 
     def twin(self) -> Queue:
         """The same queue on a connection of its own (for a thread that claims ahead)."""
-        return Queue(self.spec, self.table)
+        twin = Queue(self.spec, self.table)
+        twin.proven = self.proven
+        return twin
 
     @property
     def profile(self) -> Profile:
