@@ -19,7 +19,7 @@ from .dialects import Dialect, dialect_for
 from .dialects.engine import Statement
 from .dialects.layout import Step
 from .dialects.statements.lifecycle import Holding
-from .errors import SchemaError, layout_mismatch
+from .errors import DatabaseError, SchemaError, layout_mismatch
 from .identifiers import TableName
 from .profile import NATIVE, Profile, native
 from .schema import (
@@ -102,8 +102,21 @@ class Queue:
         except Exception as exc:
             if not self.dialect.is_driver_error(exc):
                 raise
+            error = self.dialect.map_error(exc, self.spec, self.proven)
+            if not error.transient and self.proven and self._conn is not None and not self._answers():
+                error = DatabaseError(f"{error} (and the connection no longer answers)", transient=True)
             self.close()
-            raise self.dialect.map_error(exc, self.spec, self.proven) from None
+            raise error from None
+
+    def _answers(self) -> bool:
+        """Whether the connection still answers a query. A driver's first error on a connection the
+        server dropped need not say so: FreeTDS reports 'Unknown error', 'Could not change
+        transaction status' or nothing at all (HY000, no number), and only later ones 08S01."""
+        try:
+            self.dialect.autocommit_cursor(self._conn).execute(self.dialect.ping().sql)
+        except Exception:  # any failure of the probe means it does not answer; the first error is raised
+            return False
+        return True
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:
