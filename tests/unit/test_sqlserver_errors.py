@@ -71,10 +71,29 @@ RETRIED = [
         "HY000",
         f"[HY000] {MS18}[SQL Server]Lock request time out period exceeded. (1222) (SQLExecDirectW)",
     ),
+    # The next four were raised here, the server (Babelfish) going away behind a Toxiproxy proxy
+    # (tests/conformance/test_outages.py): a session's connection closed, then new connections refused.
+    (
+        "connection closed, Driver 18",
+        "08S01",
+        f"[08S01] {MS18}TCP Provider: Error code 0x2746 (10054) (SQLSetConnectAttr)",
+    ),
+    ("refused, Driver 18 (its login timeout)", "HYT00", f"[HYT00] {MS18}Login timeout expired (0) (SQLDriverConnect)"),
+    (
+        "connection closed, FreeTDS",
+        "08S01",
+        "[08S01] [FreeTDS][SQL Server]Communication link failure (0) (SQLExecDirectW)",
+    ),
+    (
+        "refused, FreeTDS",
+        "08S01",
+        "[08S01] [FreeTDS][SQL Server]Unable to connect: Adaptive Server is unavailable or does not exist (20009) "
+        "(SQLDriverConnect)",
+    ),
 ]
 # Recorded at a first connection: a failover is retried there too, a wrong address or login is not.
 FIRST_CONNECT_RETRIED = [r for r in RETRIED if r[0] in ("database not available", "service busy", "connection reset")]
-FAILS_AT_ONCE = [
+FAILS_AT_ONCE = [r for r in RETRIED if r[0].startswith("refused")] + [
     # davidcomerford/pyodbc-mssql-lambda-layer#4
     ("wrong password", "28000", f"[28000] {MS18}[SQL Server]Login failed for user 'admin'. (18456) (SQLDriverConnect)"),
     # yehoshuadimarsky/bcpandas#28 (the English text of 4060)
