@@ -129,3 +129,18 @@ def test_an_error_from_a_connection_that_no_longer_answers_is_retried_on_a_new_o
     with retry_lines() as logged:
         assert RETRIED_BY.run(queue.count_ready, "counting") == 1
     assert len(logged.lines) == 1 and "counting failed (" in logged.lines[0]
+
+
+def test_a_claim_rides_out_connections_reset_until_the_resets_stop(server_engine, toxiproxy):
+    """A TCP RST (toxic reset_peer) on the session's connection, then on every new one, until it stops."""
+    proxy = toxiproxy.proxy(server_engine.server_address())
+    queue = server_engine.queue_through(proxy.listen, server_engine.new_queue().table)
+    outage = Outage(queue, lambda: proxy.reset_peer(), proxy.clear)
+    consumer = claimer(server_engine, outage)
+    try:
+        with retry_lines(after=2, then=outage.end) as logged:
+            outage.begin()
+            assert RETRIED_BY.run(lambda: consumer.advance(0, 10), "claim 1") == 1
+    finally:
+        queue.close()
+    assert len(logged.lines) >= 2

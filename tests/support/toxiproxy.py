@@ -130,10 +130,6 @@ class Proxy:
     def port(self) -> int:
         return int(self.listen.rpartition(":")[2])
 
-    @property
-    def enabled(self) -> bool:
-        return bool(self.server.call("GET", f"/proxies/{self.name}")["enabled"])
-
     def disable(self) -> None:
         """The database goes away: open connections are closed and new ones refused."""
         self.server.call("POST", f"/proxies/{self.name}", {"enabled": False})
@@ -170,12 +166,3 @@ class Proxy:
         """Every toxic of this proxy removed."""
         for toxic in self.server.call("GET", f"/proxies/{self.name}/toxics"):
             self.remove(toxic["name"])
-
-    @contextlib.contextmanager
-    def down(self) -> Iterator[None]:
-        """Disabled inside the block, enabled again after it."""
-        self.disable()
-        try:
-            yield
-        finally:
-            self.enable()
