@@ -6,8 +6,8 @@ publishes the batch in one transaction that also records it in the database's le
 abort deletes what the batch wrote. ``sqlqueue.producer`` explains why that is exactly once.
 
 Every database step is retried over transient errors for up to retryTimeout (sqlqueue.retry). A
-task keeps the Arrow batches it has read (Spark's iterator can be read once) until its transaction
-commits, so a retried write sends the same rows; it writes under the same stage tag, and its
+task keeps the Arrow batches it has read (Spark's iterator can be read once) until it ends,
+so a retried write sends the same rows; it writes under the same stage tag, and its
 transaction first deletes what that tag holds, so rows whose COMMIT landed although the connection
 was lost before the answer are not left twice. Publish and discard are safe to repeat by the ledger.
 A task that fails all the same is retried by Spark under a stage tag of its own, and publish deletes
