@@ -14,8 +14,8 @@ export JAVA_HOME
 export SQLQUEUE_JARS_DIR := $(abspath $(CACHE)/jars)
 PYTEST_ARGS ?=
 
-.PHONY: setup system venv jars demo docs docs-serve lint test test-fast test-cluster test-sqlserver test-babelfish test-pyspark-upper lint-workflows system-packages chaos chaos-ci bench clean
-setup: system venv jars
+.PHONY: setup system venv jars toxiproxy demo docs docs-serve lint test test-fast test-cluster test-sqlserver test-babelfish test-pyspark-upper lint-workflows system-packages chaos chaos-ci bench clean
+setup: system venv jars toxiproxy
 
 system: $(CACHE)/system.stamp
 $(CACHE)/system.stamp:
@@ -39,6 +39,21 @@ $(CACHE)/jars/%.jar: | $(CACHE)/system.stamp
 	artifact=$$(echo $* | sed -E 's/^(.*)-([0-9][^-]*)$$/io.delta:\1:\2/'); \
 	mvn -q -B org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy \
 	  -Dartifact=$$artifact -DoutputDirectory=$(CACHE)/jars
+
+# Toxiproxy, the TCP proxy the outage tests put in front of a database (tests/support/toxiproxy.py),
+# built once from its Go module into .cache, as actionlint is below (about a minute). Without Go it says
+# so and setup goes on: the tests that need a proxy then skip, naming this target.
+TOXIPROXY_VERSION := v2.5.0
+TOXIPROXY := $(CACHE)/toxiproxy/$(TOXIPROXY_VERSION)/server
+toxiproxy: $(TOXIPROXY)
+$(TOXIPROXY):
+	@if ! command -v go >/dev/null; then \
+	  echo "make toxiproxy: skipped: needs Go (https://go.dev/dl/) to build Toxiproxy; the outage tests skip without it" >&2; \
+	else \
+	  echo "building Toxiproxy $(TOXIPROXY_VERSION) into $(@D)"; \
+	  GOBIN=$(abspath $(@D)) GOMODCACHE=$(abspath $(CACHE))/go/mod GOCACHE=$(abspath $(CACHE))/go/build \
+	    go install -modcacherw github.com/Shopify/toxiproxy/v2/cmd/server@$(TOXIPROXY_VERSION); \
+	fi
 
 demo: setup
 	$(PY) jobs/demo.py

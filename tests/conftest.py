@@ -15,6 +15,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.support.babelfish import is_babelfish, mark_gaps  # noqa: E402
 from tests.support.engines import SQLSERVER_ENV, Engine, sqlserver_options  # noqa: E402
+from tests.support.toxiproxy import BINARY, NOT_BUILT, Toxiproxy  # noqa: E402
 
 pytest_plugins = ["pytester"]  # the plugin's own tests run pytest inside pytest
 
@@ -53,3 +54,19 @@ def engine(request, tmp_path):
             mark_gaps(request.node, handle.driver)
     yield handle
     handle.close()
+
+
+@pytest.fixture(scope="session")
+def toxiproxy_server():
+    """One Toxiproxy server for the run (tests/support/toxiproxy.py), started when a test first asks."""
+    if not BINARY.is_file():
+        pytest.skip(NOT_BUILT)
+    with Toxiproxy.running() as server:
+        yield server
+
+
+@pytest.fixture
+def toxiproxy(toxiproxy_server):
+    """The run's Toxiproxy server; the proxies a test makes are removed after it."""
+    yield toxiproxy_server
+    toxiproxy_server.remove_all()

@@ -40,7 +40,9 @@ class AdoptedQueue(Queue):
         return f"AdoptedQueue({self.table} at {self.spec.display}, profile {self.declared.name})"
 
     def twin(self) -> AdoptedQueue:
-        return AdoptedQueue(self.spec, self.table, self.declared)
+        twin = AdoptedQueue(self.spec, self.table, self.declared)
+        twin.proven = self.proven
+        return twin
 
     @property
     def clock(self) -> str:

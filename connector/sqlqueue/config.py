@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ConfigError
-from .options import OPTIONS, SINK, SOURCE, SinkOptions, SourceOptions
+from .options import OPTIONS, SINK, SOURCE, SinkOptions, SourceOptions, refuse_retired
 
 CONNECTION, JOB, SPARK, LOGGING = "connection", "job", "spark", "logging"
 PASSWORD_ENV = "passwordEnv"
@@ -116,6 +116,7 @@ def canonical_key(section: str, key: str) -> str:
             f"[{section}] password: a password does not belong in a configuration file or on the command "
             f"line; export it in an environment variable and name that variable with {PASSWORD_ENV}"
         )
+    refuse_retired(key)
     valid = valid_keys(section)
     if key.lower() not in valid:
         raise ConfigError(f"[{section}] unknown key {key!r}; valid keys are: {', '.join(sorted(valid.values()))}")

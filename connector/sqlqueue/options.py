@@ -15,7 +15,7 @@ from .connection import ConnectionSpec, parse_connection
 from .errors import ConfigError, invalid_option, missing_option, unknown_options
 from .identifiers import TableName
 from .profile import FIELD_DOCS, PRESETS, PROFILE_FIELDS, Profile, profile_from
-from .retry import RetryPolicy
+from .retry import MAX_WAIT_S, RetryPolicy
 from .schema import ORDERS
 
 SOURCE, SINK = "source", "sink"
@@ -235,17 +235,18 @@ OPTIONS: tuple[Option, ...] = (
         parse=bounded_text(1000),
     ),
     Option(
-        "maxRetries",
-        5,
-        "How many times a step that failed on a lost connection, deadlock or lock timeout "
-        "is tried again before the query fails.",
-        parse=whole_number(0, 100),
+        "retryTimeout",
+        "1m",
+        "How long a step that failed on a lost or refused connection, a database restarting, a deadlock or "
+        "a lock timeout is tried again, in source and sink tasks and on the driver, before the query fails "
+        "(ms, s, m or h; 0s: never). Each retry logs one line.",
+        parse=duration_ms,
     ),
     Option(
         "retryBackoffMs",
         1000,
-        "Wait before the first retry; it doubles each time, up to 30 s.",
-        parse=whole_number(1, 600_000),
+        f"Wait before the first retry; it doubles each time, up to {MAX_WAIT_S:g} s a wait.",
+        parse=whole_number(1, int(MAX_WAIT_S * 1000)),
     ),
     Option(
         "fetchSize",
@@ -310,11 +311,25 @@ OPTIONS: tuple[Option, ...] = (
 BY_KEY = {o.key.lower(): o for o in OPTIONS}
 # Keys Spark itself may put into a data source's options.
 SPARK_KEYS = {"path", "checkpointlocation"}
+# Options an earlier sqlqueue took, and what to set instead.
+RETIRED = {
+    "maxretries": "option 'maxRetries' is gone: retries are bounded by time, not counted; remove it and set "
+    "'retryTimeout' instead (a duration: 1m by default, 0s never retries)",
+}
+
+
+def refuse_retired(key: str) -> None:
+    """One line naming what replaced a retired option, rather than the list of every valid key."""
+    if key.lower() in RETIRED:
+        raise ConfigError(RETIRED[key.lower()])
 
 
 def parse_options(raw: Mapping[str, str], role: str) -> dict[str, Any]:
-    """Check raw Spark options for a role and return {canonical key: parsed value} with defaults."""
+    """Check raw Spark options for a role and return {canonical key: parsed value}; defaults are
+    written as a user writes the option (15m) and parsed the same way."""
     given = {str(k).lower(): v for k, v in raw.items()}
+    for key in given:
+        refuse_retired(key)
     valid = {k for k, o in BY_KEY.items() if role in o.roles}
     unknown = set(given) - valid - SPARK_KEYS
     if unknown:
@@ -324,7 +339,8 @@ def parse_options(raw: Mapping[str, str], role: str) -> dict[str, Any]:
     values = {}
     for key in valid:
         option = BY_KEY[key]
-        values[option.key] = option.parse(option.key, given[key]) if given.get(key) is not None else option.default
+        value = given[key] if given.get(key) is not None else option.default
+        values[option.key] = None if value is None else option.parse(option.key, value)
     return values
 
 
@@ -419,14 +435,12 @@ class SourceOptions:
             )
         if v["profile"] is not None:
             _refuse_on_adopted(v)
-        delay = v["maxTriggerDelay"]
-        delay_ms = delay if isinstance(delay, int) else duration_ms("maxTriggerDelay", delay)  # the default is text
         return cls(
             queue_address(v),
             v["consumer"],
             v["maxRowsPerTrigger"],
             v["minRowsPerTrigger"],
-            delay_ms,
+            v["maxTriggerDelay"],
             v["numPartitions"],
             v["claimChunkSize"],
             v["order"],
@@ -438,7 +452,7 @@ class SourceOptions:
             v["emptyPollIntervalMs"],
             v["columns"],
             v["fetchSize"],
-            RetryPolicy(v["maxRetries"], v["retryBackoffMs"]),
+            RetryPolicy(v["retryTimeout"], v["retryBackoffMs"]),
             v["deadLetterTable"],
         )
 
@@ -466,7 +480,7 @@ class SinkOptions:
             queue_address(v),
             v["writerId"],
             v["batchId"],
-            RetryPolicy(v["maxRetries"], v["retryBackoffMs"]),
+            RetryPolicy(v["retryTimeout"], v["retryBackoffMs"]),
             v["operation"],
             v["completion"] == "keep",
             v["maxAttempts"],

@@ -144,8 +144,9 @@ class Producer:
 
         Each attempt writes under a tag of its own (``attempt``: Spark's task attempt id, unique in
         a run), so an attempt still running never touches the rows of the one Spark committed;
-        publish deletes what the others wrote. A tag can only repeat in a later run of a batch
-        write (attempt ids start again), so the transaction first deletes what it holds.
+        publish deletes what the others wrote. A tag repeats when the write is retried (its COMMIT
+        may have landed although the connection was lost before the answer) and in a later run of
+        a batch write (attempt ids start again), so the transaction first deletes what it holds.
         """
         tag = self.stage_tag(batch_id, task_id, attempt)
         it = iter(rows)

@@ -19,7 +19,7 @@ from .dialects import Dialect, dialect_for
 from .dialects.engine import Statement, execute
 from .dialects.layout import Step
 from .dialects.statements.lifecycle import Holding
-from .errors import SchemaError, layout_mismatch
+from .errors import DatabaseError, SchemaError, layout_mismatch
 from .identifiers import TableName
 from .profile import NATIVE, Profile, native
 from .schema import (
@@ -69,7 +69,10 @@ class Queue:
         self.dialect: Dialect = dialect_for(spec.dialect)
         self._inspecting = inspecting
         self._conn: Any = None
-        self._connected_before = False
+        # The address is known to work: this queue connected, or (set by its owner) a Spark task's
+        # stream connected on the driver first. Until then a failing connection is a wrong address or
+        # login, reported at once; after, it is an outage that the retry policy rides out.
+        self.proven = False
 
     def __repr__(self) -> str:
         return f"Queue({self.table} at {self.spec.display})"
@@ -85,7 +88,7 @@ class Queue:
                 if setting is not None:
                     self.dialect.autocommit_cursor(conn).execute(setting)
                 self._conn = conn
-            self._connected_before = True
+            self.proven = True
         return self._conn
 
     def close(self) -> None:
@@ -101,8 +104,21 @@ class Queue:
         except Exception as exc:
             if not self.dialect.is_driver_error(exc):
                 raise
+            error = self.dialect.map_error(exc, self.spec, self.proven)
+            if not error.transient and self.proven and self._conn is not None and not self._answers():
+                error = DatabaseError(f"{error} (and the connection no longer answers)", transient=True)
             self.close()
-            raise self.dialect.map_error(exc, self.spec, self._connected_before) from None
+            raise error from None
+
+    def _answers(self) -> bool:
+        """Whether the connection still answers a query. A driver's first error on a connection the
+        server dropped need not say so: FreeTDS reports 'Unknown error', 'Could not change
+        transaction status' or nothing at all (HY000, no number), and only later ones 08S01."""
+        try:
+            self.dialect.autocommit_cursor(self._conn).execute(self.dialect.ping().sql)
+        except Exception:  # any failure of the probe means it does not answer; the first error is raised
+            return False
+        return True
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:
@@ -347,7 +363,9 @@ class Queue:
 
     def twin(self) -> Queue:
         """The same queue on a connection of its own (for a thread that claims ahead)."""
-        return Queue(self.spec, self.table)
+        twin = Queue(self.spec, self.table)
+        twin.proven = self.proven
+        return twin
 
     @property
     def profile(self) -> Profile:

@@ -11,7 +11,8 @@ import itertools
 import pytest
 
 from sqlqueue.errors import DatabaseError
-from sqlqueue.producer import Producer
+from sqlqueue.producer import Producer, Written
+from sqlqueue.retry import RetryPolicy
 from sqlqueue.schema import LIFECYCLE_TYPES, Column
 from sqlqueue.testing import assert_queue_holds
 
@@ -272,3 +273,22 @@ def test_publish_refuses_a_batch_whose_rows_are_gone(engine, columns):
         producer.publish(0, columns, [written])
     assert not producer.published(0)
     assert take_ready(queue) == []
+
+
+def test_a_write_retried_after_its_commit_landed_unseen_leaves_its_rows_once(engine, columns):
+    """A connection lost around COMMIT: the rows are in, but the task saw an error and the retry policy
+    writes again, under the same stage tag, whose transaction first deletes what the tag holds."""
+    queue = engine.new_queue()
+    producer = Producer(queue, "w")
+    attempts: list[Written] = []
+
+    def write() -> Written:
+        attempts.append(producer.write(0, 0, columns, rows(columns, "a", "b", "c"), attempt=7))
+        if len(attempts) == 1:
+            raise DatabaseError(f"{engine.name}: connection lost around COMMIT", transient=True)
+        return attempts[-1]
+
+    written = RetryPolicy(timeout_ms=10_000, backoff_ms=1).run(write, "writing task 0 of batch 0")
+    assert len(attempts) == 2 and attempts[0] == written
+    assert producer.publish(0, columns, [written]) == 3
+    assert take_ready(queue) == ["a", "b", "c"]

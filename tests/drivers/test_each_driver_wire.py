@@ -103,6 +103,6 @@ def test_a_wrong_password_fails_the_first_connection_at_once_without_showing_it(
     dialect, spec = SqlServerDialect(), parse_connection(stub_url(server, driver), password="wrong-pw")
     with pytest.raises(Exception, match="Login failed") as caught:
         dialect.connect(spec)
-    mapped = dialect.map_error(caught.value, spec, connected_before=False)
+    mapped = dialect.map_error(caught.value, spec, proven=False)
     assert dialect.is_driver_error(caught.value) and not mapped.transient
     assert "wrong-pw" not in str(mapped)

@@ -15,6 +15,7 @@ from sqlqueue.identifiers import TableName
 from sqlqueue.queue import Queue
 from sqlqueue.schema import Column
 
+DEFAULT_PORTS = {"postgres": 5432, "sqlserver": 1433}
 SQLSERVER_ENV = "SQLQUEUE_TEST_SQLSERVER"
 SQLSERVER_DRIVER_ENV = "SQLQUEUE_TEST_SQLSERVER_DRIVER"
 _taken = [0]  # how many names fresh_name gave: the nth carries the number n
@@ -121,6 +122,27 @@ class Engine:
         if "connectionString" in self.options:
             return named_driver(self.options["connectionString"]) or ""
         return dict(parse_qsl(urlsplit(self.options["url"]).query)).get("driver", "")
+
+    def server_address(self) -> str:
+        """host:port of a server engine's URL (the engine's own port when the URL names none)."""
+        parts = urlsplit(self._url())
+        return f"{parts.hostname}:{parts.port or DEFAULT_PORTS[self.name]}"
+
+    def options_through(self, listen: str) -> dict[str, str]:
+        """The options with the URL's host:port replaced by ``listen``: a proxy in front of the server."""
+        parts = urlsplit(self._url())
+        login, at, _ = parts.netloc.rpartition("@")
+        return {**self.options, "url": urlunsplit(parts._replace(netloc=login + at + listen))}
+
+    def queue_through(self, listen: str, table: TableName) -> Queue:
+        """The queue at ``table``, reached through ``listen`` (a proxy in front of the server)."""
+        o = self.options_through(listen)
+        return Queue(parse_connection(o["url"], None, None, o.get("user"), o.get("password")), table)
+
+    def _url(self) -> str:
+        if "url" not in self.options or self.name == "sqlite":
+            raise ValueError(f"{self.name} given as {sorted(self.options)}: only a server's URL names an address")
+        return self.options["url"]
 
     def server_version(self) -> str:
         """``SELECT @@VERSION`` on SQL Server (and on what speaks TDS like it)."""

@@ -318,6 +318,7 @@ def catalog(dialect: Dialect) -> list[Entry]:
     add("count_ready", dialect.count_ready, NATIVE)
     add("max_ready_id", dialect.max_ready, NATIVE, "id")
     add("count_by_state", dialect.count_by_state)
+    add("ping", dialect.ping)
     add("table_columns", dialect.table_columns)
     for order in ORDERS:
         add(f"peek_{order}", dialect.peek, native(order), READ_COLUMNS)

@@ -71,10 +71,29 @@ RETRIED = [
         "HY000",
         f"[HY000] {MS18}[SQL Server]Lock request time out period exceeded. (1222) (SQLExecDirectW)",
     ),
+    # The next four were raised here, the server (Babelfish) going away behind a Toxiproxy proxy
+    # (tests/conformance/test_outages.py): a session's connection closed, then new connections refused.
+    (
+        "connection closed, Driver 18",
+        "08S01",
+        f"[08S01] {MS18}TCP Provider: Error code 0x2746 (10054) (SQLSetConnectAttr)",
+    ),
+    ("refused, Driver 18 (its login timeout)", "HYT00", f"[HYT00] {MS18}Login timeout expired (0) (SQLDriverConnect)"),
+    (
+        "connection closed, FreeTDS",
+        "08S01",
+        "[08S01] [FreeTDS][SQL Server]Communication link failure (0) (SQLExecDirectW)",
+    ),
+    (
+        "refused, FreeTDS",
+        "08S01",
+        "[08S01] [FreeTDS][SQL Server]Unable to connect: Adaptive Server is unavailable or does not exist (20009) "
+        "(SQLDriverConnect)",
+    ),
 ]
 # Recorded at a first connection: a failover is retried there too, a wrong address or login is not.
 FIRST_CONNECT_RETRIED = [r for r in RETRIED if r[0] in ("database not available", "service busy", "connection reset")]
-FAILS_AT_ONCE = [
+FAILS_AT_ONCE = [r for r in RETRIED if r[0].startswith("refused")] + [
     # davidcomerford/pyodbc-mssql-lambda-layer#4
     ("wrong password", "28000", f"[28000] {MS18}[SQL Server]Login failed for user 'admin'. (18456) (SQLDriverConnect)"),
     # yehoshuadimarsky/bcpandas#28 (the English text of 4060)
@@ -170,7 +189,7 @@ def test_an_sqlstate_missing_from_mssql_pythons_table_is_read_from_its_driver_er
 @pytest.mark.parametrize("driver", RAISERS)
 def test_a_mapped_error_keeps_no_password(driver: str):
     exc = RAISED_BY[driver]("28000", f"[28000] {MS18}Login failed; PWD={{hunter2}} (18456) (SQLDriverConnect)")
-    mapped = SqlServerDialect().map_error(exc, None, connected_before=False)
+    mapped = SqlServerDialect().map_error(exc, None, proven=False)
     assert "hunter2" not in str(mapped) and not mapped.transient
 
 
@@ -214,7 +233,7 @@ def test_a_first_connection_meeting_a_failover_is_retried_and_then_works(monkeyp
 
     failover = [r for r in RETRIED if r[0] == "database not available"][0][1:]
     queue, attempts = queue_meeting(monkeypatch, failover)
-    conn = RetryPolicy(attempts=3, backoff_ms=0).run(lambda: queue.conn, "connecting")
+    conn = RetryPolicy(timeout_ms=1000, backoff_ms=1).run(lambda: queue.conn, "connecting")
     assert len(attempts) == 2
     assert conn.executed == ["SET TRANSACTION ISOLATION LEVEL READ COMMITTED"]
 
@@ -227,5 +246,5 @@ def test_a_first_connection_with_a_wrong_login_or_database_fails_after_one_attem
     failure = [r for r in FAILS_AT_ONCE if r[0] == label][0][1:]
     queue, attempts = queue_meeting(monkeypatch, failure)
     with pytest.raises(DatabaseError) as caught:
-        RetryPolicy(attempts=3, backoff_ms=0).run(lambda: queue.conn, "connecting")
+        RetryPolicy(timeout_ms=1000, backoff_ms=1).run(lambda: queue.conn, "connecting")
     assert len(attempts) == 1 and "hunter2" not in str(caught.value)

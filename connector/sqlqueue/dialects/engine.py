@@ -265,10 +265,12 @@ class Engine(ABC):
         """Turn a Python value of a column whose type is in ``encoded_types`` into what the driver sends."""
         return value
 
-    def map_error(self, exc: BaseException, spec: ConnectionSpec | None, connected_before: bool) -> DatabaseError:
-        """The one place a driver error becomes ours: secrets scrubbed, transient or not."""
+    def map_error(self, exc: BaseException, spec: ConnectionSpec | None, proven: bool) -> DatabaseError:
+        """The one place a driver error becomes ours: secrets scrubbed, transient or not.
+
+        ``proven``: the address is known to work (``Queue.proven``)."""
         secret = spec.password if spec else None
-        transient = self.is_transient(exc, first_connect=not connected_before)
+        transient = self.is_transient(exc, first_connect=not proven)
         return DatabaseError(f"{self.name}: {redact(str(exc), secret)}", transient)
 
     @abstractmethod
@@ -276,10 +278,12 @@ class Engine(ABC):
 
     @abstractmethod
     def is_transient(self, exc: BaseException, first_connect: bool) -> bool:
-        """Lost connections, deadlock victims, lock timeouts: worth another try.
+        """Lost connections, a server restarting, deadlock victims, lock timeouts: worth another try.
 
-        ``first_connect``: the error came from the very first connection attempt, where most
-        failures are a wrong address or login, and retrying only delays the message.
+        ``first_connect``: the address is not proven yet (no connection of this queue has worked,
+        and it is no Spark task of a stream that reached the queue on the driver first), so a
+        connection that fails is most likely a wrong address or login, and retrying only delays the
+        message. A server that answers that it is starting up or busy is worth another try even then.
         """
 
     def table(self, table: TableName) -> str:

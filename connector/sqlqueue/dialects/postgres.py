@@ -13,6 +13,7 @@ from ..errors import missing_driver
 from ..identifiers import TableName
 from ..profile import Profile
 from ..schema import STAGE_TAG, STAGED, Column, QueueSpec
+from . import postgres_errors
 from .base import Dialect
 from .engine import Statement, cached
 from .layout import Step
@@ -310,11 +311,7 @@ class PostgresDialect(Dialect):
         return isinstance(exc, _psycopg().Error)
 
     def is_transient(self, exc: BaseException, first_connect: bool) -> bool:
-        # Class 08 connection exceptions, 57P0x shutdowns, 40001/40P01 serialization and deadlock.
-        if first_connect:
-            return False
-        state = getattr(exc, "sqlstate", None) or ""
-        return isinstance(exc, _psycopg().OperationalError) or state[:2] in ("08", "40") or state.startswith("57P")
+        return postgres_errors.is_transient(exc, isinstance(exc, _psycopg().OperationalError), first_connect)
 
     # ---- layout versions and migrate ----
     # Index builds run CONCURRENTLY, outside a transaction: they wait for the table's writers instead

@@ -37,6 +37,13 @@ _PORTABLE = {v.split("(")[0]: k for k, v in _TYPES.items()} | {
 # Timestamps are ISO text in UTC, which sorts and compares like the instants.
 _NOW = "strftime('%Y-%m-%d %H:%M:%f', 'now')"
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+# How long a statement waits for another connection's lock (SQLite's busy handler retries within it)
+# before it fails with SQLITE_BUSY, which the retry policy then retries until retryTimeout.
+BUSY_TIMEOUT_S = 60.0
+# SQLITE_BUSY (another connection holds the lock) and SQLITE_LOCKED (a conflict within this
+# connection): worth another try. Extended codes (SQLITE_BUSY_SNAPSHOT, ...) keep the primary code
+# in their low byte (https://www.sqlite.org/rescode.html).
+SQLITE_BUSY, SQLITE_LOCKED = 5, 6
 
 
 class SqliteDialect(Dialect):
@@ -206,7 +213,7 @@ class SqliteDialect(Dialect):
         # connect() turns WAL on, which would hide the very setting the doctor looks at.
         path = spec.param("path")
         assert path is not None, "a sqlite:// URL always names a file"
-        return sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+        return sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
 
     def connect(self, spec: ConnectionSpec) -> Any:
         conn = self.inspection_connect(spec)
@@ -234,7 +241,9 @@ class SqliteDialect(Dialect):
         return isinstance(exc, sqlite3.Error)
 
     def is_transient(self, exc: BaseException, first_connect: bool) -> bool:
-        return not first_connect and isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+        # A file has no address to get wrong: a busy database is busy on a first connection too.
+        code = getattr(exc, "sqlite_errorcode", None)
+        return code is not None and code & 0xFF in (SQLITE_BUSY, SQLITE_LOCKED)
 
     # ---- layout versions and migrate ----
     # SQLite has no conditional DDL: sqlqueue checks these queries before the steps they guard.

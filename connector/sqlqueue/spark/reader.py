@@ -32,11 +32,17 @@ log = worker_logger("sqlqueue.source")
 _QUEUES: dict[tuple, Queue] = {}
 
 
-def shared_queue(address: QueueAddress) -> Queue:
+def shared_queue(address: QueueAddress, *, proven: bool = False) -> Queue:
+    """This process's queue at ``address``. ``proven``: the caller runs only after the stream reached
+    the queue on the driver (a read task after latestOffset claimed, a write task or a commit after
+    streamWriter checked the table), so a connection it cannot make, in a fresh executor process too,
+    is an outage the retry policy rides out rather than a wrong address."""
     key = (address.connection.cache_key, address.table, address.profile)
     if key not in _QUEUES:
         _QUEUES[key] = open_queue(address.connection, address.table, address.profile)
-    return _QUEUES[key]
+    queue = _QUEUES[key]
+    queue.proven = queue.proven or proven
+    return queue
 
 
 # Queues whose layout this process found current: a table never goes back to an older layout.
@@ -172,7 +178,10 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return [ClaimRange(last.consumer, first.seq, last.seq, lo, hi) for lo, hi in bounds]
 
     def read(self, partition: ClaimRange) -> Iterator[pa.RecordBatch]:  # type: ignore[override]  # Spark passes back the partitions planned here
-        queue = shared_queue(self.options.address)
+        log.debug(
+            "reading claims %d..%d, ids %d..%d", partition.after_seq + 1, partition.upto_seq, partition.lo, partition.hi
+        )
+        queue = shared_queue(self.options.address, proven=True)
         target = arrow_schema(self.schema)
 
         def first_rows() -> tuple[list[tuple] | None, Iterator[list[tuple]]]:

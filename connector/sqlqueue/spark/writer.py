@@ -5,10 +5,13 @@ while it is listed as unpublished (or, with dedup keys, into the staging table);
 publishes the batch in one transaction that also records it in the database's ledger, and an
 abort deletes what the batch wrote. ``sqlqueue.producer`` explains why that is exactly once.
 
-Writing is not retried in the task (Spark's iterator of rows can be read once): a task that fails
-is retried by Spark under a stage tag of its own, and publish deletes what the failed attempt wrote.
-Publish and discard are retried over transient database errors (options maxRetries,
-retryBackoffMs), which the ledger makes safe.
+Every database step is retried over transient errors for up to retryTimeout (sqlqueue.retry). A
+task keeps the Arrow batches it has read (Spark's iterator can be read once) until it ends,
+so a retried write sends the same rows; it writes under the same stage tag, and its
+transaction first deletes what that tag holds, so rows whose COMMIT landed although the connection
+was lost before the answer are not left twice. Publish and discard are safe to repeat by the ledger.
+A task that fails all the same is retried by Spark under a stage tag of its own, and publish deletes
+what the failed attempt wrote.
 
 Where things run: the DataFrame is checked against the table on the driver side when Spark asks
 for a writer, before any task starts. ``write`` runs in executors on an unpickled copy of the
@@ -22,8 +25,9 @@ from __future__ import annotations
 import functools
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import pyarrow as pa
 from pyspark import TaskContext
@@ -52,6 +56,7 @@ ONLY_BATCH = 0
 
 # Driver-side Python workers are reused: check a DataFrame schema against a table once per process.
 _CHECKED: dict[tuple, tuple[Column, ...]] = {}
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,21 @@ def checked_columns(options: SinkOptions, schema: StructType) -> tuple[Column, .
     return _CHECKED[key]
 
 
+class Replayable(Generic[T]):
+    """An iterator that can be read again from the start: what was read is kept (a task's Arrow
+    batches: as much memory as the task's rows take in Arrow, until the task ends)."""
+
+    def __init__(self, source: Iterable[T]) -> None:
+        self._source = iter(source)
+        self._read: list[T] = []
+
+    def again(self) -> Iterator[T]:
+        yield from self._read
+        for item in self._source:
+            self._read.append(item)
+            yield item
+
+
 class _Publishing:
     """What the batch and the streaming writer share: write in tasks, publish or discard after."""
 
@@ -101,14 +121,20 @@ class _Publishing:
         self.columns = columns
 
     def _producer(self, writer_id: str, run_id: str = "") -> Producer:
-        return Producer(shared_queue(self.options.address), writer_id, run_id)
+        # Tasks, commits and aborts run after streamWriter (or writer) reached the queue on the driver.
+        return Producer(shared_queue(self.options.address, proven=True), writer_id, run_id)
 
     def _write_task(self, batches: Iterator[pa.RecordBatch], writer_id: str, batch_id: int, run_id: str) -> WrittenTask:
         ctx = task_context()
-        rows = batch_rows(batches, self.columns, native=self.options.address.profile is None)
-        written = self._producer(writer_id, run_id).write(
-            batch_id, ctx.partitionId(), self.columns, rows, ctx.taskAttemptId()
-        )
+        producer = self._producer(writer_id, run_id)
+        kept = Replayable(batches)
+        native = self.options.address.profile is None
+
+        def write() -> Written:
+            rows = batch_rows(kept.again(), self.columns, native=native)
+            return producer.write(batch_id, ctx.partitionId(), self.columns, rows, ctx.taskAttemptId())
+
+        written = self.options.retry.run(write, f"writing task {ctx.partitionId()} of batch {batch_id}")
         return WrittenTask(writer_id, batch_id, written.stage_tag, written.rows)
 
     def _publish(self, messages: Sequence[WrittenTask | None], batch_id: int) -> None:
@@ -149,7 +175,7 @@ class _Acking:
         tasks = [m for m in messages if m is not None]
         if not tasks:
             return
-        acknowledger = Acknowledger(shared_queue(self.options.address), tasks[0].writer_id)
+        acknowledger = Acknowledger(shared_queue(self.options.address, proven=True), tasks[0].writer_id)
         acks = [a for t in tasks for a in t.acks]
         o = self.options
         applied = o.retry.run(

@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 USER = "sqlqueue"
@@ -96,8 +97,16 @@ class PgServer:
             (self.root / "created").touch()
         return self
 
-    def stop(self) -> None:
-        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+    def stop(self, mode: str = "fast") -> None:
+        """Stop the server: ``fast`` ends its sessions cleanly (57P01 to each), ``immediate`` as a crash
+        would (sessions cut, crash recovery at the next start)."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop")
+
+    def restart(self, down_seconds: float = 0.0, mode: str = "immediate") -> None:
+        """A restart under whatever is connected: stop (``mode``), stay down ``down_seconds``, start."""
+        self.stop(mode)
+        time.sleep(down_seconds)
+        self.start()
 
     def _psql(self, sql: str) -> None:
         subprocess.run(

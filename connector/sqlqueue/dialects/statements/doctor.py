@@ -93,6 +93,11 @@ class Doctor(Claims):
         )
 
     @cached
+    def ping(self, table: TableName | None = None) -> Statement:
+        """A query any live connection answers: whether one that just failed is still there."""
+        return self.compile("SELECT 1")
+
+    @cached
     def count_by_state(self, table: TableName) -> Statement:
         """Rows and the oldest enqueue time per state, rows of unpublished sink batches apart."""
         q, tag = self.quote, self._row_tag(table)
