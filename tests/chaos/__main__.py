@@ -12,6 +12,8 @@ or invented a key, left rows behind, or saw its job die.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import contextlib
 import fnmatch
 import random
 import shutil
@@ -22,14 +24,14 @@ from pathlib import Path
 
 from tests.chaos.cells import Cell, Result, Run, matrix
 from tests.chaos.databases import open_database
-from tests.chaos.proxy import FaultProxy
+from tests.support.toxiproxy import Toxiproxy
 
 ENGINES = ("postgres", "sqlite", "babelfish")
 # (cell, rounds, keys): a kill and an outage longer than the lease with a claim made ahead, on the
 # relational table whose trigger rewrites its token; a database restart under the native source; the
 # sink into the relational table killed; a stalled connection; SQLite's claimer table killed.
 CI_SLICE = (
-    (Cell("postgres", "queue-to-delta", "relational", "outage"), 2, 2000),
+    (Cell("postgres", "queue-to-delta", "relational", "outage"), 1, 2000),
     (Cell("postgres", "queue-to-delta", "native", "restart"), 2, 2000),
     (Cell("postgres", "delta-to-queue", "relational", "kill"), 1, 2000),
     (Cell("postgres", "queue-to-queue", "claimer", "stall"), 1, 2000),
@@ -56,6 +58,32 @@ def table(results: list[Result]) -> str:
     return "\n".join(rows)
 
 
+def play(cell: Cell, rounds: int, keys: int, rng: random.Random, root: Path) -> Result | None:
+    """One cell on a database of its own (a PostgreSQL server, a SQLite file; Babelfish is shared, and
+    its cells never restart it), so that a restart or a proxy fault touches no other cell."""
+    workdir = root / cell.name.replace("/", "-")
+    workdir.mkdir(parents=True)
+    db = open_database(cell.engine, workdir)
+    if db is None:
+        print(f"{cell.name}: skipped: no {cell.engine} here (../shared/babelfish beside the clone)", flush=True)
+        return None
+    print(f"{cell.name}: {rounds} rounds of {keys:,} keys", flush=True)
+    try:
+        with contextlib.ExitStack() as stack:
+            proxy = None
+            if cell.fault in ("reset", "stall"):  # the job reaches its database through the fault proxy
+                proxy = stack.enter_context(Toxiproxy.running()).proxy(f"{db.host}:{db.port}")
+            result = Run(cell, db, workdir, rng, proxy).play(rounds, keys)
+    finally:
+        db.close()
+    print(f"{cell.name}: {'ok' if result.passed else 'FAILED'} {result}", flush=True)
+    if result.passed:
+        shutil.rmtree(workdir, ignore_errors=True)
+    else:
+        print(f"  kept for a look: {workdir}", flush=True)
+    return result
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="make chaos", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -70,41 +98,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--other-rounds", type=int, default=3, help="rounds of each SQLite and Babelfish cell")
     parser.add_argument("--keys", type=int, default=5000, help="keys a round produces")
     parser.add_argument("--report", type=Path, help="also write the table (Markdown) to this file")
+    parser.add_argument("--jobs", type=int, default=1, help="cells run side by side (each job is a Spark driver)")
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.randrange(1_000_000)
     print(f"chaos seed {seed} (make chaos SEED={seed} replays this plan)", flush=True)
     rng = random.Random(seed)
     root = Path(tempfile.mkdtemp(prefix="sqlqueue-chaos-"))
-    databases: dict = {}
-    results: list[Result] = []
+    planned = [(cell, rounds, keys, random.Random(rng.random())) for cell, rounds, keys in plan(args)]
     started = time.monotonic()
-    try:
-        for cell, rounds, keys in plan(args):
-            if cell.engine not in databases:
-                databases[cell.engine] = open_database(cell.engine, root)
-            db = databases[cell.engine]
-            if db is None:
-                print(f"{cell.name}: skipped: no {cell.engine} here (../shared/babelfish beside the clone)")
-                continue
-            workdir = root / cell.name.replace("/", "-")
-            workdir.mkdir(parents=True)
-            proxy = FaultProxy.around(db) if cell.fault in ("reset", "stall") else None
-            print(f"{cell.name}: {rounds} rounds of {keys:,} keys", flush=True)
-            try:
-                result = Run(cell, db, workdir, random.Random(rng.random()), proxy).play(rounds, keys)
-            finally:
-                if proxy is not None:
-                    proxy.close()
-            results.append(result)
-            print(f"{cell.name}: {'ok' if result.passed else 'FAILED'} {result}", flush=True)
-            if result.passed:
-                shutil.rmtree(workdir, ignore_errors=True)
-            else:
-                print(f"  kept for a look: {workdir}", flush=True)
-    finally:
-        for db in databases.values():
-            if db is not None:
-                db.close()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        done = pool.map(lambda p: play(*p, root), planned)
+        results = [r for r in done if r is not None]
     report = table(results)
     minutes = (time.monotonic() - started) / 60
     print(f"\nseed {seed}, {len(results)} cells, {minutes:.0f} min\n{report}")

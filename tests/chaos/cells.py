@@ -135,7 +135,7 @@ class Run:
         return values
 
     def set_up(self) -> None:
-        port = self.proxy.port if self.proxy is not None else None
+        port = self.proxy.port if self.proxy is not None else None  # tests.support.toxiproxy.Proxy
         sections: dict[str, dict[str, object]] = {"connection": self.db.connection(port)}
         if self.source is not None:
             sections["source"] = self.config("source", self.source)
@@ -148,6 +148,8 @@ class Run:
             job["target"] = str(self.output)
         if self.cell.pipeline == "delta-to-queue":
             job["input"] = str(self.input)
+        if self.cell.pipeline == "queue-to-queue":
+            job["transform"] = "tests.chaos.transforms:payload_only"
         sections |= {"job": job, "spark": jobs.SPARK, "logging": {"level": "INFO", "sparkLevel": "WARN"}}
         (self.dir / "job.toml").write_text(jobs.toml(sections))
         direct = {k: v for k, v in sections.items() if k in ("source", "sink")} | {"connection": self.db.connection()}
@@ -171,7 +173,6 @@ class Run:
             self._cli("adopt", "--queue", table.name, "--apply", *flag)
             self.db.made += [f"{table.name}_sqlqueue_{s}" for s in ("claims", "staging")]
             self.db.made += [table.name, f"{table.name}_Audit", f"{table.name}_Status"]
-        self.db.made.append("sqlqueue_sink_ledger")
 
     def _cli(self, *args: str) -> None:
         env = {**os.environ, "PYTHONPATH": f"{jobs.ROOT / 'connector'}"}
@@ -287,10 +288,13 @@ class Run:
             return f"held {held}"
         elif fault == "restart":
             self.db.restart(3)
-        elif fault == "reset":
-            self.proxy.toxic("reset_peer", {"timeout": 0}, seconds=1)
-        elif fault == "stall":
-            self.proxy.toxic("timeout", {"timeout": 4000}, seconds=5)
+        elif fault in ("reset", "stall"):
+            # reset: every connection reset for a second; stall: no byte gets through, and the proxy closes
+            # the connection after 4 s, as a network that drops a connection does (one stalled for good,
+            # never closed, waits on: no client timeout is set; docs/guarantees.md)
+            self.proxy.reset_peer() if fault == "reset" else self.proxy.stall(4000)
+            time.sleep(1 if fault == "reset" else 5)
+            self.proxy.clear()
         elif fault == "worker":
             self.kill_worker()
             time.sleep(self.rng.uniform(0, 2))
