@@ -45,7 +45,7 @@ from common import percentiles, pg_options, report, spark_session, start_postgre
 from plots import DOCS_IMG, throughput_by_batch
 from spark_floor import SCHEMA, floor_rate
 
-from sqlqueue.adoption import AdoptedQueue
+from sqlqueue.kinds.adopted import claim_index
 from sqlqueue.connection import parse_connection
 from sqlqueue.consumer import ClaimPolicy, Consumer
 from sqlqueue.identifiers import TableName
@@ -102,7 +102,7 @@ def drain_core(queue: Queue, rows: int, batch: int, columns: list[str], keep: bo
     return elapsed
 
 
-def adopted_table(options: dict, preset: str, rows: int) -> tuple[AdoptedQueue, list[str]]:
+def adopted_table(options: dict, preset: str, rows: int) -> tuple[Queue, list[str]]:
     """A filled table of the seeds' design for ``preset`` (tests/support/seeds.py), with the claim index
     `sqlqueue adopt --apply --index` creates, and the columns a stream of it reads."""
     engine = Engine("postgres", options)
@@ -114,7 +114,7 @@ def adopted_table(options: dict, preset: str, rows: int) -> tuple[AdoptedQueue, 
         queue = seeds.dequeue(engine)
         seeds.insert_payloads(queue, rows)
         columns = ["Id", "Payload"]
-    index = queue.claim_index()
+    index = claim_index(queue)
     seeds.run(queue, *([index] if index else []), f"ANALYZE {queue.table}")
     return queue, columns
 

@@ -23,14 +23,16 @@ import json
 import re
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import layouts
-from .adoption import AdoptedQueue, open_queue, table_columns, unique_keys
+from .capabilities import Capability
 from .config import load_config
 from .doctor import PROBLEM, examine, report
 from .errors import ConfigError, SchemaError, SqlQueueError
+from .kinds.adopted import adoption_statements, claim_index, make_tables, table_columns, unique_keys
 from .options import SINK, SOURCE, QueueAddress, SinkOptions, SourceOptions, whole_number
 from .profile import propose, settings_of
 from .queue import Queue
@@ -169,54 +171,54 @@ def enqueue(queue: Queue, args: argparse.Namespace, order: str) -> int:
 
 
 def peek(queue: Queue, args: argparse.Namespace, order: str) -> int:
-    # An adopted table's rows are shown whole, in its profile's order: its lifecycle columns are its own.
-    adopted = isinstance(queue, AdoptedQueue)
-    if adopted and args.order:
-        raise ConfigError(
-            f"option --order {args.order} is not allowed on an adopted table: it is claimed in its profile's order "
-            "(option profile.order)"
-        )
-    shown = None if adopted else [*PEEK_LIFECYCLE, *(c.name for c in queue.domain_columns())]
+    if args.order:  # an adopted table is claimed in its profile's order, and shown whole
+        queue.require(Capability.CLAIM_ORDER)
+    shown = [*PEEK_LIFECYCLE, *(c.name for c in queue.domain_columns())] if queue.profile.owned else None
     for row in queue.peek(args.limit, args.order or order, shown):
         print(json.dumps({k: _show_time(v) for k, v in row.items()}, default=str))
     return 0
 
 
-def adopted_stats(queue: AdoptedQueue) -> int:
-    """An adopted table's figures: its rows per status, what sqlqueue's streams hold and its sinks staged,
-    and what a claim could take now."""
-    p, claims = queue.profile, queue.dialect.claims_table(queue.table)
-    print(f"table {queue.table} at {queue.spec.display}, adopted with profile {p.name}")
-    if p.status is not None:
-        print(f"{p.status:14} {'rows':>12}" + (f"  (rows where {p.filter})" if p.filter else ""))
-        for value, rows in sorted(queue.by_status().items()):
-            print(f"{value:14} {rows:>12,}")
-    print(f"{'held':14} {queue.count_in(claims):>12,}  (claimed by sqlqueue's streams, not completed yet: {claims})")
-    print(f"{'unpublished':14} {queue.unpublished_rows():>12,}  (sink batches not committed yet: {queue.staging})")
+def stats(queue: Queue, args: argparse.Namespace, order: str) -> int:
+    """Rows per state (or per status value of an adopted table's profile), what sqlqueue's streams hold
+    and its sinks staged, what a claim could take now; where rows keep their claim and completion times
+    (Capability.HISTORY), the recent queue wait and throughput."""
+    now = dt.datetime.now(dt.timezone.utc)
+    p, states, d = queue.profile, queue.stats(), queue.dialect
+    if p.owned:
+        print(f"queue {queue.table} at {queue.spec.display}")
+        print(f"{'state':10} {'rows':>12}  oldest enqueued (h:mm:ss ago)")
+        for state in ("ready", "claimed", "failed", "done"):
+            found = states.get(state, {"rows": 0, "oldest_enqueued_at": None})
+            print(f"{state:10} {found['rows']:>12,}  {_age(queue, found['oldest_enqueued_at'], now)}")
+        print(
+            f"{'unpublished':11}{queue.unpublished_rows():>12,}  (sink batches not committed yet: tagged rows listed "
+            f"in {d.unpublished(queue.table)}, or staged in {d.staging(queue.table)})"
+        )
+    else:
+        print(f"table {queue.table} at {queue.spec.display}, adopted with profile {p.name}")
+        if p.status is not None:
+            print(f"{p.status:14} {'rows':>12}" + (f"  (rows where {p.filter})" if p.filter else ""))
+            for value, found in sorted(states.items()):
+                print(f"{value:14} {found['rows']:>12,}")
+        claims = queue.holding.table
+        print(f"{'held':14} {queue.held_rows():>12,}  (claimed by sqlqueue's streams, not completed yet: {claims})")
+        print(f"{'unpublished':14} {queue.unpublished_rows():>12,}  (sink batches not committed yet: {queue.staging})")
     backlog = queue.backlog()
     oldest = "" if backlog.oldest_age_ms is None else f", the oldest enqueued {duration(backlog.oldest_age_ms)} ago"
-    print(f"claimable: {backlog.ready_rows:,} rows now (the profile's ready rows, due, with attempts left){oldest}")
+    ready = (
+        "ready, due, not in an unpublished sink batch"
+        if p.owned
+        else "the profile's ready rows, due, with attempts left"
+    )
+    print(f"claimable: {backlog.ready_rows:,} rows now ({ready}){oldest}")
+    if queue.supports(Capability.HISTORY):
+        history(queue, args, now)
     return 0
 
 
-def stats(queue: Queue, args: argparse.Namespace, order: str) -> int:
-    if isinstance(queue, AdoptedQueue):
-        return adopted_stats(queue)
-    now = dt.datetime.now(dt.timezone.utc)
-    states = queue.stats()
-    print(f"queue {queue.table} at {queue.spec.display}")
-    print(f"{'state':10} {'rows':>12}  oldest enqueued (h:mm:ss ago)")
-    for state in ("ready", "claimed", "failed", "done"):
-        found = states.get(state, {"rows": 0, "oldest_enqueued_at": None})
-        print(f"{state:10} {found['rows']:>12,}  {_age(queue, found['oldest_enqueued_at'], now)}")
-    d = queue.dialect
-    print(
-        f"{'unpublished':11}{queue.unpublished_rows():>12,}  (sink batches not committed yet: tagged rows listed in "
-        f"{d.unpublished(queue.table)}, or staged in {d.staging(queue.table)})"
-    )
-    backlog = queue.backlog()
-    oldest = "" if backlog.oldest_age_ms is None else f", the oldest enqueued {duration(backlog.oldest_age_ms)} ago"
-    print(f"claimable: {backlog.ready_rows:,} rows now (ready, due, not in an unpublished sink batch){oldest}")
+def history(queue: Queue, args: argparse.Namespace, now: dt.datetime) -> None:
+    """The recent queue wait and throughput, from the claim and completion times rows keep."""
     window = args.window
     since = now - dt.timedelta(seconds=window)
     waits = queue.recent_waits(since)
@@ -237,7 +239,6 @@ def stats(queue: Queue, args: argparse.Namespace, order: str) -> int:
         time.sleep(args.interval)
         change = queue.count_ready() - before
         print(f"backlog: {change:+,} ready rows in {args.interval} s ({change / args.interval:+,.1f} rows/s)")
-    return 0
 
 
 def requeue(queue: Queue, args: argparse.Namespace, order: str) -> int:
@@ -306,21 +307,20 @@ def redrive(queue: Queue, args: argparse.Namespace, order: str) -> int:
     return 0
 
 
-# ---- arguments ---------------------------------------------------------------------------------
 def adopt(queue: Queue, args: argparse.Namespace, order: str) -> int:
     """Without a profile: propose one from the table's catalog. With one: check it against the table and
     print the DDL adopting it needs (sqlqueue's claims and staging tables and the sink's ledger; an index
     the claim can seek when none does), for a DBA to review; --apply runs sqlqueue's tables', --index the
     index's."""
-    if not isinstance(queue, AdoptedQueue):
+    if queue.declared is None:
         proposal = propose(table_columns(queue), unique_keys(queue))
         print(f"# A profile for {queue.table}, read from its columns: review it, then give it as [source] keys")
         print("# (or --set source.KEY=VALUE) and run sqlqueue adopt again to check it and see the DDL.")
         for key, value in settings_of(proposal).items():
             print(f'"{key}" = "{value}"')
         return 0
-    statements = queue.adoption_statements()
-    index = queue.claim_index()
+    statements = adoption_statements(queue)
+    index = claim_index(queue)
     if not args.apply:
         print(f"-- {queue.table} fits profile {queue.profile.name}. sqlqueue adds beside it:")
         print(queue.dialect.script(statements), end="")
@@ -328,12 +328,195 @@ def adopt(queue: Queue, args: argparse.Namespace, order: str) -> int:
             print("-- No index leads with the claim's first column; with --index, sqlqueue creates:")
             print(queue.dialect.script([index]), end="")
         return 0
-    queue.adopt()
+    make_tables(queue)
     if args.index and index is not None:
         with queue.transaction() as cur:
             cur.execute(index)
     print(f"{queue.table} is adopted (profile {queue.profile.name}) at {queue.spec.display}")
     return 0
+
+
+# ---- the registry --------------------------------------------------------------------------------
+def arg(*flags: str, **options: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """One argument of a command, as argparse's add_argument takes it."""
+    return flags, options
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command: its handler, its arguments, what it checks before it runs (a table ready to serve, or
+    only one that exists), and the capabilities it uses, which a table without them refuses in one line."""
+
+    name: str
+    run: Callable[[Queue, argparse.Namespace, str], int]
+    help: str
+    arguments: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = ()
+    before: Callable[[Queue], Any] | None = Queue.require_layout
+    uses: frozenset[Capability] = field(default_factory=frozenset)
+    inspecting: bool = False  # connects without changing any database setting (the doctor)
+
+
+ORDER_HELP = "claim order (default: the source's order option)"
+COMMANDS = (
+    Command(
+        "create",
+        create,
+        "create the queue table, its indexes, the sink's unpublished and staging tables and its ledger"
+        " (or print the DDL)",
+        (
+            arg(
+                "--columns",
+                default="payload text",
+                help="domain columns, 'name type [not null], ...' (types: string, text, int, bigint, double, "
+                "boolean, timestamp, binary); default 'payload text'",
+            ),
+            arg(
+                "--order",
+                choices=list(ORDERS),
+                help="claim order the ready index serves (default: the source's order option, else fifo)",
+            ),
+            arg("--print", action="store_true", help="print the DDL script instead of running it"),
+        ),
+        before=None,
+        uses=frozenset({Capability.CREATE}),
+    ),
+    Command(
+        "enqueue",
+        enqueue,
+        "enqueue rows from a file of JSON lines (or - for stdin)",
+        (
+            arg("file", nargs="?", default="-", help="JSON lines, one object of column values per line"),
+            arg(
+                "--payload",
+                nargs="?",
+                const="payload",
+                metavar="COLUMN",
+                help="take each line as text for this column (default payload) instead of JSON",
+            ),
+            arg("--batch-size", type=int, default=10_000, help="rows per transaction (default 10000)"),
+        ),
+        uses=frozenset({Capability.ENQUEUE}),
+    ),
+    Command(
+        "peek",
+        peek,
+        "show the next ready rows in claim order without claiming them",
+        (
+            arg("-n", "--limit", type=int, default=10, help="rows to show (default 10)"),
+            arg("--order", choices=list(ORDERS), help=ORDER_HELP),
+        ),
+    ),
+    Command(
+        "stats",
+        stats,
+        "rows per state, oldest age, the oldest claimable row, recent waits, throughput",
+        (
+            arg("--window", type=int, default=60, help="seconds of claims and completions to count (default 60)"),
+            arg(
+                "--interval",
+                type=int,
+                default=0,
+                help="also sample the backlog twice this many seconds apart and show its rate of change",
+            ),
+        ),
+    ),
+    Command(
+        "requeue",
+        requeue,
+        "send failed rows (dead letters) back to ready with fresh attempts",
+        (
+            arg("--id", type=int, action="append", dest="ids", help="a failed row's id (repeatable)"),
+            arg("--dedup-key", action="append", dest="dedup_keys", help="a failed row's dedup key (repeatable)"),
+            arg("--all", action="store_true", help="every failed row"),
+        ),
+        uses=frozenset({Capability.REQUEUE}),
+    ),
+    Command(
+        "redrive",
+        redrive,
+        "send dead letters from the Delta table they were moved to (option deadLetterTable) back to the queue, "
+        "exactly once: an interrupted redrive is finished by the next one; progress on stderr",
+        (
+            arg("--from-delta", required=True, metavar="PATH", help="the dead-letter Delta table (path or name)"),
+            arg(
+                "--where", metavar="SQL-EXPR", help='only rows matching this Spark SQL condition, e.g. "attempts >= 5"'
+            ),
+            arg("--limit", type=int, dest="most", metavar="N", help="at most N rows, lowest ids first"),
+        ),
+        uses=frozenset({Capability.DEAD_LETTERS}),
+    ),
+    Command(
+        "purge",
+        purge,
+        "delete finished rows (done or failed) completed before a given age; "
+        f"says first what it deletes (default: {PURGE_STATE} rows older than {PURGE_AGE})",
+        (
+            arg(
+                "--state",
+                choices=(DONE, FAILED),
+                help=f"which finished rows (default {PURGE_STATE}; failed rows are dead letters, purged only when "
+                "asked for)",
+            ),
+            arg("--older-than", help=f"age such as 30m, 12h or 7d (default {PURGE_AGE})"),
+        ),
+        uses=frozenset({Capability.PURGE}),
+    ),
+    Command(
+        "adopt",
+        adopt,
+        "adopt a queue table sqlqueue did not create: propose a profile from its columns, or with one (option "
+        "profile) check it and print the DDL it needs (sqlqueue's tables beside it); never alters the table",
+        (
+            arg("--apply", action="store_true", help="create sqlqueue's tables beside the table"),
+            arg(
+                "--index",
+                action="store_true",
+                help="with --apply: also create the index the claim seeks, when none leads with its column",
+            ),
+        ),
+        before=None,
+    ),
+    Command(
+        "doctor",
+        doctor,
+        "check the queue table and its database for what would hurt a queue",
+        (
+            arg(
+                "--order",
+                choices=list(ORDERS),
+                help="claim order to check the index for (default: the source's order option)",
+            ),
+        ),
+        # The doctor reports a table of another layout, or not adopted yet, among its findings.
+        before=Queue.columns,
+        inspecting=True,
+    ),
+    Command(
+        "migrate",
+        migrate,
+        "upgrade a queue table made by an earlier sqlqueue to this one's layout, in place and in chunks; "
+        "safe to run again (or print the script)",
+        (
+            arg(
+                "--order",
+                choices=list(ORDERS),
+                help="claim order the ready index serves (default: the order of the table's ready index, else the "
+                "source's order option)",
+            ),
+            arg("--chunk-size", type=int, help="rows moved per transaction (default 4000 on SQL Server, else 10000)"),
+            arg("--print", action="store_true", help="print the migration script instead of running it"),
+            arg(
+                "--columns",
+                default="payload text",
+                help="with --print: the queue's domain columns, as for create (default 'payload text'); "
+                "without it they are read from the table",
+            ),
+        ),
+        before=None,
+        uses=frozenset({Capability.MIGRATE}),
+    ),
+)
+BY_NAME = {c.name: c for c in COMMANDS}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -363,121 +546,16 @@ def parser() -> argparse.ArgumentParser:
         epilog="Run 'sqlqueue COMMAND --help' for a command's options.",
     )
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    def command(name: str, run: Any, help_text: str) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, parents=[common], help=help_text, description=help_text)
-        sub.set_defaults(run=run)
-        return sub
-
-    sub = command(
-        "create",
-        create,
-        "create the queue table, its indexes, the sink's unpublished and staging tables and its ledger"
-        " (or print the DDL)",
-    )
-    sub.add_argument(
-        "--columns",
-        default="payload text",
-        help="domain columns, 'name type [not null], ...' (types: string, text, int, bigint, double, "
-        "boolean, timestamp, binary); default 'payload text'",
-    )
-    sub.add_argument(
-        "--order",
-        choices=list(ORDERS),
-        help="claim order the ready index serves (default: the source's order option, else fifo)",
-    )
-    sub.add_argument("--print", action="store_true", help="print the DDL script instead of running it")
-    sub = command("enqueue", enqueue, "enqueue rows from a file of JSON lines (or - for stdin)")
-    sub.add_argument("file", nargs="?", default="-", help="JSON lines, one object of column values per line")
-    sub.add_argument(
-        "--payload",
-        nargs="?",
-        const="payload",
-        metavar="COLUMN",
-        help="take each line as text for this column (default payload) instead of JSON",
-    )
-    sub.add_argument("--batch-size", type=int, default=10_000, help="rows per transaction (default 10000)")
-    sub = command("peek", peek, "show the next ready rows in claim order without claiming them")
-    sub.add_argument("-n", "--limit", type=int, default=10, help="rows to show (default 10)")
-    sub.add_argument("--order", choices=list(ORDERS), help="claim order (default: the source's order option)")
-    sub = command("stats", stats, "rows per state, oldest age, the oldest claimable row, recent waits, throughput")
-    sub.add_argument("--window", type=int, default=60, help="seconds of claims and completions to count (default 60)")
-    sub.add_argument(
-        "--interval",
-        type=int,
-        default=0,
-        help="also sample the backlog twice this many seconds apart and show its rate of change",
-    )
-    sub = command("requeue", requeue, "send failed rows (dead letters) back to ready with fresh attempts")
-    sub.add_argument("--id", type=int, action="append", dest="ids", help="a failed row's id (repeatable)")
-    sub.add_argument("--dedup-key", action="append", dest="dedup_keys", help="a failed row's dedup key (repeatable)")
-    sub.add_argument("--all", action="store_true", help="every failed row")
-    sub = command(
-        "redrive",
-        redrive,
-        "send dead letters from the Delta table they were moved to (option deadLetterTable) back to the queue, "
-        "exactly once: an interrupted redrive is finished by the next one; progress on stderr",
-    )
-    sub.add_argument("--from-delta", required=True, metavar="PATH", help="the dead-letter Delta table (path or name)")
-    sub.add_argument(
-        "--where", metavar="SQL-EXPR", help='only rows matching this Spark SQL condition, e.g. "attempts >= 5"'
-    )
-    sub.add_argument("--limit", type=int, dest="most", metavar="N", help="at most N rows, lowest ids first")
-    sub = command(
-        "purge",
-        purge,
-        "delete finished rows (done or failed) completed before a given age; "
-        f"says first what it deletes (default: {PURGE_STATE} rows older than {PURGE_AGE})",
-    )
-    sub.add_argument(
-        "--state",
-        choices=(DONE, FAILED),
-        help=f"which finished rows (default {PURGE_STATE}; failed rows are dead letters, purged only when asked for)",
-    )
-    sub.add_argument("--older-than", help=f"age such as 30m, 12h or 7d (default {PURGE_AGE})")
-    sub = command(
-        "adopt",
-        adopt,
-        "adopt a queue table sqlqueue did not create: propose a profile from its columns, or with one (option "
-        "profile) check it and print the DDL it needs (sqlqueue's tables beside it); never alters the table",
-    )
-    sub.add_argument("--apply", action="store_true", help="create sqlqueue's tables beside the table")
-    sub.add_argument(
-        "--index",
-        action="store_true",
-        help="with --apply: also create the index the claim seeks, when none leads with its column",
-    )
-    sub = command("doctor", doctor, "check the queue table and its database for what would hurt a queue")
-    sub.add_argument(
-        "--order", choices=list(ORDERS), help="claim order to check the index for (default: the source's order option)"
-    )
-    sub = command(
-        "migrate",
-        migrate,
-        "upgrade a queue table made by an earlier sqlqueue to this one's layout, in place and in chunks; "
-        "safe to run again (or print the script)",
-    )
-    sub.add_argument(
-        "--order",
-        choices=list(ORDERS),
-        help="claim order the ready index serves (default: the order of the table's ready index, else the "
-        "source's order option)",
-    )
-    sub.add_argument(
-        "--chunk-size", type=int, help="rows moved per transaction (default 4000 on SQL Server, else 10000)"
-    )
-    sub.add_argument("--print", action="store_true", help="print the migration script instead of running it")
-    sub.add_argument(
-        "--columns",
-        default="payload text",
-        help="with --print: the queue's domain columns, as for create (default 'payload text'); "
-        "without it they are read from the table",
-    )
+    for command in COMMANDS:
+        sub = commands.add_parser(command.name, parents=[common], help=command.help, description=command.help)
+        for flags, options in command.arguments:
+            sub.add_argument(*flags, **options)
     return top
 
 
-def address(args: argparse.Namespace) -> tuple[QueueAddress, str]:
-    """The queue's address from configuration and flags, and the source's claim order."""
+def address(args: argparse.Namespace) -> tuple[QueueAddress, str, frozenset[Capability]]:
+    """The queue's address from configuration and flags, the source's claim order, and the capabilities
+    the options set use."""
     section = SINK if args.sink else SOURCE
     overrides = [*args.overrides]
     overrides += [f"{section}.queue={args.queue}"] if args.queue else []
@@ -486,30 +564,26 @@ def address(args: argparse.Namespace) -> tuple[QueueAddress, str]:
     printing = getattr(args, "print", False)
     config = load_config(args.config, overrides, roles=[section], need_secrets=not printing)
     if section == SINK:
-        return SinkOptions.parse(config.sink).address, "fifo"
+        sink = SinkOptions.parse(config.sink)
+        return sink.address, "fifo", sink.needs
     options = SourceOptions.parse(config.source)
-    return options.address, options.order
+    return options.address, options.order, options.needs
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    command = BY_NAME[args.command]
     try:
         check_numbers(args)
-        where, order = address(args)
-        queue = open_queue(where.connection, where.table, where.profile, inspecting=args.run is doctor)
+        where, order, needs = address(args)
+        queue = Queue(where.connection, where.table, where.profile, inspecting=command.inspecting)
         try:
-            # A missing table, or one of another layout, is named here, before any command's statements;
-            # the doctor reports the layout among its findings, and migrate is what changes it.
-            if isinstance(queue, AdoptedQueue) and args.run not in (adopt, doctor, stats, peek):
-                raise ConfigError(
-                    f"sqlqueue {args.command} serves tables in sqlqueue's own layout; an adopted table (option "
-                    "profile) is read by the source, written by the sink, and checked by adopt, doctor, stats and peek"
-                )
-            if args.run is doctor:
-                queue.columns()
-            elif args.run not in (create, migrate, adopt):
-                queue.require_layout()
-            return args.run(queue, args, order)
+            # What the table lacks, or a table not ready to serve, is named here in one line, before any
+            # of the command's statements.
+            queue.require(*command.uses, *needs)
+            if command.before is not None:
+                command.before(queue)
+            return command.run(queue, args, order)
         finally:
             queue.close()
     except (ConfigError, SchemaError, OSError) as exc:

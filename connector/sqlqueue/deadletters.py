@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .capabilities import Capability
 from .dialects.engine import execute
 from .errors import SchemaError
 from .producer import Producer
@@ -80,6 +81,7 @@ class DeadLetters:
     one mover at a time (two processes moving under one id could finish each other's moves)."""
 
     def __init__(self, queue: Queue, mover_id: str) -> None:
+        queue.require(Capability.DEAD_LETTERS)
         self.queue = queue
         self.mover_id = mover_id
         self.prefix = f"{TAG_PREFIX}{hashlib.sha256(mover_id.encode()).hexdigest()[:16]}:"

@@ -65,3 +65,8 @@ def layout_mismatch(table: object, where: str, found: int, needed: int) -> Schem
 
 def append_only(refused: str, use: str) -> ConfigError:
     return ConfigError(f"{refused} is not supported by the sqlqueue sink: a queue can only be appended to; use {use}")
+
+
+def unsupported(table: object, kind: str, capability: str, instead: str) -> ConfigError:
+    """A capability (capabilities.Capability) the table's kind lacks, and what to use instead."""
+    return ConfigError(f"table {table} is {kind}, which does not support {capability}: use {instead}")

@@ -7,10 +7,11 @@ list of valid ones. ``OPTIONS`` is also the source of the options reference in t
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .capabilities import Capability
 from .connection import ConnectionSpec, parse_connection
 from .errors import ConfigError, invalid_option, missing_option, unknown_options
 from .identifiers import TableName
@@ -366,23 +367,6 @@ def queue_address(values: Mapping[str, Any]) -> QueueAddress:
     return QueueAddress(connection, values["queue"], _profile(values, connection.dialect))
 
 
-# What a source on an adopted table does not serve yet: the profile's done transition is its completion.
-_NATIVE_ONLY = ("completion", "strictOrder", "deadLetterTable")
-# The sink's ack operation and its settings, which an adopted table does not serve for the same reason.
-_ACK_ONLY = ("operation", "completion", "maxAttempts", "backoffSeconds", "maxBackoffSeconds")
-
-
-def _refuse_on_adopted(values: Mapping[str, Any], native_only: Sequence[str] = _NATIVE_ONLY) -> None:
-    """Refuse, in one line, an option an adopted table does not serve set to other than its default."""
-    for key in native_only:
-        if values[key] != BY_KEY[key.lower()].default:
-            raise invalid_option(
-                key,
-                values[key],
-                "not on an adopted table (option profile): its profile's done transition completes each batch",
-            )
-
-
 def _profile(values: Mapping[str, Any], engine: str) -> Profile | None:
     """The profile the options describe: a preset, the profile.* settings over it, the source's lease; its
     filter read as one boolean expression in the ``engine``'s SQL."""
@@ -433,28 +417,38 @@ class SourceOptions:
             raise invalid_option(
                 "minRowsPerTrigger", v["minRowsPerTrigger"], f"at most maxRowsPerTrigger ({v['maxRowsPerTrigger']})"
             )
-        if v["profile"] is not None:
-            _refuse_on_adopted(v)
         return cls(
-            queue_address(v),
-            v["consumer"],
-            v["maxRowsPerTrigger"],
-            v["minRowsPerTrigger"],
-            v["maxTriggerDelay"],
-            v["numPartitions"],
-            v["claimChunkSize"],
-            v["order"],
-            v["strictOrder"],
-            v["prefetch"],
-            v["leaseSeconds"],
-            v["completion"],
-            v["maxAttempts"],
-            v["emptyPollIntervalMs"],
-            v["columns"],
-            v["fetchSize"],
-            RetryPolicy(v["retryTimeout"], v["retryBackoffMs"]),
-            v["deadLetterTable"],
+            address=queue_address(v),
+            consumer=v["consumer"],
+            max_rows_per_trigger=v["maxRowsPerTrigger"],
+            min_rows_per_trigger=v["minRowsPerTrigger"],
+            max_trigger_delay_ms=v["maxTriggerDelay"],
+            num_partitions=v["numPartitions"],
+            claim_chunk_size=v["claimChunkSize"],
+            order=v["order"],
+            strict_order=v["strictOrder"],
+            prefetch=v["prefetch"],
+            lease_seconds=v["leaseSeconds"],
+            completion=v["completion"],
+            max_attempts=v["maxAttempts"],
+            empty_poll_interval_ms=v["emptyPollIntervalMs"],
+            columns=v["columns"],
+            fetch_size=v["fetchSize"],
+            retry=RetryPolicy(v["retryTimeout"], v["retryBackoffMs"]),
+            dead_letter_table=v["deadLetterTable"],
         )
+
+    @property
+    def needs(self) -> frozenset[Capability]:
+        """What these options use of the table beyond every table's basics (capabilities.Capability): a
+        table that lacks one refuses the source in one line (Queue.require)."""
+        wanted = {
+            Capability.KEEP_DONE: self.completion == "keep",
+            Capability.ACK: self.completion == "ack",
+            Capability.CLAIM_ORDER: self.strict_order,
+            Capability.DEAD_LETTERS: self.dead_letter_table is not None,
+        }
+        return frozenset(c for c, used in wanted.items() if used)
 
 
 @dataclass(frozen=True)
@@ -474,16 +468,23 @@ class SinkOptions:
         v = parse_options(raw, SINK)
         if v["completion"] == "ack":
             raise invalid_option("completion", "ack", "on the sink, delete or keep (what outcome done does)")
-        if v["profile"] is not None:
-            _refuse_on_adopted(v, _ACK_ONLY)
         return cls(
-            queue_address(v),
-            v["writerId"],
-            v["batchId"],
-            RetryPolicy(v["retryTimeout"], v["retryBackoffMs"]),
-            v["operation"],
-            v["completion"] == "keep",
-            v["maxAttempts"],
-            v["backoffSeconds"],
-            v["maxBackoffSeconds"],
+            address=queue_address(v),
+            writer_id=v["writerId"],
+            batch_id=v["batchId"],
+            retry=RetryPolicy(v["retryTimeout"], v["retryBackoffMs"]),
+            operation=v["operation"],
+            keep_done=v["completion"] == "keep",
+            max_attempts=v["maxAttempts"],
+            backoff_seconds=v["backoffSeconds"],
+            max_backoff_seconds=v["maxBackoffSeconds"],
         )
+
+    @property
+    def needs(self) -> frozenset[Capability]:
+        """What these options use of the table beyond every table's basics: the ack operation and the
+        settings of its outcomes (what done does, attempts, backoff) are per-row outcomes."""
+        settings = (self.max_attempts, self.backoff_seconds, self.max_backoff_seconds)
+        defaults = tuple(BY_KEY[k].default for k in ("maxattempts", "backoffseconds", "maxbackoffseconds"))
+        acking = self.operation == "ack" or self.keep_done or settings != defaults
+        return frozenset({Capability.ACK}) if acking else frozenset()

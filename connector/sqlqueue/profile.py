@@ -126,6 +126,16 @@ class Profile:
         return not self.take and self.done is None and self.done_at is None
 
     @property
+    def owned(self) -> bool:
+        """The table is sqlqueue's own: its rows carry their bookkeeping (the claim number), its sink rows a
+        tag, its columns the defaults a new row needs."""
+        return self.claim_seq is not None
+
+    def deleting(self) -> Profile:
+        """This profile with done deleting the row (sqlqueue's own layout's completion=delete)."""
+        return replace(self, done=None, done_at=None)
+
+    @property
     def expires(self) -> bool:
         """Whether a claim's hold on a row runs out (a lease): sqlqueue's own layout's lease column, or an
         adopted table's started-at, after which a claim, ours or the table's own worker's, takes the row

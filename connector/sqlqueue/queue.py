@@ -1,8 +1,12 @@
 """The Spark-free queue: create, enqueue, claim, read claimed rows, complete, stats.
 
-A ``Queue`` owns one connection, opened lazily. Every write runs in one transaction through the
-dialect; statements are compiled once per queue. Driver errors leave as ``DatabaseError`` with
-secrets scrubbed, and the broken connection is dropped so the next call reconnects.
+A ``Queue`` serves one table of one kind (``kinds``): sqlqueue's own layout, or a table adopted through
+a profile. It owns one connection, opened lazily. Every write runs in one transaction through the
+dialect; statements are compiled once per queue, from the kind's checked profile, so one implementation
+serves both kinds: where the rows carry their claim (in place) or copies in a claims table hold it, what
+ready, a claim and done write. What a kind supports beyond every table's basics is asked with
+``supports`` and ``require``. Driver errors leave as ``DatabaseError`` with secrets scrubbed, and the
+broken connection is dropped so the next call reconnects.
 """
 
 from __future__ import annotations
@@ -14,33 +18,28 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from .capabilities import Capability
 from .connection import ConnectionSpec
 from .dialects import Dialect, dialect_for
 from .dialects.engine import Statement, execute
 from .dialects.layout import Step
+from .dialects.statements.doctor import Finding
 from .dialects.statements.lifecycle import Holding
-from .errors import DatabaseError, SchemaError, layout_mismatch
+from .errors import DatabaseError, SchemaError, unsupported
 from .identifiers import TableName
-from .profile import NATIVE, Profile, native
-from .schema import (
-    DEFAULT_SOURCE_LIFECYCLE,
-    LAYOUT,
-    LAYOUT_1_COLUMNS,
-    LIFECYCLE_NAMES,
-    LIFECYCLE_TYPES,
-    STAGE_TAG,
-    UNRECORDED_LAYOUT,
-    Column,
-    QueueSpec,
-    keyed,
-    writable_columns,
-)
+from .kinds import TableKind, kind_for
+from .kinds.own import layout
+from .profile import COUNTS, NATIVE, TIMES, Profile
+from .schema import LIFECYCLE_TYPES, STAGE_TAG, Column, QueueSpec, keyed
 from .waits import Backlog, Waits
 
 T = TypeVar("T")
 UNLIMITED = 2**62
 DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME = "done", "retry", "failed"
 OUTCOMES = (DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME)
+# Rows one renewal statement names by key: two key columns of 500 rows stay under SQL Server's 2,100
+# parameters a statement (learn.microsoft.com/sql/sql-server/maximum-capacity-specifications-for-sql-server).
+RENEWED_PER_STATEMENT = 500
 
 
 def retry_delay(attempts: int, base_seconds: int, cap_seconds: int, jitter: float) -> int:
@@ -62,10 +61,14 @@ class Ack:
 
 
 class Queue:
-    def __init__(self, spec: ConnectionSpec, table: TableName, *, inspecting: bool = False) -> None:
-        """``inspecting``: connect without changing database settings (for the doctor)."""
+    def __init__(
+        self, spec: ConnectionSpec, table: TableName, profile: Profile | None = None, *, inspecting: bool = False
+    ) -> None:
+        """A queue at ``table``: sqlqueue's own layout, or with ``profile`` a table adopted through it.
+        ``inspecting``: connect without changing database settings (for the doctor)."""
         self.spec = spec
         self.table = table
+        self.kind: TableKind = kind_for(profile)
         self.dialect: Dialect = dialect_for(spec.dialect)
         self._inspecting = inspecting
         self._conn: Any = None
@@ -75,7 +78,29 @@ class Queue:
         self.proven = False
 
     def __repr__(self) -> str:
-        return f"Queue({self.table} at {self.spec.display})"
+        adopted = f", profile {self.declared.name}" if self.declared is not None else ""
+        return f"Queue({self.table} at {self.spec.display}{adopted})"
+
+    @property
+    def declared(self) -> Profile | None:
+        """The profile the table was adopted through; None for sqlqueue's own layout."""
+        return self.kind.declared
+
+    def supports(self, capability: Capability) -> bool:
+        return capability in self.kind.capabilities
+
+    def require(self, *capabilities: Capability) -> None:
+        """Refuse, in one line naming the table, the capability and what to use instead, a capability the
+        table's kind lacks."""
+        for capability in capabilities:
+            if not self.supports(capability):
+                raise unsupported(self.table, self.kind.describe(), capability.value, self.kind.instead(capability))
+
+    def twin(self) -> Queue:
+        """The same queue on a connection of its own (for a thread that claims ahead)."""
+        twin = Queue(self.spec, self.table, self.declared)
+        twin.proven = self.proven
+        return twin
 
     # ---- connection and error handling --------------------------------------------------------
     @property
@@ -134,15 +159,17 @@ class Queue:
             cur.execute(statement.sql, statement.bind(values))
             return [tuple(r) for r in cur.fetchall()]
 
-    # ---- schema -------------------------------------------------------------------------------
-    def create(self, domain: Sequence[Column] = (Column("payload", "text"),), order: str = "fifo") -> None:
-        """Create what is missing of the queue; refused over a table of another layout (migrate it)."""
-        spec = QueueSpec(self.table, tuple(domain), order)
-        if self.fetch(self.dialect.table_columns(self.table), self.catalog_names()):
-            self.require_layout()
-        with self.transaction() as cur:
-            for sql in self.dialect.create_statements(spec):
-                cur.execute(sql)
+    # ---- the table and its kind -----------------------------------------------------------------
+    @property
+    def profile(self) -> Profile:
+        """How this table expresses a queue, checked against the table (once) where it was declared."""
+        return self.kind.profile(self)
+
+    @property
+    def clock(self) -> str:
+        """The clock the table's times are written in (Profile.clock), which each session is set to: read
+        from the declared profile, before the connection the profile's check reads the table with."""
+        return (self.declared or NATIVE).clock
 
     def catalog_names(self, table: TableName | None = None) -> dict[str, str | None]:
         """The ways catalog queries name this table (or ``table``)."""
@@ -150,52 +177,50 @@ class Queue:
         return {"table": table.name, "schema": table.schema, "object_name": str(table)}
 
     def columns(self) -> tuple[Column, ...]:
-        """The table's columns as the database reports them, lifecycle columns included."""
-        rows = self.fetch(self.dialect.table_columns(self.table), self.catalog_names())
-        if not rows:
-            raise SchemaError(f"queue table {self.table} does not exist at {self.spec.display}: create it first")
-        return tuple(
-            LIFECYCLE_TYPES.get(name) or Column(name, self.dialect.portable_type(db_type), bool(nullable))
-            for name, db_type, nullable in rows
-        )
+        """The table's columns as the database reports them."""
+        return self.kind.columns(self)
 
     def domain_columns(self) -> tuple[Column, ...]:
-        return tuple(c for c in self.columns() if c.name not in LIFECYCLE_NAMES)
+        """The table's columns but those its lifecycle owns."""
+        return self.kind.domain_columns(self)
 
     def source_columns(self) -> tuple[Column, ...]:
-        """What a source returns by default: id, enqueued_at, attempts and every domain column."""
-        columns = self.columns()
-        return tuple(c for c in columns if c.name in DEFAULT_SOURCE_LIFECYCLE) + tuple(
-            c for c in columns if c.name not in LIFECYCLE_NAMES
-        )
+        """What a source returns by default: the lifecycle columns the kind shows, then the domain's."""
+        shown = self.kind.shown_lifecycle
+        return tuple(c for c in self.columns() if c.name in shown) + self.domain_columns()
 
-    # ---- layout ---------------------------------------------------------------------------------
-    def layout(self) -> int:
-        """The table's layout: the highest one recorded, else 1 for a queue table made before layouts
-        were recorded (it has every layout-1 lifecycle column). Reads only the catalog and the layout
-        table, so it is safe on any table."""
-        names = {c.name for c in self.columns()}
-        if self.fetch(self.dialect.has_layout_table(self.table), {})[0][0]:
-            recorded = self.fetch(self.dialect.recorded_layout(self.table), {})[0][0]
-            if recorded is not None:
-                return int(recorded)
-        missing = [n for n in LAYOUT_1_COLUMNS if n not in names]
-        if missing:
-            raise SchemaError(
-                f"table {self.table} at {self.spec.display} is not a sqlqueue queue table: it has no layout "
-                f"recorded and no {', '.join(missing)} column(s)"
-            )
-        return UNRECORDED_LAYOUT
+    def spelled(self, names: Sequence[str]) -> tuple[str, ...]:
+        """``names`` as the table spells its columns."""
+        return self.kind.spelled(self, names)
 
     def require_layout(self) -> None:
-        """Refuse, in one line naming the command that fixes it, a table of another layout than this code's."""
-        found = self.layout()
-        if found != LAYOUT:
-            raise layout_mismatch(self.table, self.spec.display, found, LAYOUT)
+        """Refuse, in one line naming what fixes it, a table not ready to be served."""
+        self.kind.require_layout(self)
+
+    def findings(self, order: str) -> list[Finding]:
+        """What the doctor finds about the table and its database, for claims in ``order``."""
+        return self.kind.findings(self, order)
+
+    # ---- sqlqueue's own layout: create, layouts ---------------------------------------------------
+    def create(self, domain: Sequence[Column] = (Column("payload", "text"),), order: str = "fifo") -> None:
+        """Create what is missing of the queue; refused over a table of another layout (migrate it)."""
+        self.require(Capability.CREATE)
+        spec = QueueSpec(self.table, tuple(domain), order)
+        if self.fetch(self.dialect.table_columns(self.table), self.catalog_names()):
+            self.require_layout()
+        with self.transaction() as cur:
+            for sql in self.dialect.create_statements(spec):
+                cur.execute(sql)
+
+    def layout(self) -> int:
+        """The layout of sqlqueue's own table (kinds.own.layout)."""
+        self.require(Capability.MIGRATE)
+        return layout(self)
 
     def run_step(self, step: Step, chunk: int) -> int | None:
         """Run one migration step: None when its ``todo`` query found nothing to do, else the rows it
         moved (0 for a step that moves none). A chunked step commits each chunk on its own."""
+        self.require(Capability.MIGRATE)
         if step.todo is not None and not self.fetch(self.dialect.compile(step.todo), {})[0][0]:
             return None
         if step.chunked:
@@ -225,7 +250,13 @@ class Queue:
 
     # ---- producing ----------------------------------------------------------------------------
     def _encoded(self, columns: Sequence[Column], rows: Iterable[Sequence[Any]], tail: tuple = ()) -> Iterator[tuple]:
-        """Rows as the driver takes them, each followed by ``tail``."""
+        """Rows as the driver takes them, each followed by ``tail``. Times go in the table's clock: a
+        local-clock table (SYSDATETIME()) gets the rows' instants as the database server's wall time, at
+        its current UTC offset."""
+        times = [i for i, c in enumerate(columns) if c.type == "timestamp"]
+        if self.profile.clock == "local" and times:
+            zone = dt.timezone(dt.timedelta(seconds=int(self.fetch(self.dialect.local_offset(), {})[0][0])))
+            rows = (_in_zone(row, times, zone) for row in rows)
         encode = self.dialect.encode
         converted = [(i, c) for i, c in enumerate(columns) if c.type in self.dialect.encoded_types]
         if not converted:
@@ -256,25 +287,28 @@ class Queue:
         tag is not in the unpublished table (``Producer`` lists it there in the same transaction)."""
         self._load_under(cur, self.table, columns, rows, stage_tag)
 
-    # How the sink writes into this table (``Producer``): every batch staged, or only keyed ones, the
-    # others written into the table under tags listed as unpublished.
-    lists_unpublished = True
+    @property
+    def lists_unpublished(self) -> bool:
+        """How the sink writes into this table (``Producer``): rows carrying a tag column are written into
+        it under tags listed as unpublished; else every batch waits in the staging table."""
+        return self.profile.tag is not None
 
     def writable(self, names: Sequence[str]) -> tuple[Column, ...]:
         """The table's columns that receive a producer's ``names``, or one error naming what does not fit."""
-        return writable_columns(names, self.columns(), self.table)
+        return self.kind.writable(self, names)
 
     def stages(self, columns: Sequence[Column]) -> bool:
-        """Whether a batch of ``columns`` waits in the staging table until publish copies it over."""
-        return keyed(columns)
+        """Whether a batch of ``columns`` waits in the staging table until publish copies it over: every
+        batch where the table has no tag column, and keyed ones, whose keys are checked at publish."""
+        return not self.lists_unpublished or keyed(columns)
 
     @property
     def staging(self) -> TableName:
-        return self.dialect.staging(self.table)
+        return self.dialect.staging_of(self.table, self.profile)
 
     def publish_statement(self, columns: Sequence[Column]) -> Statement:
-        """Copy one task's staged rows (:tag) into the table."""
-        return self.dialect.publish_staged(self.table, tuple(c.name for c in columns))
+        """Copy one task's staged rows (:tag) into the table, as new ready rows of the profile."""
+        return self.dialect.publish(self.table, self.profile, tuple(c.name for c in columns))
 
     def stage(self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str) -> None:
         """Insert rows into the staging table under ``stage_tag``, inside the caller's transaction ``cur``."""
@@ -288,6 +322,7 @@ class Queue:
 
     def enqueue(self, rows: Sequence[Mapping[str, Any]]) -> int:
         """Enqueue ready rows (dicts keyed by column name) in one transaction."""
+        self.require(Capability.ENQUEUE)
         if not rows:
             return 0
         known = {c.name: c for c in self.columns()}
@@ -351,31 +386,47 @@ class Queue:
 
     def claim_profile(self, order: str) -> Profile:
         """The profile a claim in ``order`` (the stream's order option) runs by."""
-        return native(order)
+        return self.kind.claim_profile(self, order)
 
     def copied(self) -> tuple[str, ...]:
-        """The columns a claim copies into the claims table (none: sqlqueue's own rows are held in place)."""
-        return ()
+        """The columns a claim copies into the claims table: none where the rows carry their claim, else
+        every column of the table."""
+        return () if self.holding.in_place else tuple(c.name for c in self.columns())
+
+    def _bound(self) -> tuple[str | None, bool]:
+        """(the bound column, whether it is a time)."""
+        p = self.profile
+        types = {c.name: c.type for c in self.columns()}
+        keys = [k for k in p.key if k not in p.lifecycle()]
+        ranked = [
+            *(k for k in keys if types.get(k) in COUNTS),
+            *([p.enqueued] if p.enqueued is not None else []),
+            *(k for k in keys if types.get(k) in TIMES),
+        ]
+        return (ranked[0], types.get(ranked[0]) in TIMES) if ranked else (None, False)
 
     def bound_column(self) -> str | None:
-        """The column a Trigger.AvailableNow run bounds its claims by."""
-        return "id"
+        """The column a Trigger.AvailableNow run bounds its claims by: an integer key column the lifecycle
+        does not write (an identity id), else the enqueue time, else a time key column. None: no column
+        tells the rows ready at the start from later ones, and the run claims until a claim comes back
+        empty."""
+        return self._bound()[0]
 
-    def twin(self) -> Queue:
-        """The same queue on a connection of its own (for a thread that claims ahead)."""
-        twin = Queue(self.spec, self.table)
-        twin.proven = self.proven
-        return twin
-
-    @property
-    def profile(self) -> Profile:
-        """How this table expresses a queue: sqlqueue's own layout."""
-        return NATIVE
-
-    @property
-    def clock(self) -> str:
-        """The clock the table's times are written in (Profile.clock), which each session is set to."""
-        return self.profile.clock
+    def available_now_bound(self) -> Any:
+        """The largest value of the bound column among the rows ready at a Trigger.AvailableNow run's start
+        (its claims take rows up to it), or one below every value when none is ready; None without a
+        bound column. A time read back through a driver may come back coarser than the table holds it
+        (DATETIME2(7) as microseconds; Microsoft's driver sends Babelfish whole seconds), so a time
+        bound is a second later: rows enqueued within that second are taken too."""
+        column, time_ = self._bound()
+        if column is None:
+            return None
+        (largest,) = self.fetch(self.dialect.max_ready(self.table, self.profile, column), self._values())[0]
+        if largest is None:
+            return self._time(dt.datetime(1900, 1, 1, tzinfo=dt.timezone.utc)) if time_ else -(2**63)
+        if isinstance(largest, dt.datetime):
+            return largest + dt.timedelta(seconds=1)
+        return largest
 
     @property
     def holding(self) -> Holding:
@@ -413,48 +464,112 @@ class Queue:
             while rows := cur.fetchmany(batch_rows):
                 yield [tuple(r) for r in rows]
 
-    def spelled(self, names: Sequence[str]) -> tuple[str, ...]:
-        """``names`` as the table spells its columns."""
-        return tuple(names)
-
     def complete(self, consumer: str, upto_seq: int, *, keep: bool = False, chunk: int | None = None) -> int:
-        """Delete (or mark done) every row this consumer claimed under claims up to ``upto_seq``."""
-        chunk = chunk or self.dialect.default_chunk
-        statement = self.dialect.complete(self.table, keep, chunk is not None)
-        return self._repeat(statement, {"consumer": consumer, "upto_seq": upto_seq, "limit": chunk}, chunk)
+        """Apply the done transition to the rows this consumer holds under claims up to ``upto_seq`` and
+        still holds (a row another claimer took is fenced out: left alone), and forget the copies where
+        copies hold them; returns how many rows were done (where the claim took the rows out of the
+        table, how many copies were forgotten). sqlqueue's own rows are deleted unless ``keep`` (option
+        completion=keep); an adopted table's done transition is its profile's.
+
+        Where the engine needs it (SQL Server), each statement runs in chunks of ``chunk`` rows (lock
+        escalation is judged per statement). Rows held in place commit each chunk on its own; copies are
+        forgotten in the done transition's one transaction, so a row is never done with its copy still
+        taken for held, nor its copy gone while it is still in flight."""
+        profile = self.profile
+        if self.holding.in_place and not keep:
+            profile = profile.deleting()
+        limit = chunk or self.dialect.default_chunk
+        values = {"consumer": consumer, "upto_seq": upto_seq, "limit": limit, **self._values()}
+        statements = self.dialect.complete(self.table, profile, limit is not None)
+        if self.holding.in_place:
+            return sum(self._repeat(statement, values, limit) for statement in statements)
+        counts = []
+        with self.transaction() as cur:
+            for statement in statements:
+                total = 0
+                while True:
+                    cur.execute(statement.sql, statement.bind(values))
+                    count = max(cur.rowcount, 0)
+                    total += count
+                    if limit is None or count < limit:
+                        break
+                counts.append(total)
+        return counts[0]
 
     # ---- leases --------------------------------------------------------------------------------
     def renew(self, consumer: str, after_seq: int, lease_seconds: int, chunk: int | None = None) -> int:
-        """Renew the lease of the rows ``consumer`` holds under claims after ``after_seq`` (claims Spark
-        has not committed) that have less than half of it left; returns how many. Rows another claimer
-        took are not this consumer's to renew."""
-        chunk = chunk or self.dialect.default_chunk
+        """Renew the lease of the rows ``consumer`` still holds under claims after ``after_seq`` (claims
+        Spark has not committed) that have less than half of it left; returns how many. Rows another
+        claimer took are not this consumer's to renew.
+
+        Rows that carry their claim get a new lease end. An adopted table's rows get started-at (and the
+        token) now, which is what the table's own worker reads too, and their copies take the new guard:
+        each chunk of locked rows in one transaction, RENEWED_PER_STATEMENT rows a statement
+        (Leases.renewable, renew, settle_renewed)."""
+        p = self.profile
+        if not p.expires:
+            return 0
+        limit = chunk or self.dialect.default_chunk
+        each = limit or UNLIMITED
         values = {
             "consumer": consumer,
             "after_seq": after_seq,
             "lease_seconds": lease_seconds,
             "half_seconds": lease_seconds // 2,
-            "limit": chunk,
+            "half_ago": -(lease_seconds // 2),
+            "limit": each,
         }
-        return self._repeat(self.dialect.renew_held(self.table, chunk is not None), values, chunk)
+        if self.holding.in_place:
+            return self._repeat(self.dialect.renew_held(self.table, limit is not None), values, limit)
+        pick, total = self.dialect.renewable(self.table, p), 0
+        while True:
+            with self.transaction() as cur:
+                keys = execute(cur, pick, **values).fetchall()
+                for start in range(0, len(keys), RENEWED_PER_STATEMENT):
+                    rows = keys[start : start + RENEWED_PER_STATEMENT]
+                    named = {f"k{c}_{i}": v for i, row in enumerate(rows) for c, v in enumerate(row)}
+                    for statement in (
+                        self.dialect.renew(self.table, p, len(rows)),
+                        self.dialect.settle_renewed(self.table, p, len(rows)),
+                    ):
+                        cur.execute(statement.sql, statement.bind({**values, **named}))
+            total += len(keys)
+            if len(keys) < each:
+                return total
 
     def drop_fenced(self, consumer: str, seq: int) -> int:
-        """Forget the rows of claim ``seq`` another claimer took since; how many. None here: a row held in
-        place carries its claim, so one taken over is simply no longer counted as held."""
-        return 0
+        """Forget the rows of claim ``seq`` another claimer took since; how many. Only copies need it: a
+        row held in place carries its claim, so one taken over is simply no longer counted as held."""
+        p = self.profile
+        if self.holding.in_place or p.take or p.guard is None:
+            return 0
+        statement = self.dialect.drop_fenced(self.table, p)
+        with self.transaction() as cur:
+            return max(execute(cur, statement, consumer=consumer, seq=seq).rowcount, 0)
 
     # ---- lifecycle ----------------------------------------------------------------------------
     def rescue_expired(self, max_attempts: int, chunk: int | None = None) -> int:
-        """Rows whose lease expired go back to ready, or to failed once their attempts are spent."""
-        chunk = chunk or self.dialect.default_chunk
-        statement = self.dialect.rescue_expired(self.table, chunk is not None)
-        return self._repeat(statement, {"max_attempts": max_attempts, "limit": chunk}, chunk)
+        """Rows whose claimer's lease ran out: where the rows carry a lease (sqlqueue's own layout) they go
+        back to ready, or to failed once their attempts are spent; an adopted table's go back by its ready
+        predicate itself, and those with no attempt left become failed where the profile has a failed
+        value."""
+        if self.holding.in_place:
+            chunk = chunk or self.dialect.default_chunk
+            statement = self.dialect.rescue_expired(self.table, chunk is not None)
+            return self._repeat(statement, {"max_attempts": max_attempts, "limit": chunk}, chunk)
+        failing = self.dialect.adopted_fail_expired(self.table, self.profile)
+        if failing is None:
+            return 0
+        with self.transaction() as cur:
+            cur.execute(failing.sql, failing.bind(self._values()))
+            return max(cur.rowcount, 0)
 
     def apply_acks(self, cur: Any, acks: Sequence[Ack], *, keep: bool, max_attempts: int) -> int:
         """Per-row outcomes inside the caller's transaction; returns how many changed nothing (fenced out).
         Only rows still claimed are touched, so applying the same acknowledgements twice changes nothing
         the second time; an acknowledgement that carries the row's attempts touches the row only while
         the claim that delivered it holds it."""
+        self.require(Capability.ACK)
         groups: dict[tuple[str, bool], list[dict[str, Any]]] = {}
         for a in acks:
             values = {"id": a.id, "error": a.error, "attempts": a.attempts}
@@ -479,12 +594,14 @@ class Queue:
     ) -> int:
         """Delete finished rows (done or failed) completed before a time, a chunk per transaction;
         ``progress`` hears the running total after each chunk."""
+        self.require(Capability.PURGE)
         chunk = chunk or self.dialect.default_chunk or 10_000
         statement = self.dialect.purge(self.table, state, True)
         return self._repeat(statement, {"cutoff": self._time(completed_before), "limit": chunk}, chunk, progress)
 
     def requeue_failed(self, ids: Sequence[int] = (), dedup_keys: Sequence[str] = ()) -> int:
         """Failed rows back to ready with their attempts reset: by id, by dedup key, or all of them."""
+        self.require(Capability.REQUEUE)
         with self.transaction() as cur:
             if not ids and not dedup_keys:
                 execute(cur, self.dialect.requeue_failed(self.table, "all"))
@@ -540,13 +657,8 @@ class Queue:
     def recent_waits(self, since: dt.datetime) -> Waits:
         """How long the rows claimed since a time waited, of those still in the table: with
         completion=keep every one, with delete those not completed yet (in flight, failed, retrying)."""
+        self.require(Capability.HISTORY)
         return Waits.from_row(self.fetch(self.dialect.recent_waits(self.table), {"since": self._time(since)})[0])
-
-    def available_now_bound(self) -> Any:
-        """What a Trigger.AvailableNow run claims up to, read at its start: the largest id ready then
-        (0 when none is, which claims nothing). None would mean no bound."""
-        column = str(self.bound_column())
-        return self.fetch(self.dialect.max_ready(self.table, self.profile, column), self._values())[0][0] or 0
 
     def _time(self, value: dt.datetime) -> Any:
         return self.dialect.encode(LIFECYCLE_TYPES["completed_at"], value)
@@ -561,6 +673,7 @@ class Queue:
 
     def count_done_since(self, since: dt.datetime) -> int:
         """Rows completed since a time and kept as done (completion=keep)."""
+        self.require(Capability.HISTORY)
         return self.fetch(self.dialect.count_done_since(self.table), {"since": self._time(since)})[0][0]
 
     def facts(self, builder: Callable[[TableName], Statement]) -> list[tuple]:
@@ -568,19 +681,43 @@ class Queue:
         return self.fetch(builder(self.table), self.catalog_names())
 
     def stats(self) -> dict[str, dict[str, Any]]:
-        """Rows per state and the enqueue time of the oldest row in each."""
-        return {
-            state: {"rows": count, "oldest_enqueued_at": oldest}
-            for state, count, oldest in self.fetch(self.dialect.count_by_state(self.table), {})
-        }
+        """Rows per state of sqlqueue's own layout (rows of unpublished sink batches apart) with the enqueue
+        time of the oldest in each; or rows per status value of an adopted table's profile (of this
+        stream's filter), oldest None: {} where it has no status."""
+        if self.profile.owned:
+            rows = self.fetch(self.dialect.count_by_state(self.table), {})
+            return {str(state): {"rows": n, "oldest_enqueued_at": oldest} for state, n, oldest in rows}
+        statement = self.dialect.adopted_by_status(self.table, self.profile)
+        rows = [] if statement is None else self.fetch(statement, {})
+        return {_status(value): {"rows": n, "oldest_enqueued_at": None} for value, n in rows}
+
+    def held_rows(self) -> int:
+        """Rows sqlqueue's streams hold (claimed, not completed), whatever their consumer."""
+        return self.fetch(self.dialect.count_all_held(self.holding), {})[0][0]
 
     def unpublished_rows(self) -> int:
         """Rows of sink batches not committed yet (or left by a checkpoint since deleted): in the
-        staging table, and in the queue table under unpublished tags."""
-        return self.fetch(self.dialect.count_unpublished(self.table), {})[0][0]
+        staging table, and in the table under unpublished tags."""
+        if self.lists_unpublished:
+            return self.fetch(self.dialect.count_unpublished(self.table), {})[0][0]
+        return self.fetch(self.dialect.count_rows(self.staging), {})[0][0]
 
     def look(self, at: Callable[[Any], T]) -> T:
         """``at(connection)``: what the driver reports, or a statement that changes nothing (the doctor)."""
         conn = self.conn
         with self._errors():
             return at(conn)
+
+
+def _status(value: Any) -> str:
+    """A status value as the profile spells it: a flag's 0 and 1, which drivers return as booleans on
+    PostgreSQL and SQL Server."""
+    return str(int(value) if isinstance(value, bool) else value)
+
+
+def _in_zone(row: Sequence[Any], times: Sequence[int], zone: dt.tzinfo) -> list[Any]:
+    values = list(row)
+    for i in times:
+        if isinstance(values[i], dt.datetime) and values[i].tzinfo is not None:
+            values[i] = values[i].astimezone(zone).replace(tzinfo=None)
+    return values

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from sqlqueue.adoption import AdoptedQueue
+from sqlqueue.kinds.adopted import make_tables
+from sqlqueue.queue import Queue
 from sqlqueue.errors import SchemaError
 from sqlqueue.identifiers import TableName
 from sqlqueue.producer import Producer
@@ -25,17 +26,17 @@ def rows(n: int, start: int = 0) -> list[tuple]:
     return [(DAY_AGO + dt.timedelta(seconds=i), "Sync", f"s{i}") for i in range(start, start + n)]
 
 
-def written(queue: AdoptedQueue, batch: int, tasks: list[list[tuple]], writer: str = "w") -> list:
+def written(queue: Queue, batch: int, tasks: list[list[tuple]], writer: str = "w") -> list:
     producer = Producer(queue, writer)
     columns = queue.writable(["EnqueuedAt", "Type", "Payload"])
     return [producer.write(batch, task, columns, task_rows) for task, task_rows in enumerate(tasks)]
 
 
-def publish(queue: AdoptedQueue, batch: int, tasks: list, writer: str = "w") -> int | None:
+def publish(queue: Queue, batch: int, tasks: list, writer: str = "w") -> int | None:
     return Producer(queue, writer).publish(batch, queue.writable(["EnqueuedAt", "Type", "Payload"]), tasks)
 
 
-def table_rows(queue: AdoptedQueue) -> list[tuple]:
+def table_rows(queue: Queue) -> list[tuple]:
     sql = f"SELECT Payload, Status, AttemptNum FROM {queue.table} ORDER BY Payload"
     return queue.fetch(queue.dialect.compile(sql), {})
 
@@ -124,19 +125,19 @@ def test_an_identity_column_is_refused_since_the_table_generates_it(engine):
         queue.writable(["Id", "Payload"])
 
 
-def table_of(engine, columns: str, preset: str, **settings: str) -> AdoptedQueue:
+def table_of(engine, columns: str, preset: str, **settings: str) -> Queue:
     """A table of ``columns`` ({ts}, {text}, {identity}: the engine's types) adopted through ``preset``."""
     identity, ts, text, _, _ = designs.TYPES[engine.name]
     name = fresh_name("own")
     # Babelfish claims in no order (update_cte), as seeds._queue does.
     profile = profile_from(preset, {**settings, "order": ""} if engine.babelfish else settings)
-    queue = AdoptedQueue(engine.connection(), TableName(name), profile)
+    queue = Queue(engine.connection(), TableName(name), profile)
     engine.created.append(queue)
     seeds.run(
         queue,
         f"CREATE TABLE {name} ({columns.format(ts=ts, text=text, identity=identity, now=seeds.NOW[engine.name])})",
     )
-    queue.adopt()
+    make_tables(queue)
     return queue
 
 
@@ -215,5 +216,5 @@ def test_a_table_adopted_before_the_sink_came_serves_the_source_and_refuses_the_
     queue.require_layout()
     with pytest.raises(SchemaError, match="is not adopted yet.*sqlqueue_staging is missing.*--apply"):
         queue.writable(["EnqueuedAt", "Type"])
-    queue.adopt()
+    make_tables(queue)
     queue.writable(["EnqueuedAt", "Type"])

@@ -7,7 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from sqlqueue.adoption import AdoptedQueue, unique_keys
+from sqlqueue.kinds.adopted import unique_keys
+from sqlqueue.queue import Queue
 from sqlqueue.errors import ConfigError, SchemaError
 from sqlqueue.identifiers import TableName
 from sqlqueue.profile import Profile
@@ -15,7 +16,7 @@ from sqlqueue.testing import designs
 from tests.support import seeds
 
 
-def held(queue: AdoptedQueue, consumer: str, after: int, upto: int, columns: list[str]) -> list[tuple]:
+def held(queue: Queue, consumer: str, after: int, upto: int, columns: list[str]) -> list[tuple]:
     rows: list[tuple] = []
     for lo, hi in queue.partition_bounds(consumer, after, upto, 2):
         for chunk in queue.read_claimed(consumer, after, upto, lo, hi, columns):
@@ -23,7 +24,7 @@ def held(queue: AdoptedQueue, consumer: str, after: int, upto: int, columns: lis
     return sorted(rows)
 
 
-def by_status(queue: AdoptedQueue) -> dict[str, int]:
+def by_status(queue: Queue) -> dict[str, int]:
     rows = queue.fetch(queue.dialect.compile(f"SELECT Status, COUNT(*) FROM {queue.table} GROUP BY Status"), {})
     return {status: count for status, count in rows}
 
@@ -68,9 +69,9 @@ def test_the_filter_takes_one_job_type(engine):
     assert queue.backlog().ready_rows == 0
 
 
-def filtered(engine, queue: AdoptedQueue, condition: str) -> AdoptedQueue:
+def filtered(engine, queue: Queue, condition: str) -> Queue:
     """``queue``'s table through its profile with another filter."""
-    other = AdoptedQueue(queue.spec, queue.table, replace(queue.declared, filter=condition))
+    other = Queue(queue.spec, queue.table, replace(queue.declared, filter=condition))
     engine.created.append(other)
     return other
 
@@ -86,7 +87,7 @@ def test_a_filter_that_is_not_one_expression_is_refused_in_one_line_before_anyth
         filtered(engine, queue, condition).claim("etl", 1, 10)
     assert str(refused.value).startswith("option 'profile.filter'") and "\n" not in str(refused.value)
     assert by_status(queue) == {"Completed": 1, "Pending": 1}
-    assert queue.count_in(queue.dialect.claims_table(queue.table)) == 0
+    assert queue.held_rows() == 0
 
 
 def test_a_filter_naming_a_column_the_table_lacks_is_refused_in_one_line_at_the_profiles_check(engine):
@@ -185,7 +186,7 @@ def test_a_started_mark_is_set_by_the_claim_and_done_deletes_the_row(engine):
     assert queue.fetch(queue.dialect.compile(f"SELECT COUNT(*) FROM {queue.table}"), {})[0][0] == 1
 
 
-def in_process(queue: AdoptedQueue) -> list[tuple]:
+def in_process(queue: Queue) -> list[tuple]:
     """(Payload, in_process as 0 or 1, end_date is set) of each row of a seed-003 table, by payload."""
     rows = queue.fetch(queue.dialect.compile(f"SELECT Payload, in_process, end_date FROM {queue.table}"), {})
     return sorted((payload, int(flag), end is not None) for payload, flag, end in rows)
@@ -203,7 +204,7 @@ def test_rows_per_status_of_a_flag_are_counted_under_the_values_the_profile_spel
     queue = seeds.claimer(engine)
     seeds.insert_payloads(queue, 3, "claimer")
     queue.claim("etl", 1, 1)
-    assert queue.by_status() == {"0": 2, "1": 1}  # as profile.ready and in_flight say them, on every engine
+    assert {k: v['rows'] for k, v in queue.stats().items()} == {"0": 2, "1": 1}  # as profile.ready and in_flight say them, on every engine
 
 
 def test_a_seed_003_row_done_has_its_end_date_and_is_not_claimed_again(engine):
@@ -217,7 +218,7 @@ def test_a_seed_003_row_done_has_its_end_date_and_is_not_claimed_again(engine):
     assert in_process(queue) == [("p0", 1, True), ("p1", 1, False)]
 
 
-def utc_table_in_tokyo(engine, monkeypatch) -> tuple[AdoptedQueue, dt.datetime]:
+def utc_table_in_tokyo(engine, monkeypatch) -> tuple[Queue, dt.datetime]:
     """A relational table of UTC times (profile.clock=utc) reached by sessions whose time zone is Tokyo's
     (PGTZ, which libpq sends), with a row due an hour ago and one due in an hour, both in UTC."""
     if engine.name != "postgres":
@@ -274,7 +275,7 @@ def test_an_available_now_bound_taken_when_nothing_is_ready_claims_nothing(engin
 def test_a_column_added_after_adoption_names_how_to_add_it_to_the_claims_table(engine):
     queue = seeds.relational(engine)
     seeds.run(queue, f"ALTER TABLE {queue.table} ADD Region {designs.TYPES[engine.name][3]} NULL")
-    later = AdoptedQueue(queue.spec, queue.table, queue.declared)
+    later = Queue(queue.spec, queue.table, queue.declared)
     with pytest.raises(SchemaError, match="(?i)column\\(s\\) 'Region' of table .* came after it") as refused:
         later.require_layout()
     seeds.run(queue, str(refused.value).split("add them to it: ")[1])  # the ALTER TABLE it names
@@ -289,7 +290,7 @@ def test_each_chunk_of_completion_takes_rows_not_done_yet_when_done_writes_only_
     queue = seeds.claimer(engine)
     seeds.insert_payloads(queue, 5, "claimer")
     assert queue.claim("etl", 1, 5) == 5
-    done, _ = queue.dialect.adopted_complete(queue.table, queue.profile, True)
+    done, _ = queue.dialect.complete(queue.table, queue.profile, True)
     values = done.bind({"consumer": "etl", "upto_seq": 1, "limit": 2, **queue._values()})
     counts = []
     with queue.transaction() as cur:
@@ -302,28 +303,28 @@ def test_each_chunk_of_completion_takes_rows_not_done_yet_when_done_writes_only_
 
 def test_a_missing_column_is_named_before_any_row_moves(engine):
     queue = seeds.relational(engine)
-    bad = AdoptedQueue(queue.spec, queue.table, replace(queue.declared, token="Version"))
+    bad = Queue(queue.spec, queue.table, replace(queue.declared, token="Version"))
     with pytest.raises(SchemaError, match="(?i)token column 'Version' is not in table"):
         bad.claim("etl", 1, 1)
 
 
 def test_a_column_of_the_wrong_type_is_named(engine):
     queue = seeds.relational(engine)
-    wrong = AdoptedQueue(queue.spec, queue.table, replace(queue.declared, attempts="Type"))
+    wrong = Queue(queue.spec, queue.table, replace(queue.declared, attempts="Type"))
     with pytest.raises(SchemaError, match="(?i)attempts column 'Type' .* must be int or bigint"):
         wrong.require_layout()
 
 
 def test_a_key_that_is_not_unique_is_refused(engine):
     queue = seeds.relational(engine)
-    loose = AdoptedQueue(queue.spec, queue.table, replace(queue.declared, key=("Type",)))
+    loose = Queue(queue.spec, queue.table, replace(queue.declared, key=("Type",)))
     with pytest.raises(SchemaError, match=r"(?i)key \(Type\) of table .* is not unique"):
         loose.require_layout()
 
 
 def test_a_table_not_adopted_yet_names_the_command(engine):
     queue = seeds.dequeue(engine)
-    other = AdoptedQueue(queue.spec, TableName(queue.table.name.replace("fifo", "fifo_x")), queue.declared)
+    other = Queue(queue.spec, TableName(queue.table.name.replace("fifo", "fifo_x")), queue.declared)
     seeds.run(queue, f"CREATE TABLE {other.table} (Id INTEGER PRIMARY KEY, Payload TEXT)")
     with pytest.raises(SchemaError, match="is not adopted yet .*: run `sqlqueue adopt"):
         other.require_layout()
@@ -331,16 +332,16 @@ def test_a_table_not_adopted_yet_names_the_command(engine):
 
 def test_a_status_value_the_vocabulary_table_lacks_is_named(engine):
     queue = seeds.relational(engine)
-    unknown = AdoptedQueue(queue.spec, queue.table, replace(queue.declared, ready=("Pending", "Waiting")))
+    unknown = Queue(queue.spec, queue.table, replace(queue.declared, ready=("Pending", "Waiting")))
     with pytest.raises(SchemaError, match="(?i)status value\\(s\\) 'Waiting' are not in the vocabulary"):
         unknown.require_layout()
 
 
-def table_beside(queue: AdoptedQueue, suffix: str, profile: Profile, *ddl: str) -> AdoptedQueue:
+def table_beside(queue: Queue, suffix: str, profile: Profile, *ddl: str) -> Queue:
     """A table ``ddl`` makes ({t}: its name) beside ``queue``'s and on its connection, seen through ``profile``."""
     table = f"{queue.table}_{suffix}"
     seeds.run(queue, *(sql.format(t=table) for sql in ddl))
-    return AdoptedQueue(queue.spec, TableName.parse(table), profile)
+    return Queue(queue.spec, TableName.parse(table), profile)
 
 
 def test_a_status_value_a_check_constraint_refuses_is_named(engine):

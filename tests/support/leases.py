@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlqueue.adoption import AdoptedQueue
 from sqlqueue.queue import Queue
 from tests.support import seeds
 from tests.support.engines import Engine
@@ -52,7 +51,7 @@ def outage(queue: Queue, seconds: int) -> None:
     def earlier(column: str) -> str:
         return f"{d.quote(column)} = {d.add_seconds(d.quote(column), 'shift')}"
 
-    if isinstance(queue, AdoptedQueue):
+    if queue.declared is not None:
         started = str(queue.profile.started)
         targets = [(queue.table, started), (d.claims_table(queue.table), started)]
     else:

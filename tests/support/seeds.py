@@ -1,6 +1,6 @@
 """Queue tables as users already have them (the designs in shared/seeds), made on each engine.
 
-Each maker creates a table of one design under a fresh name and returns an ``AdoptedQueue`` for it
+Each maker creates a table of one design under a fresh name and returns a ``Queue`` adopting it
 with the matching preset, its key set to the table's key. Rows are inserted the way the table's own
 producers would, with plain SQL.
 """
@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from sqlqueue.adoption import AdoptedQueue
+from sqlqueue.kinds.adopted import make_tables
+from sqlqueue.queue import Queue
 from sqlqueue.identifiers import TableName
 from sqlqueue.profile import PRESETS, Profile
 from sqlqueue.testing import designs
@@ -20,30 +21,30 @@ NOW = designs.LOCAL_NOW
 run = designs.run
 
 
-def _queue(engine: Engine, table: str, profile: Profile, keep_order: bool = False) -> AdoptedQueue:
+def _queue(engine: Engine, table: str, profile: Profile, keep_order: bool = False) -> Queue:
     """Babelfish cannot UPDATE or DELETE through a CTE (the ordered claims): there the profile claims in
     no order unless the order is the test's subject, as the engine's own tests do (tests/support/engines.py)."""
     if engine.babelfish and not keep_order:
         profile = replace(profile, order=())
-    queue = AdoptedQueue(engine.connection(), TableName.parse(table), profile)
+    queue = Queue(engine.connection(), TableName.parse(table), profile)
     engine.created.append(queue)
     return queue
 
 
 def relational(
     engine: Engine, keep_order: bool = False, adopt: bool = True, audit: bool = True, **settings: object
-) -> AdoptedQueue:
+) -> Queue:
     """A seed-004 queue (sqlqueue.testing.designs.relational), with (``audit``) a trigger recording every
     change of Status; ``settings`` set profile fields over the preset."""
     name = fresh_name("syncqueue")
     queue = _queue(engine, name, replace(PRESETS["relational"], **settings), keep_order)  # type: ignore[arg-type]
     run(queue, *designs.relational(engine.name, name, audit))
     if adopt:
-        queue.adopt()
+        make_tables(queue)
     return queue
 
 
-def enqueue_relational(queue: AdoptedQueue, n: int, type_: str = "Sync", start: int = 0) -> None:
+def enqueue_relational(queue: Queue, n: int, type_: str = "Sync", start: int = 0) -> None:
     """``n`` Pending rows as the table's producers insert them (sqlqueue.testing.designs.fill)."""
     designs.fill(queue, "relational", n, start, type_)
 
@@ -56,46 +57,46 @@ def _plus_ms(engine: str, now: str, ms: int) -> str:
     return f"DATEADD(MILLISECOND, {ms}, {now})"
 
 
-def dequeue(engine: Engine) -> AdoptedQueue:
+def dequeue(engine: Engine) -> Queue:
     """A seed-000 FIFO queue: an identity key and a payload; a dequeue deletes the row."""
     name = fresh_name("fifoqueue")
     queue = _queue(engine, name, PRESETS["dequeue"])
     run(queue, *designs.dequeue(engine.name, name))
-    queue.adopt()
+    make_tables(queue)
     return queue
 
 
-def started_mark(engine: Engine) -> AdoptedQueue:
+def started_mark(engine: Engine) -> Queue:
     """A seed-002 queue: ready while ProcessingStartedAt is NULL; done deletes the row."""
     name = fresh_name("simplequeue")
     queue = _queue(engine, name, replace(PRESETS["started-mark"], clock="local"))
     run(queue, *designs.started_mark(engine.name, name))
-    queue.adopt()
+    make_tables(queue)
     return queue
 
 
-def claimer(engine: Engine, **settings: object) -> AdoptedQueue:
+def claimer(engine: Engine, **settings: object) -> Queue:
     """A seed-003 retry table (sqlqueue.testing.designs.claimer): in_process, app_server, attempts, and
     start and end dates that default to now; ``settings`` set profile fields over the preset."""
     name = fresh_name("fourqueue")
     queue = _queue(engine, name, replace(PRESETS["claimer"], **settings))  # type: ignore[arg-type]
     # Without the computed duration on Babelfish: it crashes on an OUTPUT of one (babelfish.GAPS, computed_output)
     run(queue, *designs.claimer(engine.name, name, computed=not engine.babelfish))
-    queue.adopt()
+    make_tables(queue)
     return queue
 
 
-def keyed_dequeue(engine: Engine) -> AdoptedQueue:
+def keyed_dequeue(engine: Engine) -> Queue:
     """A seed-000 FIFO queue whose rows carry a key of the producer's, k, beside the payload."""
     name = fresh_name("keyedqueue")
     queue = _queue(engine, name, PRESETS["dequeue"])
     identity, _, text, _, _ = designs.TYPES[engine.name]
     run(queue, f"CREATE TABLE {name} (Id {identity}, k BIGINT NOT NULL, payload {text} NULL)")
-    queue.adopt()
+    make_tables(queue)
     return queue
 
 
-def insert_payloads(queue: AdoptedQueue, n: int, design: str = "dequeue") -> None:
+def insert_payloads(queue: Queue, n: int, design: str = "dequeue") -> None:
     """``n`` rows as the table's own producers insert them, payloads p0 up (sqlqueue.testing.designs.fill)."""
     designs.fill(queue, design, n)
 
@@ -106,8 +107,8 @@ class SeedWorker:
     UpdatedAt still holds that token (optimistic concurrency), else the update is rejected. On SQL Server
     they are the seed's stored procedures, created beside the table; elsewhere the same statements."""
 
-    def __init__(self, queue: AdoptedQueue, engine: str) -> None:
-        self.queue = AdoptedQueue(queue.spec, queue.table, queue.declared)  # a connection of its own
+    def __init__(self, queue: Queue, engine: str) -> None:
+        self.queue = queue.twin()  # a connection of its own
         self.engine = engine
         self.done: list[str] = []  # the payloads of the rows it completed
         self.rejected = 0

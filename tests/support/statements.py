@@ -207,8 +207,8 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
             yield Entry(f"adopted_{name}_claim_record", "claim", plan.record.sql)
         if plan.settle is not None:
             yield Entry(f"adopted_{name}_claim_settle", "claim", plan.settle.sql)
-        for i, statement in enumerate(dialect.adopted_complete(t, profile, dialect.default_chunk is not None), 1):
-            yield Entry(f"adopted_{name}_complete_{i}", "adopted_complete", statement.sql)
+        for i, statement in enumerate(dialect.complete(t, profile, dialect.default_chunk is not None), 1):
+            yield Entry(f"adopted_{name}_complete_{i}", "complete", statement.sql)
         yield Entry(f"adopted_{name}_peek", "peek", dialect.peek(t, profile, columns).sql)
         waits = dialect.claim_waits(dialect.holding(t, profile))
         if waits is not None:
@@ -233,6 +233,7 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
     yield Entry("adopted_filter_probe", "filter_probe", dialect.filter_probe(t, PROBED_FILTER).sql)
     held = dialect.holding(t, PRESETS["started-mark"])
     yield Entry("adopted_count_held", "count_held", dialect.count_held(held).sql)
+    yield Entry("adopted_count_all_held", "count_all_held", dialect.count_all_held(held).sql)
     yield Entry("local_offset", "local_offset", dialect.local_offset().sql)
     yield Entry("count_rows", "count_rows", dialect.count_rows(t).sql)
     yield Entry("adopted_partition_bounds", "partition_bounds", dialect.partition_bounds(held, PARTS).sql)
@@ -253,7 +254,7 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
         yield Entry(f"adopt_{i:02d}_{ddl_label(sql)}", builder, sql)
     for name, (profile, columns) in ADOPTED.items():
         given = tuple(c for c in columns if c not in {*profile.lifecycle(), "Id", "id", "duration_milliseconds"})
-        yield Entry(f"adopted_{name}_publish", "adopted_publish", dialect.adopted_publish(t, profile, given).sql)
+        yield Entry(f"adopted_{name}_publish", "publish", dialect.publish(t, profile, given).sql)
 
 
 def migration_parts(step: Step) -> dict[str, str]:
@@ -296,11 +297,14 @@ def catalog(dialect: Dialect) -> list[Entry]:
                 )
     held = dialect.holding(t, NATIVE)
     entries.append(Entry("count_held", "count_held", dialect.count_held(held).sql))
+    entries.append(Entry("count_all_held", "count_all_held", dialect.count_all_held(held).sql))
     entries.append(Entry("partition_bounds", "partition_bounds", dialect.partition_bounds(held, PARTS).sql))
     entries.append(Entry("read_claimed", "read_claimed", dialect.read_claimed(held, READ_COLUMNS).sql))
     for keep in (False, True):
         for limited in (False, True):
-            add(complete_name(keep, limited), dialect.complete, keep, limited)
+            done = NATIVE if keep else NATIVE.deleting()
+            (statement,) = dialect.complete(t, done, limited)
+            entries.append(Entry(complete_name(keep, limited), "complete", statement.sql))
     for limited in (False, True):
         add("rescue_expired" + ("_chunked" if limited else ""), dialect.rescue_expired, limited)
     for limited in (False, True):
@@ -347,8 +351,8 @@ def catalog(dialect: Dialect) -> list[Entry]:
         entries.append(Entry(staged.__name__, staged.__name__, staged(dialect.staging(t)).sql))
     add("delete_unpublished_rows", dialect.delete_unpublished_rows, True)
     add("delete_unpublished_rows_anywhere", dialect.delete_unpublished_rows, False)
-    add("publish_staged", dialect.publish_staged, tuple(c.name for c in INSERT_COLUMNS))
-    add("publish_staged_dedup", dialect.publish_staged, tuple(c.name for c in DEDUP_INSERT_COLUMNS))
+    add("publish_staged", dialect.publish, NATIVE, tuple(c.name for c in INSERT_COLUMNS))
+    add("publish_staged_dedup", dialect.publish, NATIVE, tuple(c.name for c in DEDUP_INSERT_COLUMNS))
     for name, target in (("write_unpublished", t), ("stage", dialect.staging(t))):
         cursor = RecordingCursor()
         dialect.load(cursor, dialect.table(target), [*INSERT_COLUMNS, STAGE_TAG], [("p", "tag")])

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import pyodbc
 
 from sqlqueue.dialects.odbc import Driver
+from sqlqueue.kinds.own import OwnLayout
 from sqlqueue.dialects.sqlserver import SqlServerDialect
 from sqlqueue.doctor import NOTE, PROBLEM, examine
 from sqlqueue.identifiers import TableName
@@ -63,6 +64,9 @@ class FactsQueue:
 
     def layout(self) -> int:
         return self.recorded_layout
+
+    def findings(self, order: str) -> list:
+        return OwnLayout().findings(self, order)  # type: ignore[arg-type]  # the facts a Queue would read
 
     def facts(self, builder) -> list[tuple]:
         return self.answers[builder.__name__]

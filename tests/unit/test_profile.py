@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from sqlqueue.adoption import checks_on
+from sqlqueue.kinds.adopted import checks_on
 from sqlqueue.dialects import dialect_for
 from sqlqueue.errors import ConfigError
 from sqlqueue.identifiers import TableName
@@ -81,14 +81,6 @@ def test_a_create_table_without_check_gives_no_vocabulary():
 def test_an_in_flight_value_among_the_ready_values_is_refused():
     with pytest.raises(ConfigError, match="'Processing' are also ready values"):
         profile_from("relational", {"ready": "Pending, Processing"})
-
-
-@pytest.mark.parametrize(("key", "value"), [("completion", "ack"), ("strictOrder", "true"), ("deadLetterTable", "/d")])
-def test_a_source_option_an_adopted_table_does_not_serve_is_refused(key, value):
-    from sqlqueue.options import SourceOptions
-
-    with pytest.raises(ConfigError, match=f"option '{key}' = .* is not allowed: not on an adopted table"):
-        SourceOptions.parse({"url": "sqlite:///q.db", "queue": "t", "profile": "dequeue", key: value})
 
 
 def test_a_dequeue_with_a_status_column_neither_filters_its_claim_index_nor_fills_the_status():

@@ -119,9 +119,10 @@ def load_transform(path: str | None) -> Callable[[DataFrame], DataFrame]:
 def check_queues(config: Config, roles: Sequence[str]) -> None:
     """Reach each queue before Spark starts: a wrong address, login or table name fails in one line."""
     for role in roles:
-        address = (config.source_options() if role == SOURCE else config.sink_options()).address
-        queue = Queue(address.connection, address.table)
+        options = config.source_options() if role == SOURCE else config.sink_options()
+        queue = Queue(options.address.connection, options.address.table, options.address.profile)
         try:
+            queue.require(*options.needs)
             queue.columns()
         finally:
             queue.close()

@@ -18,7 +18,7 @@ from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 from pyspark.sql.types import StructType
 
-from ..adoption import open_queue
+from ..capabilities import Capability
 from ..consumer import ClaimOffset, ClaimPolicy, Consumer
 from ..options import QueueAddress, SourceOptions
 from ..queue import UNLIMITED, Queue
@@ -39,7 +39,7 @@ def shared_queue(address: QueueAddress, *, proven: bool = False) -> Queue:
     is an outage the retry policy rides out rather than a wrong address."""
     key = (address.connection.cache_key, address.table, address.profile)
     if key not in _QUEUES:
-        _QUEUES[key] = open_queue(address.connection, address.table, address.profile)
+        _QUEUES[key] = Queue(address.connection, address.table, address.profile)
     queue = _QUEUES[key]
     queue.proven = queue.proven or proven
     return queue
@@ -49,12 +49,15 @@ def shared_queue(address: QueueAddress, *, proven: bool = False) -> Queue:
 _CURRENT_LAYOUT: set[tuple] = set()
 
 
-def check_layout(address: QueueAddress) -> None:
-    """Refuse, on the driver before any task runs, a queue table of another layout than this code's
-    (one line naming `sqlqueue migrate`), rather than fail or misbehave halfway through a batch."""
+def check_table(address: QueueAddress, needs: frozenset[Capability]) -> None:
+    """Refuse, on the driver before any task runs, a table that lacks a capability the options use
+    (``needs``), or is not ready to serve (of another layout than this code's: one line naming `sqlqueue
+    migrate`; an adopted table whose mapping does not fit), rather than fail halfway through a batch."""
+    queue = shared_queue(address)
+    queue.require(*needs)
     key = (address.connection.cache_key, address.table)
     if key not in _CURRENT_LAYOUT:
-        shared_queue(address).require_layout()
+        queue.require_layout()
         _CURRENT_LAYOUT.add(key)
 
 
@@ -95,7 +98,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 max_attempts=o.max_attempts,
                 rescue_interval_s=min(max(o.lease_seconds / 4, 1.0), 60.0),
             )
-            queue = open_queue(o.address.connection, o.address.table, o.address.profile)
+            queue = Queue(o.address.connection, o.address.table, o.address.profile)
             self._consumer = Consumer(queue, consumer_id, policy)
         return self._consumer
 
@@ -108,7 +111,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def prepareForTriggerAvailableNow(self) -> None:
         address = self.options.address
-        queue = open_queue(address.connection, address.table, address.profile)
+        queue = Queue(address.connection, address.table, address.profile)
         try:
             self._bound = self.options.retry.run(queue.available_now_bound, "reading the available-now bound")
             self._available_now = True

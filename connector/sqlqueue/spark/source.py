@@ -24,9 +24,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, DataSourceStreamWriter, DataSourceWriter
 from pyspark.sql.types import StructType
 
-from ..adoption import open_queue
 from ..errors import SchemaError
 from ..options import SourceOptions
+from ..queue import Queue
 from .tuning import warn_once_if_untuned
 from .types import spark_ddl
 
@@ -43,8 +43,9 @@ class SqlQueueDataSource(DataSource):
         """The returned columns as the queue table defines them (the table is read on the driver)."""
         options = SourceOptions.parse(self.options)
         address = options.address
-        queue = open_queue(address.connection, address.table, address.profile)
+        queue = Queue(address.connection, address.table, address.profile)
         try:
+            queue.require(*options.needs)
             queue.require_layout()
             columns = queue.columns()
             wanted = options.columns or [c.name for c in queue.source_columns()]
@@ -60,10 +61,10 @@ class SqlQueueDataSource(DataSource):
         return spark_ddl([by_name[n] for n in wanted])
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        from .reader import QueueStreamReader, check_layout
+        from .reader import QueueStreamReader, check_table
 
         options = SourceOptions.parse(self.options)
-        check_layout(options.address)
+        check_table(options.address, options.needs)
         return QueueStreamReader(options, schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from ..adoption import AdoptedQueue
 from ..connection import ConnectionSpec, parse_connection
 from ..errors import ConfigError
 from ..identifiers import TableName
+from ..kinds.adopted import make_tables
 from ..profile import PRESETS, settings_of
 from ..queue import Queue
 from ..schema import Column, parse_columns
@@ -76,17 +76,18 @@ class ScratchQueue(Queue):
         return self.sink_options(**{"emptyPollIntervalMs": SHORT_EMPTY_POLL_MS, **extra})
 
 
-class ScratchTable(AdoptedQueue):
+class ScratchTable(Queue):
     """A table of one of the designs sqlqueue adopts, made for one test and adopted through its preset."""
 
     def __init__(self, database: Database, table: str, design: str) -> None:
         super().__init__(database.connection(), TableName.parse(table), PRESETS[design])
         self.database = database
+        self.design = design
 
     def source_options(self, **extra: Any) -> dict[str, str]:
         """Options for ``spark.readStream.format("sqlqueue")`` that reach the table through its profile,
         with the 100 ms empty poll of ``ScratchQueue.source_options``."""
-        options = {**self.database.options, "queue": str(self.table), **settings_of(self.declared)}
+        options = {**self.database.options, "queue": str(self.table), **settings_of(PRESETS[self.design])}
         return {**options, "emptyPollIntervalMs": str(SHORT_EMPTY_POLL_MS), **{k: str(v) for k, v in extra.items()}}
 
 
@@ -123,7 +124,7 @@ class QueueFactory:
         table = ScratchTable(self.database, f"sqlqueue_a{os.getpid()}_{next(_names)}", design)
         self.made.append(table)
         designs.run(table, *designs.DESIGNS[design](self.database.engine, str(table.table)))
-        table.adopt()
+        make_tables(table)
         designs.fill(table, design, rows)
         return table
 

@@ -19,14 +19,16 @@ from .adoption import Adoption
 
 
 class AdoptedSink(Adoption):
-    def adopted_staging(self, table: TableName) -> TableName:
-        return TableName(f"{table.name}_sqlqueue_staging", table.schema)
+    def staging_of(self, table: TableName, profile: Profile) -> TableName:
+        """Where the sink's batches wait: the staging table of sqlqueue's own layout, or sqlqueue's beside
+        an adopted table (its name says whose it is, as the claims table's does)."""
+        return self.staging(table) if profile.owned else self.beside(table, "staging")
 
     def create_adopted_staging(self, table: TableName, columns: Sequence[tuple[str, str]]) -> list[str]:
         """The staging table for ``table``: the tag, then ``columns`` (name, exact type as the table has it),
         nullable: publish inserts only the columns a batch has, so the table's defaults and checks apply."""
         lines = [self._column_sql(STAGE_TAG), *self._copies(columns)]
-        return self.staging_statements(self.adopted_staging(table), lines)
+        return self.staging_statements(self.beside(table, "staging"), lines)
 
     @cached
     def defaults(self, table: TableName) -> Statement:
@@ -41,7 +43,9 @@ class AdoptedSink(Adoption):
         ready status, no attempt, the token now, due and enqueued now where the rows leave them NULL or
         out, and NULL where the profile reads NULL as ready (done-at; the claimer, or the started-at mark,
         without a status), whatever the table's defaults say. A key column is never filled: rows enqueued
-        together would share its value."""
+        together would share its value. sqlqueue's own table gives a new row all that by its defaults."""
+        if profile.owned:
+            return {}
         q, now = self.quote, self.clock(profile)
         named = {c.lower(): c for c in given}
         keys = {k.lower() for k in profile.key}
@@ -71,13 +75,17 @@ class AdoptedSink(Adoption):
         return [c for c in marks if c is not None]
 
     @cached
-    def adopted_publish(self, table: TableName, profile: Profile, columns: tuple[str, ...]) -> Statement:
-        """Insert one task's staged rows (:tag) of ``columns`` into the table, as new ready rows."""
+    def publish(self, table: TableName, profile: Profile, columns: tuple[str, ...]) -> Statement:
+        """Insert one task's staged rows (:tag) of ``columns`` into the table, as new ready rows of the
+        profile (Sink.new_row); into sqlqueue's own table, keyed rows with a dedup key it does not hold
+        yet only (a batch's keys are checked when it is published)."""
         q = self.quote
-        filled = self.new_row(profile, columns)
-        values = {**{c: q(c) for c in columns}, **filled}
+        staging, where = self.table(self.staging_of(table, profile)), f"{q(STAGE_TAG.name)} = :tag"
+        if profile.owned and "dedup_key" in columns:
+            return self.compile(self.insert_new_keys(table, columns, staging, where))
+        values = {**{c: q(c) for c in columns}, **self.new_row(profile, columns)}
         names = ", ".join(q(c) for c in values)
         return self.compile(
-            f"INSERT INTO {self.table(table)} ({names}) SELECT {', '.join(values.values())} "
-            f"FROM {self.table(self.adopted_staging(table))} WHERE {q(STAGE_TAG.name)} = :tag"
+            f"INSERT INTO {self.table(table)} ({names}) SELECT {', '.join(values.values())} FROM {staging} "
+            f"WHERE {where}"
         )

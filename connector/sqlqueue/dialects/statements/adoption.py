@@ -75,22 +75,23 @@ class Adoption(Claims):
         return open_ + ours
 
     @cached
-    def adopted_complete(self, table: TableName, profile: Profile, limited: bool) -> tuple[Statement, ...]:
-        """The done transition on the rows of claims up to :upto_seq that are still ours, then the
-        copies dropped: one transaction. A taken row left the table with its claim. ``limited``: each
-        statement touches at most :limit rows and runs again until it touches fewer (SQL Server's lock
-        escalation, at 5,000 locks a statement, would lock the user's table whole); a row done no
-        longer counts as ours, so the repeats end."""
-        where = self.held(self.holding(table, profile), UPTO)
-        forget = self.compile(self.limited_delete(self.claims_table(table), where, limited))
-        if profile.take:
-            return (forget,)
-        ours = self.still_ours(table, profile)
+    def complete(self, table: TableName, profile: Profile, limited: bool) -> tuple[Statement, ...]:
+        """The done transition (an update, or a delete) on the rows of claims up to :upto_seq that are still
+        ours, then, where copies hold them, the copies dropped. Rows that carry their claim are ours while
+        they do; an adopted table's while the guard holds what our claim wrote (still_ours). A taken row
+        left the table with its claim. ``limited``: each statement touches at most :limit rows and runs
+        again until it touches fewer (SQL Server's lock escalation, at 5,000 locks a statement, would lock
+        the table whole); a row done no longer counts as ours, so the repeats end."""
+        holding = self.holding(table, profile)
+        ours = self.held(holding, UPTO) if holding.in_place else self.still_ours(table, profile)
         if profile.deletes_on_done:
             done = self.limited_delete(table, ours, limited)
         else:
             done = self.limited_update(table, self.done_sets(profile), ours, limited)
-        return self.compile(done), forget
+        if holding.in_place:
+            return (self.compile(done),)
+        forget = self.compile(self.limited_delete(holding.table, self.held(holding, UPTO), limited))
+        return (forget,) if profile.take else (self.compile(done), forget)
 
     @cached
     def adopted_fail_expired(self, table: TableName, profile: Profile) -> Statement | None:

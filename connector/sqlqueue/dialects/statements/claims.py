@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ...identifiers import TableName
-from ...profile import NATIVE, Profile
+from ...profile import Profile
 from ...schema import STAGE_TAG, Column
 from ..engine import Statement, cached
-from .lifecycle import CONSUMER, RANGE, SEQ, UPTO, Holding, Lifecycle
+from .lifecycle import CONSUMER, RANGE, SEQ, Holding, Lifecycle
 from .schema import Schema
 
 
@@ -185,6 +185,12 @@ class Claims(Schema, Lifecycle):
         return f"{self.table(self.claims_table(table))} ({names})", lead
 
     @cached
+    def count_all_held(self, holding: Holding) -> Statement:
+        """Rows every consumer holds (claimed, not completed)."""
+        state = f" WHERE {self.quote(holding.state[0])} = {self.literal(holding.state[1])}" if holding.state else ""
+        return self.compile(f"SELECT COUNT(*) FROM {self.table(holding.table)}{state}")
+
+    @cached
     def count_held(self, holding: Holding) -> Statement:
         return self.compile(f"SELECT COUNT(*) FROM {self.table(holding.table)} WHERE {self.held(holding)}")
 
@@ -212,14 +218,6 @@ class Claims(Schema, Lifecycle):
             f"SELECT {cols} FROM {self.table(holding.table)} WHERE {self.held(holding, RANGE)} "
             f"AND {self.quote(holding.row)} BETWEEN :lo AND :hi"
         )
-
-    @cached
-    def complete(self, table: TableName, keep: bool, limited: bool) -> Statement:
-        """Finish the rows of claims up to ``:upto_seq``: delete them, or mark them done."""
-        where = self.held(self.holding(table, NATIVE), UPTO)
-        if keep:
-            return self.compile(self.limited_update(table, self.done_sets(NATIVE), where, limited))
-        return self.compile(self.limited_delete(table, where, limited))
 
     @cached
     def count_ready(self, table: TableName, profile: Profile) -> Statement:

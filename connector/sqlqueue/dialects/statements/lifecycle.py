@@ -35,6 +35,8 @@ class Holding:
     # When the row was enqueued and when it was claimed, for the queue wait (None: not recorded).
     enqueued: str | None
     claimed: str | None
+    # The rows carry their claim themselves (sqlqueue's own layout), rather than copies holding it.
+    in_place: bool
 
 
 class Lifecycle(Engine):
@@ -88,21 +90,25 @@ class Lifecycle(Engine):
             sets.append(f"{q(profile.lease)} = NULL")
         return ", ".join(sets)
 
+    def beside(self, table: TableName, role: str) -> TableName:
+        """One of sqlqueue's tables beside an adopted ``table`` (claims, staging): its name says whose it is."""
+        return TableName(f"{table.name}_sqlqueue_{role}", table.schema)
+
     def claims_table(self, table: TableName) -> TableName:
-        return TableName(f"{table.name}_sqlqueue_claims", table.schema)
+        return self.beside(table, "claims")
 
     def holding(self, table: TableName, profile: Profile) -> Holding:
         """Where ``profile`` holds a claim's rows. Rows that carry their bookkeeping (sqlqueue's own
         layout) are held in place, in flight with the consumer and claim number. An adopted table's are
         copies in its claims table, under sqlqueue's own columns; the copies keep the table's enqueue
         time and the started-at the claim wrote."""
-        if profile.claim_seq is not None:
+        if profile.owned:
             in_flight = (str(profile.status), str(profile.in_flight)) if profile.status else None
             return Holding(
-                table, str(profile.claimer), profile.claim_seq, profile.key[0], in_flight, profile.enqueued,
-                profile.started,
+                table, str(profile.claimer), str(profile.claim_seq), profile.key[0], in_flight, profile.enqueued,
+                profile.started, True,
             )  # fmt: skip
-        return Holding(self.claims_table(table), CONSUMER, SEQ, ROW, None, profile.enqueued, profile.started)
+        return Holding(self.claims_table(table), CONSUMER, SEQ, ROW, None, profile.enqueued, profile.started, False)
 
     def held(self, holding: Holding, claims: str = ONE, qualifier: str = "") -> str:
         """Rows a consumer holds under the claims ``claims`` names (ONE, RANGE, UPTO or AFTER), their columns

@@ -10,8 +10,6 @@ not on every engine and collation).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from ...identifiers import TableName
 from ...schema import (
     STAGE_TAG,
@@ -114,17 +112,8 @@ class Sink(Schema):
 
     @cached
     def count_unpublished(self, table: TableName) -> Statement:
-        """Rows of sink batches not published: in the queue under listed tags, and staged."""
+        """Rows of sink batches not published into sqlqueue's own table: in it under listed tags, and staged."""
         return self.compile(
             f"SELECT (SELECT COUNT(*) FROM {self.table(self.staging(table))}) + "
             f"(SELECT COALESCE(SUM({self.quote('row_count')}), 0) FROM {self.table(self.unpublished(table))})"
         )
-
-    @cached
-    def publish_staged(self, table: TableName, columns: Sequence[str]) -> Statement:
-        """Copy one task's staged rows into the queue, ready; with a dedup key, new keys only."""
-        staging, where = self.table(self.staging(table)), f"{self.quote(STAGE_TAG.name)} = :tag"
-        if "dedup_key" in columns:
-            return self.compile(self.insert_new_keys(table, columns, staging, where))
-        names = ", ".join(self.quote(c) for c in columns)
-        return self.compile(f"INSERT INTO {self.table(table)} ({names}) SELECT {names} FROM {staging} WHERE {where}")

@@ -1,0 +1,353 @@
+"""A table sqlqueue did not create, served as it is through its profile: what it supports, and how
+it is checked and adopted.
+
+**What an adopted table supports.** What every table does: a stream claims its rows the profile's way
+(marking them, or taking them out of the table) and reads them back from the copies in sqlqueue's
+claims table beside it, a replay reads those copies again, completion applies the profile's done
+transition to the rows still the stream's (fenced by the profile's guard), held claims renew their
+lease, and the sink writes batches into it exactly once (staged beside it, published in the ledger's
+transaction as new ready rows of the profile). ``sqlqueue peek``, ``stats``, ``doctor`` and ``adopt`` serve
+it. None of the capabilities of ``capabilities.Capability``: ``CAPABILITIES`` is empty, and ``INSTEAD``
+says, for each, what to use on such a table. sqlqueue never changes the table itself: its tables go
+beside it, and the one index ``sqlqueue adopt --index`` proposes is created only when asked for.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+
+from ..capabilities import Capability
+from ..dialects.engine import ASSIGNED, GENERATED
+from ..dialects.statements.doctor import OK, PROBLEM, Finding
+from ..errors import DatabaseError, SchemaError
+from ..identifiers import TableName
+from ..profile import Profile
+from ..schema import Column, picked_columns
+from .kind import Served
+
+CAPABILITIES: frozenset[Capability] = frozenset()
+INSTEAD = {
+    Capability.CREATE: "it exists already: `sqlqueue adopt` checks it against its profile and makes sqlqueue's "
+    "tables beside it",
+    Capability.MIGRATE: "sqlqueue never changes an adopted table; `sqlqueue adopt --apply` makes what is missing "
+    "of sqlqueue's tables beside it",
+    Capability.ENQUEUE: "the sink (df.write.format('sqlqueue') with the profile), or the table's own producers",
+    Capability.CLAIM_ORDER: "its profile's order (option profile.order)",
+    Capability.PRIORITY: "its profile's order (option profile.order) on the table's own columns",
+    Capability.DEDUP_KEYS: "a unique key of the table itself",
+    Capability.KEEP_DONE: "its profile's done transition (options profile.done and profile.done_at)",
+    Capability.ACK: "completion by its profile's done transition when Spark commits a batch",
+    Capability.DEAD_LETTERS: "its profile's failed status (option profile.failed), which keeps such rows in the table",
+    Capability.REQUEUE: "the table's own tools to set a failed row's status back",
+    Capability.PURGE: "the table's own housekeeping: its done rows are its own",
+    Capability.HISTORY: "each batch's queue wait in the stream's progress (waitP50Ms, waitP95Ms, waitMaxMs)",
+}
+
+
+class Adopted:
+    shown_lifecycle: tuple[str, ...] = ()  # a source shows the table's columns but those the lifecycle writes
+    capabilities = CAPABILITIES
+
+    def __init__(self, declared: Profile) -> None:
+        self.declared: Profile | None = declared
+        self.profile_name = declared.name
+        self._declared = declared
+        self._checked: Profile | None = None
+        self._names_by_lower: dict[str, str] = {}  # the table's columns, read with the profile's check
+
+    def describe(self) -> str:
+        return f"adopted through profile {self.profile_name}"
+
+    def instead(self, capability: Capability) -> str:
+        return INSTEAD[capability]
+
+    # ---- the profile -----------------------------------------------------------------------------
+    def profile(self, queue: Served) -> Profile:
+        """The declared profile checked against the table (once), with the table's spelling of names."""
+        if self._checked is None:
+            columns = self.columns(queue)
+            checked = self._declared.check(queue.table, columns, unique_keys(queue))
+            _check_vocabulary(queue, checked)
+            _try_filter(queue, checked.filter)
+            self._checked = checked
+            self._names_by_lower = {c.name.lower(): c.name for c in columns}
+        return self._checked
+
+    def claim_profile(self, queue: Served, order: str) -> Profile:
+        return self.profile(queue)  # the profile sets the order
+
+    def columns(self, queue: Served) -> tuple[Column, ...]:
+        return table_columns(queue)
+
+    def domain_columns(self, queue: Served) -> tuple[Column, ...]:
+        return _domain(self.profile(queue), self.columns(queue))
+
+    def spelled(self, queue: Served, names: Sequence[str]) -> tuple[str, ...]:
+        """``names`` as the table spells them (PostgreSQL folds unquoted names to lower case)."""
+        self.profile(queue)
+        missing = [n for n in names if n.lower() not in self._names_by_lower]
+        if missing:
+            raise SchemaError(f"column(s) {', '.join(missing)} are not in table {queue.table}")
+        return tuple(self._names_by_lower[n.lower()] for n in names)
+
+    # ---- ready to serve --------------------------------------------------------------------------
+    def require_layout(self, queue: Served) -> None:
+        """Refuse, before any row moves, a mapping the table does not fit or a table not adopted yet."""
+        self.profile(queue)
+        claims = queue.dialect.claims_table(queue.table)
+        copied = self._require(queue, claims)
+        later = [n for lower, n in self._names_by_lower.items() if lower not in copied]
+        if later:
+            exact = dict(exact_columns(queue))
+            q, t = queue.dialect.quote, queue.dialect.table(claims)
+            adds = "; ".join(f"ALTER TABLE {t} ADD {q(n)} {exact.get(n, '?')} NULL" for n in later)
+            raise SchemaError(
+                f"column(s) {', '.join(map(repr, later))} of table {queue.table} came after it was adopted, and "
+                f"{claims}, where a claim copies every column, has no place for them; add them to it: {adds}"
+            )
+
+    def _require(self, queue: Served, ours: TableName) -> set[str]:
+        """The columns of sqlqueue's table ``ours`` (lower case), or an error naming the command to make it."""
+        rows = queue.fetch(queue.dialect.table_columns(ours), queue.catalog_names(ours))
+        if not rows:
+            raise SchemaError(
+                f"table {queue.table} at {queue.spec.display} is not adopted yet ({ours} is missing): run "
+                f"`sqlqueue adopt --queue {queue.table} --profile {self.profile_name}` to review the DDL it "
+                "needs, then with --apply"
+            )
+        return {str(name).lower() for name, *_ in rows}
+
+    # ---- the sink --------------------------------------------------------------------------------
+    def writable(self, queue: Served, names: Sequence[str]) -> tuple[Column, ...]:
+        """The table's columns receiving a producer's ``names``, checked so that a batch the table would
+        refuse fails before anything is written: the key must come with the rows unless the table assigns
+        it; a NOT NULL column without default must be given unless the profile fills it; and the lifecycle
+        columns a new row leaves to the table must take that (a NULL, or their default)."""
+        p = self.profile(queue)
+        staging = queue.dialect.staging_of(queue.table, p)
+        staged = self._require(queue, staging)
+        kinds, columns = defaults(queue), self.columns(queue)
+        writable = _writable(p, columns, kinds)
+        unstaged = [n for n in names if n.lower() not in staged]
+        if unstaged and all(n.lower() in {c.name.lower() for c in writable} for n in unstaged):
+            raise SchemaError(
+                f"column(s) {', '.join(map(repr, unstaged))} of table {queue.table} came after it was adopted, and "
+                f"{staging} has no place for them: with the sink's queries stopped, drop {staging} (it "
+                "holds only batches Spark has not committed) and run `sqlqueue adopt --apply` again"
+            )
+        new_row = queue.dialect.new_row(p, names)
+        given = {n.lower() for n in names}
+        per_row = given | {n for n, kind in kinds.items() if kind in (GENERATED, ASSIGNED)}
+        # A key column the profile fills (seed 003's in_process) is the same in every new row: fine beside
+        # a key column that tells the rows apart (its identity id).
+        filled = {c.lower() for c in new_row} if per_row & {k.lower() for k in p.key} else set()
+        for key in p.key:
+            if key.lower() not in per_row | filled:
+                raise SchemaError(
+                    f"column {key!r}, the key of table {queue.table} (profile.key), is missing from the rows and the "
+                    "table does not assign it: give it in the rows, one value per row"
+                )
+        lifecycle = {c.lower() for c in p.lifecycle()}
+        for column in columns:
+            name = column.name.lower()
+            if name not in lifecycle or column.nullable:
+                continue
+            if new_row.get(column.name) == "NULL":
+                raise SchemaError(
+                    f"column {column.name!r} of table {queue.table} is NOT NULL, but profile {p.name!r} reads NULL "
+                    "there as ready: map another column, or none (profile.<field> = '')"
+                )
+            if column.name not in new_row and name not in kinds:
+                raise SchemaError(
+                    f"column {column.name!r} of table {queue.table} is NOT NULL with no default, and a new row of "
+                    f"profile {p.name!r} leaves it empty: give it a default, or make it nullable"
+                )
+        keys = {k.lower() for k in p.key}
+        required = [
+            c.name
+            for c in writable
+            if not c.nullable and c.name.lower() not in {*kinds, *keys, *(n.lower() for n in new_row)}
+        ]
+
+        def why_not(name: str) -> str:
+            if name.lower() in lifecycle:
+                return f"is written by profile {p.name!r} (the row's lifecycle)"
+            if kinds.get(name.lower()) == GENERATED:
+                return f"is generated by table {queue.table}"
+            return f"is not in table {queue.table}"
+
+        return picked_columns(names, writable, required, why_not, f"NOT NULL with no default in table {queue.table}")
+
+    # ---- the doctor, and adopting ----------------------------------------------------------------
+    def findings(self, queue: Served, order: str) -> list[Finding]:
+        """Its profile fits, sqlqueue's claims and staging tables are there, the claim can seek; then what
+        only its engine has (triggers, read committed snapshot)."""
+        try:
+            profile = self.profile(queue)
+        except SchemaError as exc:
+            return [Finding(PROBLEM, "profile", str(exc))]
+        findings = [Finding(OK, "profile", f"the table fits profile {profile.name} (key {', '.join(profile.key)})")]
+        try:
+            self.require_layout(queue)
+            claims, staging = queue.dialect.claims_table(queue.table), queue.dialect.staging_of(queue.table, profile)
+            findings.append(Finding(OK, "adopted", f"sqlqueue's tables {claims} and {staging} are there"))
+        except SchemaError as exc:
+            findings.append(Finding(PROBLEM, "adopted", str(exc), tuple(adoption_statements(queue))))
+        index = claim_index(queue)
+        if index is None:
+            findings.append(Finding(OK, "claim index", "an index leads with the claim's first column"))
+        else:
+            findings.append(
+                Finding(
+                    PROBLEM,
+                    "claim index",
+                    "no index leads with the claim's first column: every claim scans the table, and a scan that "
+                    "skips locked rows reads past every one of them (blocking and deadlocks on SQL Server)",
+                    (index,),
+                )
+            )
+        return findings + list(queue.dialect.adopted_checks(queue))
+
+
+def adoption_statements(queue: Served) -> list[str]:
+    """The DDL adopting the table needs, nothing on the table: sqlqueue's claims table beside it, and for
+    the sink a staging table of the columns a producer may write, and the ledger."""
+    exact = exact_columns(queue)
+    writable = {c.name.lower() for c in _writable(queue.profile, table_columns(queue), defaults(queue))}
+    staged = [(n, t) for n, t in exact if n.lower() in writable]
+    return [
+        *queue.dialect.create_claims_table(queue.table, exact),
+        *queue.dialect.create_adopted_staging(queue.table, staged),
+        queue.dialect.create_ledger(queue.table),
+    ]
+
+
+def claim_index(queue: Served) -> str | None:
+    """An index the claim can seek (on the profile's order, else its key), when no index of the table
+    leads with that column: the one change to the user's table sqlqueue proposes, applied only when
+    asked for. Filtered to the rows a claim may take where the profile says which (status values,
+    else done-at unset), so rows done and kept drop out of it (not where done leaves the status in
+    flight, as seed 003's does); it includes what the claim's filter reads.
+    SQL Server takes IN and IS NULL in a filter predicate ("Create filtered indexes",
+    learn.microsoft.com/sql/relational-databases/indexes/create-filtered-indexes); writers of the
+    table then need QUOTED_IDENTIFIER and ANSI_NULLS ON, as for any filtered index."""
+    p, q = queue.profile, queue.dialect.quote
+    columns = [c for c, _ in p.order] or list(p.key)
+    leading = {str(first).lower() for _, _, first in queue.facts(queue.dialect.table_indexes)}
+    if columns[0].lower() in leading:
+        return None
+    where = queue.dialect.claimable(p)
+    read = [p.status, p.attempts, p.started, p.claimer, p.due]
+    include = [c for c in dict.fromkeys(read) if c is not None and c not in columns]
+    key = ", ".join(q(c) for c in columns)
+    return queue.dialect.create_index_guarded(queue.table, f"ix_{queue.table.name}_sqlqueue_claim", key, include, where)
+
+
+def make_tables(queue: Served) -> None:
+    """Make sqlqueue's tables beside the table (a bad mapping fails first, before anything is made)."""
+    statements = adoption_statements(queue)
+    with queue.transaction() as cur:
+        for sql in statements:
+            cur.execute(sql)
+
+
+def _domain(profile: Profile, columns: Sequence[Column]) -> tuple[Column, ...]:
+    """The table's ``columns`` but those the lifecycle writes."""
+    managed = {c.lower() for c in profile.lifecycle()}
+    return tuple(c for c in columns if c.name.lower() not in managed)
+
+
+def _writable(profile: Profile, columns: Sequence[Column], kinds: dict[str, int]) -> tuple[Column, ...]:
+    """The columns a producer may write: the table's ``columns``, but those the lifecycle writes or the
+    table generates (identity, computed; ``kinds`` from defaults)."""
+    return tuple(c for c in _domain(profile, columns) if kinds.get(c.name.lower()) != GENERATED)
+
+
+def defaults(queue: Served) -> dict[str, int]:
+    """{column, lower case: its kind (Engine.defaults_sql)} of the columns an INSERT may leave out."""
+    rows = queue.fetch(queue.dialect.defaults(queue.table), queue.catalog_names())
+    return {str(name).lower(): int(kind) for name, kind in rows}
+
+
+def exact_columns(queue: Served) -> list[tuple[str, str]]:
+    """(column, its type spelled as DDL takes it), in the table's order: what sqlqueue's copies take."""
+    return [(str(n), str(t)) for n, t in queue.fetch(queue.dialect.exact_columns(queue.table), queue.catalog_names())]
+
+
+def _check_vocabulary(queue: Served, profile: Profile) -> None:
+    """Refuse a status value the table would refuse: one its status column's foreign key does not
+    reference, or one a CHECK constraint on that column does not name."""
+    if profile.status is None:
+        return
+    values = [v for v in (*profile.ready, profile.in_flight, profile.done, profile.failed) if v is not None]
+    names = {**queue.catalog_names(), "column": profile.status}
+    for referenced, column in queue.fetch(queue.dialect.referenced(queue.table), names):
+        allowed = {str(v) for (v,) in queue.fetch(queue.dialect.compile(f"SELECT {column} FROM {referenced}"), {})}
+        refused = [v for v in values if v not in allowed]
+        if refused:
+            raise SchemaError(
+                f"profile {profile.name!r}: status value(s) {', '.join(map(repr, refused))} are not in the "
+                f"vocabulary of {queue.table}.{profile.status} (a foreign key to {referenced}); it holds: "
+                f"{', '.join(sorted(allowed))}"
+            )
+    for (text,) in queue.fetch(queue.dialect.check_constraints(queue.table), names):
+        for check in checks_on(str(text), profile.status):
+            refused = [v for v in values if f"'{v}'" not in check]
+            if refused:
+                raise SchemaError(
+                    f"profile {profile.name!r}: status value(s) {', '.join(map(repr, refused))} are refused by "
+                    f"the CHECK constraint on {queue.table}.{profile.status}: {check}"
+                )
+
+
+def _try_filter(queue: Served, condition: str | None) -> None:
+    """Refuse, in one line, a filter that is not one boolean expression (sqlqueue.filters), or that the
+    engine refuses on this table (an unknown column, a type clash) in a query that reads no row."""
+    if condition is None:
+        return
+    from ..filters import check_filter, refused  # sqlglot: imported where a filter is set
+
+    check_filter(condition, queue.dialect.name)
+    try:
+        queue.fetch(queue.dialect.filter_probe(queue.table, condition), {})
+    except DatabaseError as error:
+        if error.transient:
+            raise
+        said = str(error).strip().splitlines()[0]
+        raise refused(condition, f"the database refuses it on table {queue.table} ({said})") from None
+
+
+def checks_on(text: str, column: str) -> list[str]:
+    """The vocabularies a CHECK constraint gives ``column``: the CHECK (...) clauses in ``text`` (a
+    constraint's definition, or SQLite's CREATE TABLE; SQL Server's definition is the bare condition)
+    that name the column and some quoted value."""
+    starts = [m.end() for m in re.finditer(r"(?i)\bCHECK\s*\(", text)]
+    clauses = []
+    for start in starts:
+        depth, end = 1, start
+        while depth and end < len(text):
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            end += 1
+        clauses.append(text[start - 1 : end])
+    named = re.compile(rf"(?i)(?<![\w]){re.escape(column)}(?![\w])")
+    bare = [] if clauses or text.lstrip().upper().startswith("CREATE") else [text]
+    return [c for c in clauses or bare if named.search(c) and "'" in c]
+
+
+def table_columns(queue: Served) -> tuple[Column, ...]:
+    """A table's columns as the database reports them, each the user's (no lifecycle column of ours)."""
+    rows = queue.fetch(queue.dialect.table_columns(queue.table), queue.catalog_names())
+    if not rows:
+        raise SchemaError(f"table {queue.table} does not exist at {queue.spec.display}")
+    portable = queue.dialect.portable_type
+    return tuple(Column(name, portable(db_type), bool(nullable)) for name, db_type, nullable in rows)
+
+
+def unique_keys(queue: Served) -> list[list[str]]:
+    """The columns of a table's primary key and of each of its unique indexes without a filter."""
+    keys: dict[str, list[str]] = defaultdict(list)
+    for index, column in queue.fetch(queue.dialect.unique_keys(queue.table), queue.catalog_names()):
+        keys[str(index)].append(column)
+    return list(keys.values())

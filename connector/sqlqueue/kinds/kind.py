@@ -1,0 +1,86 @@
+"""The table-kind contract: what differs between sqlqueue's own layout and a table adopted through a
+profile, as one small protocol a ``Queue`` holds.
+
+Everything else a queue does (claim, read a claim, complete, renew and rescue, stage and publish, count
+per state) is one implementation in ``queue.py``, built from the kind's checked profile: which columns
+the rows carry their claim in, or whether copies in a claims table hold it; what ready, a claim and done
+write. A kind says where its profile comes from, which columns it has and a writer may write, whether
+the table is ready to serve, what the doctor finds, and what it supports beyond every table's basics
+(``capabilities.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+from ..capabilities import Capability
+from ..connection import ConnectionSpec
+from ..dialects import Dialect
+from ..dialects.engine import Statement
+from ..dialects.statements.doctor import Finding
+from ..identifiers import TableName
+from ..profile import Profile
+from ..schema import Column
+
+
+class Served(Protocol):
+    """What a kind uses of the queue it serves (``queue.Queue``)."""
+
+    spec: ConnectionSpec
+    table: TableName
+    dialect: Dialect
+
+    @property
+    def profile(self) -> Profile: ...
+
+    def fetch(self, statement: Statement, values: dict[str, Any]) -> list[tuple]: ...
+
+    def transaction(self) -> AbstractContextManager[Any]: ...
+
+    def catalog_names(self, table: TableName | None = None) -> dict[str, str | None]: ...
+
+    def facts(self, builder: Callable[[TableName], Statement]) -> list[tuple]: ...
+
+    def look(self, at: Callable[[Any], Any]) -> Any: ...
+
+    def layout(self) -> int: ...
+
+
+class TableKind(Protocol):
+    # The profile a user declared for the table; None for sqlqueue's own layout (profile.NATIVE).
+    declared: Profile | None
+    capabilities: frozenset[Capability]
+    # The lifecycle columns a source shows by default, before the domain's.
+    shown_lifecycle: tuple[str, ...]
+
+    def describe(self) -> str:
+        """How an error names the kind, after "table <name> is" (e.g. "adopted through profile relational")."""
+
+    def instead(self, capability: Capability) -> str:
+        """What to use instead of a capability the kind lacks."""
+
+    def profile(self, queue: Served) -> Profile:
+        """How the table expresses a queue, spelled as the table spells its columns."""
+
+    def claim_profile(self, queue: Served, order: str) -> Profile:
+        """The profile a claim in the stream's ``order`` option runs by."""
+
+    def columns(self, queue: Served) -> tuple[Column, ...]:
+        """The table's columns as the database reports them."""
+
+    def domain_columns(self, queue: Served) -> tuple[Column, ...]:
+        """The table's columns but those its lifecycle owns."""
+
+    def spelled(self, queue: Served, names: Sequence[str]) -> tuple[str, ...]:
+        """``names`` as the table spells its columns; one error naming those it lacks."""
+
+    def require_layout(self, queue: Served) -> None:
+        """Refuse, in one line naming what fixes it, a table that is not ready to be served."""
+
+    def writable(self, queue: Served, names: Sequence[str]) -> tuple[Column, ...]:
+        """The columns receiving a producer's ``names``, or one error naming what does not fit."""
+
+    def findings(self, queue: Served, order: str) -> list[Finding]:
+        """What the doctor finds about the table itself (engine checks come from the dialect)."""

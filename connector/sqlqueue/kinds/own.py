@@ -1,0 +1,159 @@
+"""sqlqueue's own layout: a table `sqlqueue create` made, whose rows carry their own bookkeeping (the
+consumer and claim number of the claim holding them, the lease's end, the sink batch's tag).
+
+It supports every capability (``capabilities.Capability``). Its profile is ``profile.NATIVE``, claimed in
+the order the stream's option names. Its layout is versioned (``sqlqueue migrate``): a table of another
+layout than this code's is refused until migrated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from ..capabilities import Capability
+from ..dialects.statements.doctor import OK, PROBLEM, Finding, guarded
+from ..errors import SchemaError, layout_mismatch
+from ..profile import NATIVE, Profile, native
+from ..schema import (
+    CLAIMED,
+    DEFAULT_SOURCE_LIFECYCLE,
+    LAYOUT,
+    LAYOUT_1_COLUMNS,
+    LIFECYCLE_NAMES,
+    LIFECYCLE_TYPES,
+    READY,
+    READY_INDEX_KEY,
+    UNRECORDED_LAYOUT,
+    Column,
+    writable_columns,
+)
+from .kind import Served
+
+CAPABILITIES = frozenset(Capability)
+
+
+class OwnLayout:
+    declared: Profile | None = None
+    capabilities = CAPABILITIES
+    shown_lifecycle: tuple[str, ...] = DEFAULT_SOURCE_LIFECYCLE
+
+    def describe(self) -> str:
+        return "in sqlqueue's own layout"
+
+    def instead(self, capability: Capability) -> str:
+        return ""  # it supports every capability
+
+    def profile(self, queue: Served) -> Profile:
+        return NATIVE
+
+    def claim_profile(self, queue: Served, order: str) -> Profile:
+        return native(order)
+
+    def columns(self, queue: Served) -> tuple[Column, ...]:
+        """The table's columns as the database reports them, lifecycle columns with their own types."""
+        rows = queue.fetch(queue.dialect.table_columns(queue.table), queue.catalog_names())
+        if not rows:
+            raise SchemaError(f"queue table {queue.table} does not exist at {queue.spec.display}: create it first")
+        portable = queue.dialect.portable_type
+        return tuple(LIFECYCLE_TYPES.get(n) or Column(n, portable(t), bool(nullable)) for n, t, nullable in rows)
+
+    def domain_columns(self, queue: Served) -> tuple[Column, ...]:
+        return tuple(c for c in self.columns(queue) if c.name not in LIFECYCLE_NAMES)
+
+    def spelled(self, queue: Served, names: Sequence[str]) -> tuple[str, ...]:
+        return tuple(names)  # sqlqueue made the table, with these names
+
+    def require_layout(self, queue: Served) -> None:
+        found = layout(queue)
+        if found != LAYOUT:
+            raise layout_mismatch(queue.table, queue.spec.display, found, LAYOUT)
+
+    def writable(self, queue: Served, names: Sequence[str]) -> tuple[Column, ...]:
+        return writable_columns(names, self.columns(queue), queue.table)
+
+    def findings(self, queue: Served, order: str) -> list[Finding]:
+        return [
+            *guarded("layout", lambda: [_layout(queue)]),
+            *guarded("indexes", lambda: _indexes(queue, order)),
+            *queue.dialect.checks(queue, order),
+        ]
+
+
+def layout(queue: Served) -> int:
+    """The table's layout: the highest one recorded, else 1 for a queue table made before layouts were
+    recorded (it has every layout-1 lifecycle column). Reads only the catalog and the layout table, so it
+    is safe on any table."""
+    rows = queue.fetch(queue.dialect.table_columns(queue.table), queue.catalog_names())
+    if not rows:
+        raise SchemaError(f"queue table {queue.table} does not exist at {queue.spec.display}: create it first")
+    if queue.fetch(queue.dialect.has_layout_table(queue.table), {})[0][0]:
+        recorded = queue.fetch(queue.dialect.recorded_layout(queue.table), {})[0][0]
+        if recorded is not None:
+            return int(recorded)
+    names = {str(r[0]) for r in rows}
+    missing = [n for n in LAYOUT_1_COLUMNS if n not in names]
+    if missing:
+        raise SchemaError(
+            f"table {queue.table} at {queue.spec.display} is not a sqlqueue queue table: it has no layout "
+            f"recorded and no {', '.join(missing)} column(s)"
+        )
+    return UNRECORDED_LAYOUT
+
+
+@dataclass(frozen=True)
+class Index:
+    name: str
+    predicate: str | None
+    first_column: str | None
+
+    def serves(self, state: str, first_column: str) -> bool:
+        """A seek for rows in ``state``: filtered to it with the right leading key, or keyed by state."""
+        if self.first_column == "state":
+            return True
+        predicate = (self.predicate or "").lower()
+        return "state" in predicate and f"'{state}'" in predicate and self.first_column == first_column
+
+
+def _layout(queue: Served) -> Finding:
+    found = queue.layout()
+    if found == LAYOUT:
+        return Finding(OK, "layout", f"layout {LAYOUT}, the one this sqlqueue runs on")
+    if found > LAYOUT:
+        return Finding(
+            PROBLEM, "layout", f"layout {found} is newer than this sqlqueue's layout {LAYOUT}: upgrade sqlqueue"
+        )
+    return Finding(
+        PROBLEM,
+        "layout",
+        f"layout {found} is older than this sqlqueue's layout {LAYOUT}, so sources and sinks refuse to start: "
+        "run `sqlqueue migrate` (`sqlqueue migrate --print` prints the script)",
+    )
+
+
+def _indexes(queue: Served, order: str) -> Iterator[Finding]:
+    indexes = [Index(*row) for row in queue.facts(queue.dialect.table_indexes)]
+    create = queue.dialect.index_statements(queue.table, order)
+    t = queue.table.name
+    needs = (
+        (
+            READY,
+            READY_INDEX_KEY[order][0][0],
+            f"ix_{t}_ready",
+            f"no index seeks the ready rows in {order} order: every claim scans the table, and a scan under "
+            "READPAST/SKIP LOCKED reads past other consumers' locks row by row (blocking and deadlocks on SQL Server)",
+        ),
+        (
+            CLAIMED,
+            "consumer",
+            f"ix_{t}_claimed",
+            "no index seeks claimed rows by (consumer, claim_seq): every micro-batch's read and completion scans "
+            "the table",
+        ),
+    )
+    for state, first_column, name, problem in needs:
+        serving = [i.name for i in indexes if i.serves(state, first_column)]
+        if serving:
+            yield Finding(OK, f"{state} index", f"{', '.join(serving)} serves the {state} rows")
+        else:
+            yield Finding(PROBLEM, f"{state} index", problem, (create[name],))

@@ -1,0 +1,1 @@
+SELECT COUNT(*) FROM [dbo].[jobs_sqlqueue_claims]

@@ -1,0 +1,61 @@
+"""What a table supports is asked of its kind: options say what they need, and a table that lacks it
+refuses in one line naming the table, the capability and what to use instead."""
+
+from __future__ import annotations
+
+import pytest
+
+from sqlqueue.capabilities import Capability
+from sqlqueue.connection import parse_connection
+from sqlqueue.errors import ConfigError
+from sqlqueue.identifiers import TableName
+from sqlqueue.kinds.adopted import INSTEAD
+from sqlqueue.options import SinkOptions, SourceOptions
+from sqlqueue.profile import PRESETS
+from sqlqueue.queue import Queue
+
+BASE = {"url": "sqlite:///q.db", "queue": "t"}
+
+
+def adopted() -> Queue:
+    return Queue(parse_connection("sqlite:///q.db"), TableName("t"), PRESETS["relational"])
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "capability"),
+    [
+        ("completion", "keep", Capability.KEEP_DONE),
+        ("completion", "ack", Capability.ACK),
+        ("strictOrder", "true", Capability.CLAIM_ORDER),
+        ("deadLetterTable", "/d", Capability.DEAD_LETTERS),
+    ],
+)
+def test_a_source_option_says_the_capability_it_needs(key, value, capability):
+    assert SourceOptions.parse({**BASE, key: value}).needs == {capability}
+
+
+@pytest.mark.parametrize(
+    ("key", "value"), [("operation", "ack"), ("completion", "keep"), ("maxAttempts", "3"), ("backoffSeconds", "1")]
+)
+def test_the_sinks_ack_settings_need_per_row_outcomes(key, value):
+    assert SinkOptions.parse({**BASE, key: value}).needs == {Capability.ACK}
+
+
+def test_default_options_need_nothing_beyond_every_tables_basics():
+    assert SourceOptions.parse(BASE).needs == frozenset() and SinkOptions.parse(BASE).needs == frozenset()
+
+
+@pytest.mark.parametrize("capability", list(Capability))
+def test_an_adopted_table_refuses_a_capability_in_one_line_naming_the_table_and_what_to_use_instead(capability):
+    with pytest.raises(ConfigError) as refused:
+        adopted().require(capability)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert message.startswith("table t is adopted through profile relational, which does not support ")
+    assert capability.value in message and INSTEAD[capability] in message
+
+
+def test_sqlqueues_own_layout_supports_every_capability():
+    own = Queue(parse_connection("sqlite:///q.db"), TableName("t"))
+    assert all(own.supports(c) for c in Capability)
+    own.require(*Capability)
