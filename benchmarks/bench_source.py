@@ -45,10 +45,10 @@ from common import percentiles, pg_options, report, spark_session, start_postgre
 from plots import DOCS_IMG, throughput_by_batch
 from spark_floor import SCHEMA, floor_rate
 
-from sqlqueue.kinds.adopted import claim_index
 from sqlqueue.connection import parse_connection
 from sqlqueue.consumer import ClaimPolicy, Consumer
 from sqlqueue.identifiers import TableName
+from sqlqueue.kinds.adopted import claim_index
 from sqlqueue.options import SourceOptions
 from sqlqueue.queue import Queue
 from sqlqueue.schema import Column

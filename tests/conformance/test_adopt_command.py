@@ -90,7 +90,7 @@ def test_peek_on_an_adopted_table_shows_its_next_ready_rows_whole_in_the_profile
     status, out, _ = adopt("peek", "--set", "source.profile=relational", "--limit", "5")
     rows = [{k.lower(): v for k, v in json.loads(line).items()} for line in out.splitlines()]  # PostgreSQL folds
     assert status == 0 and [(r["payload"], r["status"]) for r in rows] == [("p1", "Pending"), ("p2", "Pending")]
-    assert {k: v['rows'] for k, v in adopt.queue.stats().items()} == {"Pending": 2, "Processing": 1}
+    assert {k: v["rows"] for k, v in adopt.queue.stats().items()} == {"Pending": 2, "Processing": 1}
 
 
 def test_peek_on_an_adopted_table_refuses_an_order_of_its_own_in_one_line(adopt):

@@ -8,12 +8,12 @@ import time
 
 import pytest
 
-from sqlqueue.kinds.adopted import make_tables
-from sqlqueue.queue import Queue
 from sqlqueue.errors import SchemaError
 from sqlqueue.identifiers import TableName
+from sqlqueue.kinds.adopted import make_tables
 from sqlqueue.producer import Producer
 from sqlqueue.profile import profile_from
+from sqlqueue.queue import Queue
 from sqlqueue.testing import designs
 from tests.support import seeds
 from tests.support.engines import fresh_name

@@ -7,11 +7,11 @@ from dataclasses import replace
 
 import pytest
 
-from sqlqueue.kinds.adopted import unique_keys
-from sqlqueue.queue import Queue
 from sqlqueue.errors import ConfigError, SchemaError
 from sqlqueue.identifiers import TableName
+from sqlqueue.kinds.adopted import unique_keys
 from sqlqueue.profile import Profile
+from sqlqueue.queue import Queue
 from sqlqueue.testing import designs
 from tests.support import seeds
 
@@ -204,7 +204,8 @@ def test_rows_per_status_of_a_flag_are_counted_under_the_values_the_profile_spel
     queue = seeds.claimer(engine)
     seeds.insert_payloads(queue, 3, "claimer")
     queue.claim("etl", 1, 1)
-    assert {k: v['rows'] for k, v in queue.stats().items()} == {"0": 2, "1": 1}  # as profile.ready and in_flight say them, on every engine
+    # as profile.ready and in_flight say them, on every engine
+    assert {k: v["rows"] for k, v in queue.stats().items()} == {"0": 2, "1": 1}
 
 
 def test_a_seed_003_row_done_has_its_end_date_and_is_not_claimed_again(engine):

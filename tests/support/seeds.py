@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from sqlqueue.kinds.adopted import make_tables
-from sqlqueue.queue import Queue
 from sqlqueue.identifiers import TableName
+from sqlqueue.kinds.adopted import make_tables
 from sqlqueue.profile import PRESETS, Profile
+from sqlqueue.queue import Queue
 from sqlqueue.testing import designs
 from tests.support.engines import Engine, fresh_name
 

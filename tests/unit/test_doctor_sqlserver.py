@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 import pyodbc
 
 from sqlqueue.dialects.odbc import Driver
-from sqlqueue.kinds.own import OwnLayout
 from sqlqueue.dialects.sqlserver import SqlServerDialect
 from sqlqueue.doctor import NOTE, PROBLEM, examine
 from sqlqueue.identifiers import TableName
+from sqlqueue.kinds.own import OwnLayout
 from sqlqueue.profile import native
 from sqlqueue.schema import LAYOUT
 

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from sqlqueue.kinds.adopted import checks_on
 from sqlqueue.dialects import dialect_for
 from sqlqueue.errors import ConfigError
 from sqlqueue.identifiers import TableName
+from sqlqueue.kinds.adopted import checks_on
 from sqlqueue.profile import NATIVE, PRESETS, profile_from, propose, settings_of
 from sqlqueue.schema import Column
 
