@@ -32,17 +32,6 @@ class ClaimPlan:
 
 
 class Claims(Schema, Lifecycle):
-    def status_in(self, profile: Profile, values: Sequence[str]) -> str:
-        """The status is one of ``values``. Status values are string literals whatever the column's type:
-        against a flag or a code (seed 003's bit in_process), or a Unicode column, the literal is what
-        converts, since bit, int and nvarchar outrank varchar ("Data type precedence",
-        learn.microsoft.com/sql/t-sql/data-types/data-type-precedence-transact-sql), which a filtered
-        index allows on the right of the comparison ("Create filtered indexes", data conversion operators
-        in the filter predicate; SqlServerDialect.literal); PostgreSQL and SQLite type the literal by the
-        column."""
-        status, literals = self.quote(str(profile.status)), [self.literal(v) for v in values]
-        return f"{status} = {literals[0]}" if len(literals) == 1 else f"{status} IN ({', '.join(literals)})"
-
     def claimable(self, profile: Profile) -> str | None:
         """The rows a claim may ever take as far as status or done-at say (ready, or in flight where a
         claim takes back abandoned rows; not done): for an adopted table, the filter of the index

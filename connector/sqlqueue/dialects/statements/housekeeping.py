@@ -13,17 +13,19 @@ from collections.abc import Sequence
 
 from ...identifiers import TableName
 from ...profile import NATIVE
-from ...schema import (
-    CLAIMED,
-    FAILED,
-    READY,
-    STAGE_TAG,
-)
+from ...schema import STAGE_TAG
 from ..engine import Statement, cached
 from .lifecycle import Lifecycle
 
+# sqlqueue's own layout's states, as its profile names them.
+READY, CLAIMED, FAILED = NATIVE.ready[0], str(NATIVE.in_flight), str(NATIVE.failed)
+
 
 class Housekeeping(Lifecycle):
+    def _in_state(self, state: str) -> str:
+        """A row of sqlqueue's own layout in ``state`` (a value of its profile's status)."""
+        return self.status_in(NATIVE, (state,))
+
     def _give_back(self, error: str, failed_at: str) -> str:
         """SET list that returns a claimed row to the queue, or fails it once its attempts are spent.
 
@@ -34,7 +36,7 @@ class Housekeeping(Lifecycle):
         q = self.quote
         spent = f"{q('attempts')} >= COALESCE({q('max_attempts')}, :max_attempts)"
         return (
-            f"{q('state')} = CASE WHEN {spent} THEN '{FAILED}' ELSE '{READY}' END, "
+            f"{q(str(NATIVE.status))} = CASE WHEN {spent} THEN {self.literal(FAILED)} ELSE {self.literal(READY)} END, "
             f"{q('consumer')} = CASE WHEN {spent} THEN {q('consumer')} ELSE NULL END, "
             f"{q('claim_seq')} = CASE WHEN {spent} THEN {q('claim_seq')} ELSE NULL END, "
             f"{q('completed_at')} = CASE WHEN {spent} THEN {failed_at} ELSE NULL END, "
@@ -45,7 +47,7 @@ class Housekeeping(Lifecycle):
     def rescue_expired(self, table: TableName, limited: bool) -> Statement:
         """Claimed rows whose lease ran out (their consumer died) go back to the queue, or fail."""
         q = self.quote
-        where = f"{q('state')} = '{CLAIMED}' AND {q('lease_until')} < {self.now()}"
+        where = f"{self._in_state(CLAIMED)} AND {q('lease_until')} < {self.now()}"
         # A row whose last lease ran out failed then, not when some consumer came to notice: that can
         # be up to a quarter of the lease later, or hours later when no consumer ran meanwhile.
         set_sql = self._give_back("'lease expired'", q("lease_until"))
@@ -58,7 +60,7 @@ class Housekeeping(Lifecycle):
         claim took it changes nothing (Kleppmann's fencing token)."""
         q = self.quote
         token = f" AND {q('attempts')} = :attempts" if fenced else ""
-        return f"{q('id')} = :id AND {q('state')} = '{CLAIMED}'{token}"
+        return f"{q('id')} = :id AND {self._in_state(CLAIMED)}{token}"
 
     @cached
     def ack_retry(self, table: TableName, fenced: bool) -> Statement:
@@ -70,7 +72,8 @@ class Housekeeping(Lifecycle):
     def ack_failed(self, table: TableName, fenced: bool) -> Statement:
         q = self.quote
         set_sql = (
-            f"{q('state')} = '{FAILED}', {q('last_error')} = :error, {q('completed_at')} = {self.now()}, "
+            f"{q(str(NATIVE.status))} = {self.literal(FAILED)}, {q('last_error')} = :error, "
+            f"{q('completed_at')} = {self.now()}, "
             f"{q('lease_until')} = NULL"
         )
         return self.compile(self.limited_update(table, set_sql, self._one_claimed_row(fenced), False))
@@ -86,7 +89,7 @@ class Housekeeping(Lifecycle):
     def purge(self, table: TableName, state: str, limited: bool) -> Statement:
         """Finished rows (done or failed) completed before ``:cutoff``, a chunk at a time."""
         q = self.quote
-        where = f"{q('state')} = '{state}' AND {q('completed_at')} < :cutoff"
+        where = f"{self._in_state(state)} AND {q('completed_at')} < :cutoff"
         return self.compile(self.limited_delete(table, where, limited))
 
     @cached
@@ -94,22 +97,23 @@ class Housekeeping(Lifecycle):
         """Failed rows back to ready with fresh attempts: one by ``id`` or ``dedup_key``, or ``all``."""
         q = self.quote
         set_sql = (
-            f"{q('state')} = '{READY}', {q('attempts')} = 0, {q('due_at')} = {self.now()}, {q('consumer')} = NULL, "
+            f"{q(str(NATIVE.status))} = {self.literal(READY)}, {q('attempts')} = 0, {q('due_at')} = {self.now()}, "
+            f"{q('consumer')} = NULL, "
             f"{q('claim_seq')} = NULL, {q('completed_at')} = NULL"
         )
         # Rows a move to the dead-letter table has tagged are on their way there: redrive them from it.
-        where = f"{q('state')} = '{FAILED}' AND {q(STAGE_TAG.name)} IS NULL" + (
+        where = f"{self._in_state(FAILED)} AND {q(STAGE_TAG.name)} IS NULL" + (
             "" if by == "all" else f" AND {q(by)} = :{by}"
         )
         return self.compile(f"UPDATE {self.table(table)}{self.row_lock_hints()} SET {set_sql} WHERE {where}")
 
     def _failed_untagged(self) -> str:
         q = self.quote
-        return f"{q('state')} = '{FAILED}' AND {q(STAGE_TAG.name)} IS NULL"
+        return f"{self._in_state(FAILED)} AND {q(STAGE_TAG.name)} IS NULL"
 
     def _failed_tagged(self) -> str:
         q = self.quote
-        return f"{q('state')} = '{FAILED}' AND {q(STAGE_TAG.name)} = :tag AND {q('id')} BETWEEN :lo AND :hi"
+        return f"{self._in_state(FAILED)} AND {q(STAGE_TAG.name)} = :tag AND {q('id')} BETWEEN :lo AND :hi"
 
     def dead_letter_mark_sql(self, table: TableName, set_sql: str, where: str) -> str:
         """UPDATE of up to ``:limit`` rows matching ``where`` that skips locked rows and returns the ids:
@@ -130,7 +134,7 @@ class Housekeeping(Lifecycle):
         q, tag = self.quote, self.quote(STAGE_TAG.name)
         return self.compile(
             f"SELECT {tag}, MIN({q('id')}), MAX({q('id')}), COUNT(*) FROM {self.table(table)}"
-            f"{self.committed_read_hints()} WHERE {q('state')} = '{FAILED}' AND {tag} >= :lo AND {tag} <= :hi "
+            f"{self.committed_read_hints()} WHERE {self._in_state(FAILED)} AND {tag} >= :lo AND {tag} <= :hi "
             f"GROUP BY {tag} ORDER BY {tag}"
         )
 

@@ -48,6 +48,17 @@ class Lifecycle(Engine):
         """The current time in the clock the table's times are written in."""
         return self.local_now() if profile.clock == "local" else self.now()
 
+    def status_in(self, profile: Profile, values: Sequence[str]) -> str:
+        """The status is one of ``values``. Status values are string literals whatever the column's type:
+        against a flag or a code (seed 003's bit in_process), or a Unicode column, the literal is what
+        converts, since bit, int and nvarchar outrank varchar ("Data type precedence",
+        learn.microsoft.com/sql/t-sql/data-types/data-type-precedence-transact-sql), which a filtered
+        index allows on the right of the comparison ("Create filtered indexes", data conversion operators
+        in the filter predicate; SqlServerDialect.literal); PostgreSQL and SQLite type the literal by the
+        column."""
+        status, literals = self.quote(str(profile.status)), [self.literal(v) for v in values]
+        return f"{status} = {literals[0]}" if len(literals) == 1 else f"{status} IN ({', '.join(literals)})"
+
     def claim_sets(self, profile: Profile) -> str:
         """What a claim writes on a row: in flight, started now, one more attempt, by whom, and where the
         row carries them, the claim number, the lease's end and a cleared sink tag. With a status, a
