@@ -78,7 +78,7 @@ def plan_shape(node: dict) -> str:
 
 
 def claim_plan(conn: Any, engine: Engine, queue, order: str, analyze: bool) -> str:
-    statement = queue.dialect.claim(queue.table, native(order)).claim
+    statement = queue.dialect.claims.claim(queue.table, native(order)).claim
     values = statement.bind({"consumer": CONSUMER, "seq": 0, "lease_seconds": 300, "limit": BATCH})
     if engine.name == "sqlite":
         rows = conn.execute(f"EXPLAIN QUERY PLAN {statement.sql}", values).fetchall()
@@ -99,7 +99,7 @@ class Backlog:
         self.engine, self.order, self.size = engine, order, size
         self.queue = engine.queue(f"backlog_{order}_{size}")
         self.conn = raw_connection(engine)
-        self.name = self.queue.dialect.table(self.queue.table)
+        self.name = self.queue.engine.table(self.queue.table)
         self.conn.execute(f"DROP TABLE IF EXISTS {self.name}")
         self.queue.create(order=order)
         fill(self.conn, engine, self.name, 1, size)

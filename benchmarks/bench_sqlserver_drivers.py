@@ -68,7 +68,7 @@ def bulk_copy_then_move(url: str, rows: list[dict]) -> Callable[[], None]:
     cur = queue.conn.cursor()
     cur.execute(f"CREATE TABLE {staging} (payload NVARCHAR(MAX) NULL, customer BIGINT NOT NULL)")
     tuples = [(r["payload"], r["customer"]) for r in rows]
-    table = queue.dialect.table(queue.table)
+    table = queue.engine.table(queue.table)
 
     def run() -> None:
         cur.bulkcopy(staging, tuples, timeout=0)  # a connection of its own, committed on its own

@@ -29,8 +29,11 @@ from typing import Any
 import psycopg
 from common import pg_options, start_postgres
 
+from sqlqueue.dialects import dialect_for
 from sqlqueue.dialects.base import Dialect
-from sqlqueue.dialects.postgres import PostgresDialect
+from sqlqueue.dialects.postgres import PostgresClaims, PostgresDoctor, PostgresEngine
+from sqlqueue.dialects.postgres_migrations import PostgresMigrations
+from sqlqueue.dialects.statements.claims import Claims
 from sqlqueue.identifiers import TableName
 from sqlqueue.profile import native
 from sqlqueue.waits import Waits
@@ -44,12 +47,12 @@ FILL = (
 CLAIMED = "state = 'claimed' AND consumer = %s AND claim_seq = %s"
 
 
-class WaitsReturned(PostgresDialect):
+class WaitsReturned(PostgresEngine):
     """The claim returning each row's wait beside its id."""
 
-    def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool) -> str:
+    def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool, index: str | None) -> str:
         q = self.quote
-        return f"{super().claim_sql(table, set_sql, where, order, strict)}, {self.waited(q)}"
+        return f"{super().claim_sql(table, set_sql, where, order, strict, index)}, {self.waited(q)}"
 
     def waited(self, q: Callable[[str], str]) -> str:
         return self.millis_between(q("enqueued_at"), q("claimed_at"))
@@ -70,7 +73,8 @@ def nearest_rank(waits: list[int]) -> Waits:
 def row_number(conn: Any, wait: str, table: str, seq: int) -> Waits:
     """The ranking the other engines run (ROW_NUMBER and COUNT(*) OVER ()), on PostgreSQL."""
     waits = f"SELECT {wait} AS wait_ms FROM {table} WHERE {CLAIMED}"
-    return Waits.from_row(conn.execute(Dialect.rank_waits(PostgresDialect(), waits), (CONSUMER, seq)).fetchone())
+    ranked = Claims.rank_waits(dialect_for("postgres").claims, waits)
+    return Waits.from_row(conn.execute(ranked, (CONSUMER, seq)).fetchone())
 
 
 def in_python(conn: Any, wait: str, table: str, seq: int) -> Waits:
@@ -91,11 +95,14 @@ def main() -> None:
         engine = Engine("postgres", pg_options(server))
         queue = engine.new_queue()
         returning = engine.queue(str(queue.table))
-        returning.dialect = dialect = WaitsReturned()
+        returning.engine = waits_returned = WaitsReturned()
+        returning.dialect = dialect = Dialect(
+            waits_returned, claims=PostgresClaims, doctor=PostgresDoctor, migrations=PostgresMigrations
+        )
         conn = psycopg.connect(server.url, password=pg_options(server)["password"], autocommit=True)
         (jit,) = conn.execute("SHOW jit").fetchone()
-        table = queue.dialect.table(queue.table)
-        wait = dialect.waited(dialect.quote)
+        table = queue.engine.table(queue.table)
+        wait = waits_returned.waited(waits_returned.quote)
         conn.execute(FILL.format(t=table), (args.backlog,))
         conn.execute(f"VACUUM ANALYZE {table}")
 
@@ -124,7 +131,7 @@ def main() -> None:
         def returned(s: int) -> dict[str, float]:
             def claim() -> Waits:
                 with returning.transaction() as cur:
-                    statement = dialect.claim(queue.table, native("fifo")).claim
+                    statement = dialect.claims.claim(queue.table, native("fifo")).claim
                     values = {"consumer": CONSUMER, "seq": s, "lease_seconds": 300, "limit": args.batch}
                     cur.execute(statement.sql, statement.bind(values))
                     return nearest_rank([row[1] for row in cur.fetchall()])

@@ -143,7 +143,7 @@ def _show_time(value: Any) -> Any:
 
 
 def _age(queue: Queue, value: Any, now: dt.datetime) -> str:
-    when = queue.dialect.decode_timestamp(value)
+    when = queue.engine.decode_timestamp(value)
     if when is None:
         return "-"
     seconds = max(int((now - when).total_seconds()), 0)
@@ -154,7 +154,7 @@ def _age(queue: Queue, value: Any, now: dt.datetime) -> str:
 def create(queue: Queue, args: argparse.Namespace, order: str) -> int:
     spec = QueueSpec(queue.table, parse_columns(args.columns), args.order or order)
     if args.print:
-        print(queue.dialect.script(queue.dialect.create_statements(spec)), end="")
+        print(queue.engine.script(queue.dialect.schema.create_statements(spec)), end="")
         return 0
     queue.create(spec.domain, spec.order)
     print(f"queue {queue.table} is ready ({spec.order} claims) at {queue.spec.display}")
@@ -193,7 +193,7 @@ def stats(queue: Queue, args: argparse.Namespace, order: str) -> int:
             print(f"{state:10} {found['rows']:>12,}  {_age(queue, found['oldest_enqueued_at'], now)}")
         print(
             f"{'unpublished':11}{queue.unpublished_rows():>12,}  (sink batches not committed yet: tagged rows listed "
-            f"in {d.unpublished(queue.table)}, or staged in {d.staging(queue.table)})"
+            f"in {d.schema.unpublished(queue.table)}, or staged in {d.schema.staging(queue.table)})"
         )
     else:
         print(f"table {queue.table} at {queue.spec.display}, adopted with profile {p.name}")
@@ -268,7 +268,7 @@ def purge(queue: Queue, args: argparse.Namespace, order: str) -> int:
 def doctor(queue: Queue, args: argparse.Namespace, order: str) -> int:
     findings = examine(queue, args.order or order)
     print(f"queue {queue.table} at {queue.spec.display}")
-    print(report(findings, queue.dialect.script))
+    print(report(findings, queue.engine.script))
     return FAILED_STEP if any(f.severity == PROBLEM for f in findings) else 0
 
 
@@ -323,10 +323,10 @@ def adopt(queue: Queue, args: argparse.Namespace, order: str) -> int:
     index = claim_index(queue)
     if not args.apply:
         print(f"-- {queue.table} fits profile {queue.profile.name}. sqlqueue adds beside it:")
-        print(queue.dialect.script(statements), end="")
+        print(queue.engine.script(statements), end="")
         if index is not None:
             print("-- No index leads with the claim's first column; with --index, sqlqueue creates:")
-            print(queue.dialect.script([index]), end="")
+            print(queue.engine.script([index]), end="")
         return 0
     make_tables(queue)
     if args.index and index is not None:

@@ -92,7 +92,7 @@ class DeadLetters:
     def pending(self) -> list[Move]:
         """This mover's tagged moves still in the queue, oldest first."""
         rows = self.queue.fetch(
-            self.queue.dialect.pending_dead_letters(self.queue.table),
+            self.queue.dialect.housekeeping.pending_dead_letters(self.queue.table),
             {"lo": self.prefix, "hi": self.prefix + PAST_HEX},
         )
         return [Move(int(tag[len(self.prefix) :], 16), tag, int(lo), int(hi), int(n)) for tag, lo, hi, n in rows]
@@ -100,7 +100,7 @@ class DeadLetters:
     def mark(self, number: int, limit: int) -> Move | None:
         """Tag up to ``limit`` failed rows as move ``number``, in one transaction; None when none is failed."""
         tag = self.tag(number)
-        statement = self.queue.dialect.mark_dead_letters(self.queue.table)
+        statement = self.queue.dialect.housekeeping.mark_dead_letters(self.queue.table)
         with self.queue.transaction() as cur:
             execute(cur, statement, tag=tag, limit=limit)
             ids = [int(r[0]) for r in cur.fetchall()]
@@ -109,14 +109,14 @@ class DeadLetters:
     def rows(self, move: Move, domain: Sequence[Column]) -> list[tuple]:
         """A move's rows in the dead-letter table's column order, redrive columns empty."""
         names = ("id", *(c.name for c in domain), *(READ_AS.get(n, n) for n in READ))
-        statement = self.queue.dialect.read_dead_letters(self.queue.table, names)
+        statement = self.queue.dialect.housekeeping.read_dead_letters(self.queue.table, names)
         queue_name = str(self.queue.table)
         found = self.queue.fetch(statement, {"tag": move.tag, "lo": move.lo, "hi": move.hi})
         # id, domain..., attempts, last_error, enqueued_at, failed_at, then queue, consumer, redrive_id, redriven_at
         return [(*row[:-1], queue_name, row[-1], None, None) for row in found]
 
     def delete(self, move: Move) -> int:
-        statement = self.queue.dialect.delete_dead_letters(self.queue.table)
+        statement = self.queue.dialect.housekeeping.delete_dead_letters(self.queue.table)
         with self.queue.transaction() as cur:
             execute(cur, statement, tag=move.tag, lo=move.lo, hi=move.hi)
             return max(cur.rowcount, 0)

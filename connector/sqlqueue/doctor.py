@@ -4,7 +4,7 @@ Each finding says what is wrong, why it hurts, and the statement that fixes it. 
 the fix statements come from the dialect (so they are in the statement catalog, parsed and
 pinned); the table's kind judges the table (``kinds``: its layout and indexes, or its profile, the
 tables adopting it made and the index its claim seeks), and each dialect what only its engine has
-(``Dialect.checks``). The doctor connects without changing any setting.
+(``dialect.doctor.checks``). The doctor connects without changing any setting.
 """
 
 from __future__ import annotations

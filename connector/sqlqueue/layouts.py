@@ -22,13 +22,13 @@ ORDER_OF_FIRST_COLUMN = {"id": "fifo", "priority": "priority", "due_at": "pendin
 
 def chunk_size(dialect: Dialect) -> int:
     """Rows moved per transaction: below SQL Server's lock escalation threshold, as every chunk is."""
-    return dialect.default_chunk or 10_000
+    return dialect.engine.default_chunk or 10_000
 
 
 def ready_order(queue: Queue) -> str | None:
     """The order the table's ready index serves now, or None when it has none sqlqueue made."""
-    name = queue.dialect.ready_index(queue.table)
-    for index, _, first_column in queue.facts(queue.dialect.table_indexes):
+    name = queue.dialect.schema.ready_index(queue.table)
+    for index, _, first_column in queue.facts(queue.dialect.doctor.table_indexes):
         if index == name:
             return ORDER_OF_FIRST_COLUMN.get(first_column)
     return None
@@ -36,7 +36,7 @@ def ready_order(queue: Queue) -> str | None:
 
 def script(dialect: Dialect, spec: QueueSpec, chunk: int | None = None) -> str:
     """Every step from layout 1 as one script a DBA can read and run (``sqlqueue migrate --print``)."""
-    steps = dialect.migration_steps(spec, chunk or chunk_size(dialect))
+    steps = dialect.migrations.migration_steps(spec, chunk or chunk_size(dialect))
     statements = []
     for n, step in enumerate(steps, 1):
         body = list(step.script or step.statements)
@@ -44,13 +44,13 @@ def script(dialect: Dialect, spec: QueueSpec, chunk: int | None = None) -> str:
         statements += body
     header = [
         f"-- sqlqueue migrate: queue {spec.table} from layout {UNRECORDED_LAYOUT} to layout {LAYOUT} "
-        f"({dialect.name}; domain columns {', '.join(c.name for c in spec.domain) or 'none'}, "
+        f"({dialect.engine.name}; domain columns {', '.join(c.name for c in spec.domain) or 'none'}, "
         f"ready index for {spec.order} claims).",
         "-- Stop every job of the earlier sqlqueue first. Each step checks the catalog before it changes",
         "-- anything, so the script can run again after an interruption; the layout is recorded last.",
-        *dialect.how_to_run_script,
+        *dialect.migrations.how_to_run_script,
     ]
-    return "\n".join(header) + "\n\n" + dialect.script(statements)
+    return "\n".join(header) + "\n\n" + dialect.engine.script(statements)
 
 
 def migrate(
@@ -75,7 +75,7 @@ def migrate(
         raise layout_mismatch(queue.table, queue.spec.display, found, LAYOUT)
     spec = QueueSpec(queue.table, queue.domain_columns(), order or ready_order(queue) or fallback_order)
     size = chunk or chunk_size(queue.dialect)
-    steps = queue.dialect.migration_steps(spec, size)
+    steps = queue.dialect.migrations.migration_steps(spec, size)
     say(f"{where}: layout {found} to {LAYOUT} in {len(steps)} steps (ready index for {spec.order} claims)")
     for n, step in enumerate(steps, 1):
         try:

@@ -17,7 +17,7 @@ class Ledger:
 
     def __init__(self, queue: Queue, writer_id: str) -> None:
         self.table = queue.table
-        self.sql = queue.dialect
+        self.sql = queue.dialect.sink
         self.writer_id = writer_id
 
     def _key(self, batch_id: int) -> dict[str, Any]:

@@ -71,7 +71,7 @@ class Producer:
     def __init__(self, queue: Queue, writer_id: str, run_id: str = "") -> None:
         self.queue = queue
         self.table = queue.table
-        self.sql = queue.dialect
+        self.sql = queue.dialect.sink
         self.writer_id = writer_id
         self.ledger = Ledger(queue, writer_id)
         self._writer_key = _hex(writer_id, 16)

@@ -337,7 +337,7 @@ def propose(columns: Sequence[Column], unique_keys: Sequence[Sequence[str]]) -> 
     """A profile for a table, read from its columns' names and types: the design its lifecycle columns
     suggest (a claimer, with no status or a flag for one: claimer; a status: relational; a started-at
     alone: started-mark; none: dequeue), keyed by the first of ``unique_keys``: the primary key, where
-    there is one (Dialect.unique_keys_sql lists it first). A proposal to review, not a verdict."""
+    there is one (Engine.unique_keys_sql lists it first). A proposal to review, not a verdict."""
     found: dict[str, str] = {}
     types = {c.name: c.type for c in columns}
     for role, names in _SUGGESTIONS.items():

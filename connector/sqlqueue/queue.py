@@ -70,6 +70,8 @@ class Queue:
         self.table = table
         self.kind: TableKind = kind_for(profile)
         self.dialect: Dialect = dialect_for(spec.dialect)
+        # The engine's spelling and driver I/O (connections, transactions, bulk loads, errors).
+        self.engine = self.dialect.engine
         self._inspecting = inspecting
         self._conn: Any = None
         # The address is known to work: this queue connected, or (set by its owner) a Spark task's
@@ -107,11 +109,11 @@ class Queue:
     def conn(self) -> Any:
         if self._conn is None:
             with self._errors():
-                connect = self.dialect.inspection_connect if self._inspecting else self.dialect.connect
+                connect = self.engine.inspection_connect if self._inspecting else self.engine.connect
                 conn = connect(self.spec)
-                setting = self.dialect.session_clock(self.clock)
+                setting = self.engine.session_clock(self.clock)
                 if setting is not None:
-                    self.dialect.autocommit_cursor(conn).execute(setting)
+                    self.engine.autocommit_cursor(conn).execute(setting)
                 self._conn = conn
             self.proven = True
         return self._conn
@@ -127,9 +129,9 @@ class Queue:
         try:
             yield
         except Exception as exc:
-            if not self.dialect.is_driver_error(exc):
+            if not self.engine.is_driver_error(exc):
                 raise
-            error = self.dialect.map_error(exc, self.spec, self.proven)
+            error = self.engine.map_error(exc, self.spec, self.proven)
             if not error.transient and self.proven and self._conn is not None and not self._answers():
                 error = DatabaseError(f"{error} (and the connection no longer answers)", transient=True)
             self.close()
@@ -140,7 +142,7 @@ class Queue:
         server dropped need not say so: FreeTDS reports 'Unknown error', 'Could not change
         transaction status' or nothing at all (HY000, no number), and only later ones 08S01."""
         try:
-            self.dialect.autocommit_cursor(self._conn).execute(self.dialect.ping().sql)
+            self.engine.autocommit_cursor(self._conn).execute(self.dialect.doctor.ping().sql)
         except Exception:  # any failure of the probe means it does not answer; the first error is raised
             return False
         return True
@@ -148,14 +150,14 @@ class Queue:
     @contextmanager
     def transaction(self) -> Iterator[Any]:
         conn = self.conn
-        with self._errors(), self.dialect.transaction(conn) as cur:
+        with self._errors(), self.engine.transaction(conn) as cur:
             yield cur
 
     def fetch(self, statement: Statement, values: dict[str, Any]) -> list[tuple]:
         """Every row of a query the dialect built, outside any transaction."""
         conn = self.conn
         with self._errors():
-            cur = self.dialect.autocommit_cursor(conn)
+            cur = self.engine.autocommit_cursor(conn)
             cur.execute(statement.sql, statement.bind(values))
             return [tuple(r) for r in cur.fetchall()]
 
@@ -206,10 +208,10 @@ class Queue:
         """Create what is missing of the queue; refused over a table of another layout (migrate it)."""
         self.require(Capability.CREATE)
         spec = QueueSpec(self.table, tuple(domain), order)
-        if self.fetch(self.dialect.table_columns(self.table), self.catalog_names()):
+        if self.fetch(self.dialect.schema.table_columns(self.table), self.catalog_names()):
             self.require_layout()
         with self.transaction() as cur:
-            for sql in self.dialect.create_statements(spec):
+            for sql in self.dialect.schema.create_statements(spec):
                 cur.execute(sql)
 
     def layout(self) -> int:
@@ -221,10 +223,10 @@ class Queue:
         """Run one migration step: None when its ``todo`` query found nothing to do, else the rows it
         moved (0 for a step that moves none). A chunked step commits each chunk on its own."""
         self.require(Capability.MIGRATE)
-        if step.todo is not None and not self.fetch(self.dialect.compile(step.todo), {})[0][0]:
+        if step.todo is not None and not self.fetch(self.engine.compile(step.todo), {})[0][0]:
             return None
         if step.chunked:
-            statements = [self.dialect.compile(sql) for sql in step.statements]
+            statements = [self.engine.compile(sql) for sql in step.statements]
             moved = 0
             while True:
                 with self.transaction() as cur:
@@ -236,14 +238,14 @@ class Queue:
                     return moved
         if step.atomic:
             with self.transaction() as cur:
-                if self.dialect.migration_lock_timeout:
-                    cur.execute(self.dialect.migration_lock_timeout)
+                if self.dialect.migrations.migration_lock_timeout:
+                    cur.execute(self.dialect.migrations.migration_lock_timeout)
                 for sql in step.statements:
                     cur.execute(sql)
             return 0
         conn = self.conn
         with self._errors():
-            cur = self.dialect.autocommit_cursor(conn)
+            cur = self.engine.autocommit_cursor(conn)
             for sql in step.statements:
                 cur.execute(sql)
         return 0
@@ -255,10 +257,10 @@ class Queue:
         its current UTC offset."""
         times = [i for i, c in enumerate(columns) if c.type == "timestamp"]
         if self.profile.clock == "local" and times:
-            zone = dt.timezone(dt.timedelta(seconds=int(self.fetch(self.dialect.local_offset(), {})[0][0])))
+            zone = dt.timezone(dt.timedelta(seconds=int(self.fetch(self.dialect.sink.local_offset(), {})[0][0])))
             rows = (_in_zone(row, times, zone) for row in rows)
-        encode = self.dialect.encode
-        converted = [(i, c) for i, c in enumerate(columns) if c.type in self.dialect.encoded_types]
+        encode = self.engine.encode
+        converted = [(i, c) for i, c in enumerate(columns) if c.type in self.engine.encoded_types]
         if not converted:
             return ((*row, *tail) for row in rows)
 
@@ -278,7 +280,7 @@ class Queue:
         column, a row whose key the table already holds (or that repeats a key) is skipped.
         """
         encoded = self._encoded(columns, rows)
-        self.dialect.insert_many(cur, self.table, columns, encoded, skip_duplicates=keyed(columns))
+        self.engine.insert_many(cur, self.table, columns, encoded, skip_duplicates=keyed(columns))
 
     def insert_unpublished(
         self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str
@@ -304,11 +306,11 @@ class Queue:
 
     @property
     def staging(self) -> TableName:
-        return self.dialect.staging_of(self.table, self.profile)
+        return self.dialect.sink.staging_of(self.table, self.profile)
 
     def publish_statement(self, columns: Sequence[Column]) -> Statement:
         """Copy one task's staged rows (:tag) into the table, as new ready rows of the profile."""
-        return self.dialect.publish(self.table, self.profile, tuple(c.name for c in columns))
+        return self.dialect.sink.publish(self.table, self.profile, tuple(c.name for c in columns))
 
     def stage(self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str) -> None:
         """Insert rows into the staging table under ``stage_tag``, inside the caller's transaction ``cur``."""
@@ -318,7 +320,7 @@ class Queue:
         self, cur: Any, table: TableName, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str
     ) -> None:
         encoded = self._encoded(columns, rows, (stage_tag,))
-        self.dialect.load(cur, self.dialect.table(table), [*columns, STAGE_TAG], encoded)
+        self.engine.load(cur, self.engine.table(table), [*columns, STAGE_TAG], encoded)
 
     def enqueue(self, rows: Sequence[Mapping[str, Any]]) -> int:
         """Enqueue ready rows (dicts keyed by column name) in one transaction."""
@@ -354,7 +356,7 @@ class Queue:
         run's ``available_now_bound``, None otherwise.
         """
         take = self._claimer(order, strict, bound is not None)
-        chunk = chunk or self.dialect.default_chunk or limit
+        chunk = chunk or self.engine.default_chunk or limit
         values = {"consumer": consumer, "seq": seq, "lease_seconds": lease_seconds, "max_id": bound}
         claimed = 0
         while claimed < limit:
@@ -369,7 +371,7 @@ class Queue:
     def _claimer(self, order: str, strict: bool, bounded: bool) -> Callable[[Any, dict[str, Any]], int]:
         """What claims one chunk inside the caller's transaction and says how many rows it took."""
         bound = self.bound_column() if bounded else None
-        plan = self.dialect.claim(self.table, self.claim_profile(order), self.copied(), strict, bound)
+        plan = self.dialect.claims.claim(self.table, self.claim_profile(order), self.copied(), strict, bound)
         extra = self._values()
 
         def take(cur: Any, values: dict[str, Any]) -> int:
@@ -421,7 +423,7 @@ class Queue:
         column, time_ = self._bound()
         if column is None:
             return None
-        (largest,) = self.fetch(self.dialect.max_ready(self.table, self.profile, column), self._values())[0]
+        (largest,) = self.fetch(self.dialect.claims.max_ready(self.table, self.profile, column), self._values())[0]
         if largest is None:
             return self._time(dt.datetime(1900, 1, 1, tzinfo=dt.timezone.utc)) if time_ else -(2**63)
         if isinstance(largest, dt.datetime):
@@ -431,15 +433,15 @@ class Queue:
     @property
     def holding(self) -> Holding:
         """Where this table's claimed rows are held."""
-        return self.dialect.holding(self.table, self.profile)
+        return self.dialect.lifecycle.holding(self.table, self.profile)
 
     def count_claimed(self, consumer: str, seq: int) -> int:
-        return self.fetch(self.dialect.count_held(self.holding), {"consumer": consumer, "seq": seq})[0][0]
+        return self.fetch(self.dialect.claims.count_held(self.holding), {"consumer": consumer, "seq": seq})[0][0]
 
     def partition_bounds(self, consumer: str, after_seq: int, upto_seq: int, parts: int) -> list[tuple[int, int]]:
         """Row ranges that split the rows of claims (after_seq, upto_seq] into ``parts`` even groups."""
         rows = self.fetch(
-            self.dialect.partition_bounds(self.holding, parts),
+            self.dialect.claims.partition_bounds(self.holding, parts),
             {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq},
         )
         return [(int(lo), int(hi)) for lo, hi in rows]
@@ -455,11 +457,11 @@ class Queue:
         batch_rows: int = 10_000,
     ) -> Iterator[list[tuple]]:
         """The claimed rows in one row range, in lists of at most ``batch_rows``."""
-        statement = self.dialect.read_claimed(self.holding, self.spelled(columns))
+        statement = self.dialect.claims.read_claimed(self.holding, self.spelled(columns))
         values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
         conn = self.conn
         with self._errors():
-            cur = self.dialect.autocommit_cursor(conn)
+            cur = self.engine.autocommit_cursor(conn)
             cur.execute(statement.sql, statement.bind(values))
             while rows := cur.fetchmany(batch_rows):
                 yield [tuple(r) for r in rows]
@@ -478,9 +480,9 @@ class Queue:
         profile = self.profile
         if self.holding.in_place and not keep:
             profile = profile.deleting()
-        limit = chunk or self.dialect.default_chunk
+        limit = chunk or self.engine.default_chunk
         values = {"consumer": consumer, "upto_seq": upto_seq, "limit": limit, **self._values()}
-        statements = self.dialect.complete(self.table, profile, limit is not None)
+        statements = self.dialect.claims.complete(self.table, profile, limit is not None)
         if self.holding.in_place:
             return sum(self._repeat(statement, values, limit) for statement in statements)
         counts = []
@@ -509,7 +511,7 @@ class Queue:
         p = self.profile
         if not p.expires:
             return 0
-        limit = chunk or self.dialect.default_chunk
+        limit = chunk or self.engine.default_chunk
         each = limit or UNLIMITED
         values = {
             "consumer": consumer,
@@ -520,8 +522,8 @@ class Queue:
             "limit": each,
         }
         if self.holding.in_place:
-            return self._repeat(self.dialect.renew_held(self.table, limit is not None), values, limit)
-        pick, total = self.dialect.renewable(self.table, p), 0
+            return self._repeat(self.dialect.leases.renew_held(self.table, limit is not None), values, limit)
+        pick, total = self.dialect.leases.renewable(self.table, p), 0
         while True:
             with self.transaction() as cur:
                 keys = execute(cur, pick, **values).fetchall()
@@ -529,8 +531,8 @@ class Queue:
                     rows = keys[start : start + RENEWED_PER_STATEMENT]
                     named = {f"k{c}_{i}": v for i, row in enumerate(rows) for c, v in enumerate(row)}
                     for statement in (
-                        self.dialect.renew(self.table, p, len(rows)),
-                        self.dialect.settle_renewed(self.table, p, len(rows)),
+                        self.dialect.leases.renew(self.table, p, len(rows)),
+                        self.dialect.leases.settle_renewed(self.table, p, len(rows)),
                     ):
                         cur.execute(statement.sql, statement.bind({**values, **named}))
             total += len(keys)
@@ -543,7 +545,7 @@ class Queue:
         p = self.profile
         if self.holding.in_place or p.take or p.guard is None:
             return 0
-        statement = self.dialect.drop_fenced(self.table, p)
+        statement = self.dialect.leases.drop_fenced(self.table, p)
         with self.transaction() as cur:
             return max(execute(cur, statement, consumer=consumer, seq=seq).rowcount, 0)
 
@@ -554,10 +556,10 @@ class Queue:
         predicate itself, and those with no attempt left become failed where the profile has a failed
         value."""
         if self.holding.in_place:
-            chunk = chunk or self.dialect.default_chunk
-            statement = self.dialect.rescue_expired(self.table, chunk is not None)
+            chunk = chunk or self.engine.default_chunk
+            statement = self.dialect.housekeeping.rescue_expired(self.table, chunk is not None)
             return self._repeat(statement, {"max_attempts": max_attempts, "limit": chunk}, chunk)
-        failing = self.dialect.adopted_fail_expired(self.table, self.profile)
+        failing = self.dialect.adoption.adopted_fail_expired(self.table, self.profile)
         if failing is None:
             return 0
         with self.transaction() as cur:
@@ -577,11 +579,11 @@ class Queue:
                 values |= {"delay_seconds": a.delay_seconds, "max_attempts": max_attempts}
             groups.setdefault((a.outcome, a.attempts is not None), []).append(values)
         builders = {
-            DONE_OUTCOME: lambda fenced: self.dialect.ack_done(self.table, keep, fenced),
-            FAILED_OUTCOME: lambda fenced: self.dialect.ack_failed(self.table, fenced),
-            RETRY_OUTCOME: lambda fenced: self.dialect.ack_retry(self.table, fenced),
+            DONE_OUTCOME: lambda fenced: self.dialect.housekeeping.ack_done(self.table, keep, fenced),
+            FAILED_OUTCOME: lambda fenced: self.dialect.housekeeping.ack_failed(self.table, fenced),
+            RETRY_OUTCOME: lambda fenced: self.dialect.housekeeping.ack_retry(self.table, fenced),
         }
-        run = self.dialect.run_each
+        run = self.engine.run_each
         changed = sum(run(cur, builders[outcome](fenced), values) for (outcome, fenced), values in groups.items())
         return len(acks) - changed
 
@@ -595,8 +597,8 @@ class Queue:
         """Delete finished rows (done or failed) completed before a time, a chunk per transaction;
         ``progress`` hears the running total after each chunk."""
         self.require(Capability.PURGE)
-        chunk = chunk or self.dialect.default_chunk or 10_000
-        statement = self.dialect.purge(self.table, state, True)
+        chunk = chunk or self.engine.default_chunk or 10_000
+        statement = self.dialect.housekeeping.purge(self.table, state, True)
         return self._repeat(statement, {"cutoff": self._time(completed_before), "limit": chunk}, chunk, progress)
 
     def requeue_failed(self, ids: Sequence[int] = (), dedup_keys: Sequence[str] = ()) -> int:
@@ -604,11 +606,11 @@ class Queue:
         self.require(Capability.REQUEUE)
         with self.transaction() as cur:
             if not ids and not dedup_keys:
-                execute(cur, self.dialect.requeue_failed(self.table, "all"))
+                execute(cur, self.dialect.housekeeping.requeue_failed(self.table, "all"))
                 return cur.rowcount
             count = 0
             for by, keys in (("id", ids), ("dedup_key", dedup_keys)):
-                statement = self.dialect.requeue_failed(self.table, by)
+                statement = self.dialect.housekeeping.requeue_failed(self.table, by)
                 for key in keys:
                     cur.execute(statement.sql, statement.bind({by: key}))
                     count += max(cur.rowcount, 0)
@@ -640,16 +642,16 @@ class Queue:
 
     def count_ready(self) -> int:
         """Rows a claim could take now: the backlog."""
-        return self.fetch(self.dialect.count_ready(self.table, self.profile), self._values())[0][0]
+        return self.fetch(self.dialect.claims.count_ready(self.table, self.profile), self._values())[0][0]
 
     def backlog(self) -> Backlog:
         """The ready rows and the age of the oldest, in one pass: what shows whether a stream keeps up."""
-        return Backlog.from_row(self.fetch(self.dialect.backlog(self.table, self.profile), self._values())[0])
+        return Backlog.from_row(self.fetch(self.dialect.claims.backlog(self.table, self.profile), self._values())[0])
 
     def claim_waits(self, consumer: str, seq: int) -> Waits:
         """How long the rows of claim ``seq`` waited between enqueue and claim (none where the table
         records no enqueue time)."""
-        statement = self.dialect.claim_waits(self.holding)
+        statement = self.dialect.claims.claim_waits(self.holding)
         if statement is None:
             return Waits()
         return Waits.from_row(self.fetch(statement, {"consumer": consumer, "seq": seq})[0])
@@ -658,23 +660,23 @@ class Queue:
         """How long the rows claimed since a time waited, of those still in the table: with
         completion=keep every one, with delete those not completed yet (in flight, failed, retrying)."""
         self.require(Capability.HISTORY)
-        return Waits.from_row(self.fetch(self.dialect.recent_waits(self.table), {"since": self._time(since)})[0])
+        return Waits.from_row(self.fetch(self.dialect.doctor.recent_waits(self.table), {"since": self._time(since)})[0])
 
     def _time(self, value: dt.datetime) -> Any:
-        return self.dialect.encode(LIFECYCLE_TYPES["completed_at"], value)
+        return self.engine.encode(LIFECYCLE_TYPES["completed_at"], value)
 
     def peek(self, limit: int, order: str = "fifo", columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """The next ``limit`` ready rows in claim order, as dicts; nothing is claimed or locked."""
         names = tuple(columns or [c.name for c in self.columns()])
         rows = self.fetch(
-            self.dialect.peek(self.table, self.claim_profile(order), names), {"limit": limit, **self._values()}
+            self.dialect.doctor.peek(self.table, self.claim_profile(order), names), {"limit": limit, **self._values()}
         )
         return [dict(zip(names, row)) for row in rows]
 
     def count_done_since(self, since: dt.datetime) -> int:
         """Rows completed since a time and kept as done (completion=keep)."""
         self.require(Capability.HISTORY)
-        return self.fetch(self.dialect.count_done_since(self.table), {"since": self._time(since)})[0][0]
+        return self.fetch(self.dialect.doctor.count_done_since(self.table), {"since": self._time(since)})[0][0]
 
     def facts(self, builder: Callable[[TableName], Statement]) -> list[tuple]:
         """Rows of one of the dialect's catalog queries (``builder``) about this table and its database."""
@@ -685,22 +687,22 @@ class Queue:
         time of the oldest in each; or rows per status value of an adopted table's profile (of this
         stream's filter), oldest None: {} where it has no status."""
         if self.profile.owned:
-            rows = self.fetch(self.dialect.count_by_state(self.table), {})
+            rows = self.fetch(self.dialect.doctor.count_by_state(self.table), {})
             return {str(state): {"rows": n, "oldest_enqueued_at": oldest} for state, n, oldest in rows}
-        statement = self.dialect.adopted_by_status(self.table, self.profile)
+        statement = self.dialect.adoption.adopted_by_status(self.table, self.profile)
         rows = [] if statement is None else self.fetch(statement, {})
         return {_status(value): {"rows": n, "oldest_enqueued_at": None} for value, n in rows}
 
     def held_rows(self) -> int:
         """Rows sqlqueue's streams hold (claimed, not completed), whatever their consumer."""
-        return self.fetch(self.dialect.count_all_held(self.holding), {})[0][0]
+        return self.fetch(self.dialect.claims.count_all_held(self.holding), {})[0][0]
 
     def unpublished_rows(self) -> int:
         """Rows of sink batches not committed yet (or left by a checkpoint since deleted): in the
         staging table, and in the table under unpublished tags."""
         if self.lists_unpublished:
-            return self.fetch(self.dialect.count_unpublished(self.table), {})[0][0]
-        return self.fetch(self.dialect.count_rows(self.staging), {})[0][0]
+            return self.fetch(self.dialect.sink.count_unpublished(self.table), {})[0][0]
+        return self.fetch(self.dialect.adoption.count_rows(self.staging), {})[0][0]
 
     def look(self, at: Callable[[Any], T]) -> T:
         """``at(connection)``: what the driver reports, or a statement that changes nothing (the doctor)."""

@@ -5,8 +5,8 @@ The figures an operator watches to know whether a stream keeps up: when they gro
 rows arrive faster than the stream claims them. A row's wait is ``claimed_at - enqueued_at``, both
 written by the database's clock, so no clock of the Spark driver enters. A retried row keeps its
 first ``enqueued_at``: its wait includes its earlier attempts and backoff. The dialect ranks the
-waits and ages the backlog in SQL (``Dialect.claim_waits``, ``recent_waits``, ``backlog``); this
-module holds the figures and how they are shown.
+waits and ages the backlog in SQL (``dialect.claims.claim_waits`` and ``backlog``,
+``dialect.doctor.recent_waits``); this module holds the figures and how they are shown.
 """
 
 from __future__ import annotations

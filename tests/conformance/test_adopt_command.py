@@ -27,8 +27,8 @@ def adopt(engine, tmp_path, monkeypatch, capsys):
 
 
 def claims_table_exists(queue) -> bool:
-    claims = queue.dialect.claims_table(queue.table)
-    return bool(queue.fetch(queue.dialect.table_columns(claims), queue.catalog_names(claims)))
+    claims = queue.dialect.lifecycle.claims_table(queue.table)
+    return bool(queue.fetch(queue.dialect.schema.table_columns(claims), queue.catalog_names(claims)))
 
 
 def test_adopt_proposes_a_profile_read_from_the_tables_columns(adopt):

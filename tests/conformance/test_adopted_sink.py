@@ -38,14 +38,14 @@ def publish(queue: Queue, batch: int, tasks: list, writer: str = "w") -> int | N
 
 def table_rows(queue: Queue) -> list[tuple]:
     sql = f"SELECT Payload, Status, AttemptNum FROM {queue.table} ORDER BY Payload"
-    return queue.fetch(queue.dialect.compile(sql), {})
+    return queue.fetch(queue.engine.compile(sql), {})
 
 
 def test_a_published_batch_becomes_ready_rows_of_the_profile(engine):
     queue = seeds.relational(engine)
     assert publish(queue, 0, written(queue, 0, [rows(2), rows(1, start=2)])) == 3
     assert table_rows(queue) == [("s0", "Pending", 0), ("s1", "Pending", 0), ("s2", "Pending", 0)]
-    due = queue.fetch(queue.dialect.compile(f"SELECT ScheduledFor, UpdatedAt FROM {queue.table}"), {})
+    due = queue.fetch(queue.engine.compile(f"SELECT ScheduledFor, UpdatedAt FROM {queue.table}"), {})
     assert all(scheduled is not None and token is not None for scheduled, token in due)
     assert queue.claim("etl", 1, 10) == 3
 
@@ -212,7 +212,7 @@ def test_a_column_added_after_adoption_names_how_to_stage_it(engine):
 @pytest.mark.babelfish_gap("index_names")  # adopting again re-runs the claims table's guarded index
 def test_a_table_adopted_before_the_sink_came_serves_the_source_and_refuses_the_sink_until_adopted_again(engine):
     queue = seeds.relational(engine)
-    seeds.run(queue, f"DROP TABLE {queue.dialect.table(queue.staging)}")
+    seeds.run(queue, f"DROP TABLE {queue.engine.table(queue.staging)}")
     queue.require_layout()
     with pytest.raises(SchemaError, match="is not adopted yet.*sqlqueue_staging is missing.*--apply"):
         queue.writable(["EnqueuedAt", "Type"])

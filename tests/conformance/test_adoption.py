@@ -25,7 +25,7 @@ def held(queue: Queue, consumer: str, after: int, upto: int, columns: list[str])
 
 
 def by_status(queue: Queue) -> dict[str, int]:
-    rows = queue.fetch(queue.dialect.compile(f"SELECT Status, COUNT(*) FROM {queue.table} GROUP BY Status"), {})
+    rows = queue.fetch(queue.engine.compile(f"SELECT Status, COUNT(*) FROM {queue.table} GROUP BY Status"), {})
     return {status: count for status, count in rows}
 
 
@@ -37,7 +37,7 @@ def test_a_claim_marks_rows_the_tables_way_and_completion_marks_them_done(engine
     assert queue.complete("etl", 1) == 3
     assert by_status(queue) == {"Completed": 3, "Pending": 2}
     done = queue.fetch(
-        queue.dialect.compile(f"SELECT AttemptNum, Duration FROM {queue.table} WHERE Status = 'Completed'"), {}
+        queue.engine.compile(f"SELECT AttemptNum, Duration FROM {queue.table} WHERE Status = 'Completed'"), {}
     )
     assert all(attempts == 1 and duration is not None and duration >= 0 for attempts, duration in done)
     assert queue.count_claimed("etl", 1) == 0
@@ -162,7 +162,7 @@ def test_the_audit_trigger_sees_every_transition(engine):
     seeds.enqueue_relational(queue, 2)
     queue.claim("etl", 1, 2)
     queue.complete("etl", 1)
-    audit = queue.fetch(queue.dialect.compile(f"SELECT Status FROM {queue.table}_Audit"), {})
+    audit = queue.fetch(queue.engine.compile(f"SELECT Status FROM {queue.table}_Audit"), {})
     assert sorted(s for (s,) in audit) == ["Completed", "Completed", "Processing", "Processing"]
 
 
@@ -183,12 +183,12 @@ def test_a_started_mark_is_set_by_the_claim_and_done_deletes_the_row(engine):
     assert queue.claim("etl", 1, 2) == 2
     assert queue.backlog().ready_rows == 1
     assert queue.complete("etl", 1) == 2
-    assert queue.fetch(queue.dialect.compile(f"SELECT COUNT(*) FROM {queue.table}"), {})[0][0] == 1
+    assert queue.fetch(queue.engine.compile(f"SELECT COUNT(*) FROM {queue.table}"), {})[0][0] == 1
 
 
 def in_process(queue: Queue) -> list[tuple]:
     """(Payload, in_process as 0 or 1, end_date is set) of each row of a seed-003 table, by payload."""
-    rows = queue.fetch(queue.dialect.compile(f"SELECT Payload, in_process, end_date FROM {queue.table}"), {})
+    rows = queue.fetch(queue.engine.compile(f"SELECT Payload, in_process, end_date FROM {queue.table}"), {})
     return sorted((payload, int(flag), end is not None) for payload, flag, end in rows)
 
 
@@ -244,7 +244,7 @@ def test_a_utc_tables_due_times_are_compared_in_utc_whatever_the_sessions_time_z
 def test_a_utc_tables_claim_writes_its_started_at_in_utc_whatever_the_sessions_time_zone(engine, monkeypatch):
     queue, utc = utc_table_in_tokyo(engine, monkeypatch)
     queue.claim("etl", 1, 10)
-    (started,) = queue.fetch(queue.dialect.compile(f"SELECT StartedAt FROM {queue.table} WHERE Payload = 'p-1'"), {})[0]
+    (started,) = queue.fetch(queue.engine.compile(f"SELECT StartedAt FROM {queue.table} WHERE Payload = 'p-1'"), {})[0]
     assert abs(started - utc) < dt.timedelta(minutes=5)
 
 
@@ -291,7 +291,7 @@ def test_each_chunk_of_completion_takes_rows_not_done_yet_when_done_writes_only_
     queue = seeds.claimer(engine)
     seeds.insert_payloads(queue, 5, "claimer")
     assert queue.claim("etl", 1, 5) == 5
-    done, _ = queue.dialect.complete(queue.table, queue.profile, True)
+    done, _ = queue.dialect.claims.complete(queue.table, queue.profile, True)
     values = done.bind({"consumer": "etl", "upto_seq": 1, "limit": 2, **queue._values()})
     counts = []
     with queue.transaction() as cur:
@@ -388,7 +388,7 @@ def test_completion_runs_in_chunks_within_one_transaction_where_the_engine_needs
     if engine.name != "sqlserver":
         pytest.skip("only SQL Server completes in chunks (lock escalation at 5,000 locks a statement)")
     queue = seeds.relational(engine)
-    queue.dialect.default_chunk = 2  # chunks of 2 rows: five rows take three statements of each kind
+    queue.engine.default_chunk = 2  # chunks of 2 rows: five rows take three statements of each kind
     seeds.enqueue_relational(queue, 5)
     assert queue.claim("etl", 1, 5) == 5
     assert queue.complete("etl", 1) == 5

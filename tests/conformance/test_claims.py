@@ -124,7 +124,7 @@ def test_completion_can_keep_rows_as_done(engine):
     consumer.complete_through(1)
     stats = queue.stats()
     assert list(stats) == ["done"] and stats["done"]["rows"] == 5
-    oldest = queue.dialect.decode_timestamp(stats["done"]["oldest_enqueued_at"])
+    oldest = queue.engine.decode_timestamp(stats["done"]["oldest_enqueued_at"])
     slack = dt.timedelta(seconds=2)  # the database's clock against this process's
     assert before - slack <= oldest <= after + slack
 

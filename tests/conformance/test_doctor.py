@@ -29,7 +29,7 @@ def problems(queue: Queue, order: str = "fifo") -> dict[str, tuple[str, ...]]:
 
 def drop(queue: Queue, index: str) -> str:
     """``index`` as DROP INDEX names it (SQL Server wants the table too: DROP INDEX ix ON t)."""
-    return queue.dialect.index_name(queue.table, index)
+    return queue.engine.index_name(queue.table, index)
 
 
 def run_fixes(queue: Queue, fixes) -> None:
@@ -91,7 +91,7 @@ def test_postgres_dead_tuple_build_up_is_a_problem_fixed_by_vacuum(engine):
     if engine.name != "postgres":
         pytest.skip("dead tuples are PostgreSQL's")
     queue = engine.new_queue()
-    run_fixes(queue, [f"ALTER TABLE {queue.dialect.table(queue.table)} SET (autovacuum_enabled = false)"])
+    run_fixes(queue, [f"ALTER TABLE {queue.engine.table(queue.table)} SET (autovacuum_enabled = false)"])
     queue.enqueue([{"payload": str(i)} for i in range(1500)])
     queue.claim("c", 1, 1500, order=engine.order)
     queue.complete("c", 1)

@@ -39,8 +39,8 @@ def quietly(line: str) -> None:
 
 
 def recorded(queue: Queue) -> list[tuple]:
-    d = queue.dialect
-    return queue.fetch(d.compile(f"SELECT {d.quote('layout')} FROM {d.table(d.layout_table(queue.table))}"), {})
+    e, layouts_table = queue.engine, queue.dialect.schema.layout_table(queue.table)
+    return queue.fetch(e.compile(f"SELECT {e.quote('layout')} FROM {e.table(layouts_table)}"), {})
 
 
 @pytest.mark.babelfish_gap("index_names")
@@ -58,15 +58,15 @@ def test_a_queue_table_an_earlier_sqlqueue_made_is_layout_1(engine, shape_name):
 def test_a_table_that_is_not_a_queue_is_named_in_one_line_and_left_alone(engine):
     queue = engine.queue(fresh_name("not_a_queue_"))
     with queue.transaction() as cur:
-        cur.execute(f"CREATE TABLE {queue.dialect.table(queue.table)} (id INT, state VARCHAR(20))")
+        cur.execute(f"CREATE TABLE {queue.engine.table(queue.table)} (id INT, state VARCHAR(20))")
     for look in (queue.layout, lambda: layouts.migrate(queue, say=quietly)):
         with pytest.raises(SchemaError) as refused:
             look()
         assert "\n" not in str(refused.value) and "is not a sqlqueue queue table" in str(refused.value)
         assert "stage_tag" not in str(refused.value) and "claim_seq" in str(refused.value)
-    d = queue.dialect
+    schema = queue.dialect.schema
     assert not queue.fetch(
-        d.table_columns(d.layout_table(queue.table)), queue.catalog_names(d.layout_table(queue.table))
+        schema.table_columns(schema.layout_table(queue.table)), queue.catalog_names(schema.layout_table(queue.table))
     )
 
 
@@ -80,9 +80,9 @@ def test_create_over_a_layout_1_table_is_refused_naming_migrate(engine):
 
 def test_a_newer_layout_is_refused_naming_an_upgrade(engine):
     queue = engine.new_queue()
-    d = queue.dialect
+    e, layouts_table = queue.engine, queue.dialect.schema.layout_table(queue.table)
     with queue.transaction() as cur:
-        cur.execute(f"INSERT INTO {d.table(d.layout_table(queue.table))} ({d.quote('layout')}) VALUES ({LAYOUT + 1})")
+        cur.execute(f"INSERT INTO {e.table(layouts_table)} ({e.quote('layout')}) VALUES ({LAYOUT + 1})")
     for refuse in (queue.require_layout, lambda: layouts.migrate(queue, say=quietly)):
         with pytest.raises(
             SchemaError, match=f"has layout {LAYOUT + 1}, newer than this sqlqueue's .*: upgrade sqlqueue"
@@ -153,16 +153,16 @@ def test_migrating_each_layout_1_shape_leaves_the_layout_create_makes(engine, sh
 @pytest.mark.babelfish_gap("nocheck", "index_names")
 def test_the_ready_index_keeps_the_claim_order_it_served(engine):
     queue = layout1_queue(engine)
-    d, name = queue.dialect, queue.dialect.ready_index(queue.table)
-    old_priority_index = d.create_index_guarded(
+    e, name = queue.engine, queue.dialect.schema.ready_index(queue.table)
+    old_priority_index = e.create_index_guarded(
         queue.table,
         name,
-        f"{d.quote('priority')} DESC, {d.quote('id')} ASC",
+        f"{e.quote('priority')} DESC, {e.quote('id')} ASC",
         ["due_at"],
-        f"{d.quote('state')} = 'ready'",
+        f"{e.quote('state')} = 'ready'",
     )
     with queue.transaction() as cur:
-        cur.execute(f"DROP INDEX {d.index_name(queue.table, name)}")
+        cur.execute(f"DROP INDEX {e.index_name(queue.table, name)}")
         cur.execute(old_priority_index)
     layouts.migrate(queue, fallback_order="fifo", say=quietly)
     assert shape(queue) == shape(engine.new_queue(order="priority"))
@@ -183,7 +183,7 @@ def test_migrate_run_again_changes_nothing(engine, monkeypatch):
         f"queue {queue.table} at {queue.spec.display} is at layout {LAYOUT}: nothing to migrate"
     ]
     # Each step's own guards hold too: run again on the migrated table, none changes a thing.
-    for step in queue.dialect.migration_steps(QueueSpec(queue.table, queue.domain_columns()), 2):
+    for step in queue.dialect.migrations.migration_steps(QueueSpec(queue.table, queue.domain_columns()), 2):
         queue.run_step(step, 2)
     assert (shape(queue), rows_by_state(queue), recorded(queue)) == before
 
@@ -195,7 +195,7 @@ def test_a_migration_stopped_before_any_of_its_steps_finishes_when_run_again(eng
     while stop < steps:
         queue = layout1_queue(engine)
         fill_layout1(queue)
-        plan = queue.dialect.migration_steps(QueueSpec(queue.table), 2)
+        plan = queue.dialect.migrations.migration_steps(QueueSpec(queue.table), 2)
         steps, calls = len(plan), iter(range(len(plan)))
 
         def run_step(self, step, chunk, stop=stop, calls=calls):

@@ -30,8 +30,8 @@ def claimed(queue, consumer: str, seq: int, columns=("payload",)) -> list:
 def row(queue, id_: int) -> dict:
     with queue.transaction() as cur:
         cur.execute(
-            f"SELECT state, attempts, last_error, consumer FROM {queue.dialect.table(queue.table)} "
-            f"WHERE {queue.dialect.quote('id')} = {int(id_)}"
+            f"SELECT state, attempts, last_error, consumer FROM {queue.engine.table(queue.table)} "
+            f"WHERE {queue.engine.quote('id')} = {int(id_)}"
         )
         found = cur.fetchone()
     return dict(zip(("state", "attempts", "last_error", "consumer"), found)) if found else {}
@@ -105,10 +105,10 @@ def test_expired_lease_on_the_last_attempt_fails_the_row(engine):
 def fail_time(queue, id_: int) -> dt.datetime:
     with queue.transaction() as cur:
         cur.execute(
-            f"SELECT {queue.dialect.quote('completed_at')} FROM {queue.dialect.table(queue.table)} "
-            f"WHERE {queue.dialect.quote('id')} = {int(id_)}"
+            f"SELECT {queue.engine.quote('completed_at')} FROM {queue.engine.table(queue.table)} "
+            f"WHERE {queue.engine.quote('id')} = {int(id_)}"
         )
-        return queue.dialect.decode_timestamp(cur.fetchone()[0])
+        return queue.engine.decode_timestamp(cur.fetchone()[0])
 
 
 def test_a_row_whose_last_lease_ran_out_failed_when_it_ran_out_not_when_it_was_noticed(engine):
@@ -243,7 +243,7 @@ def test_strict_order_waits_for_a_locked_row_instead_of_skipping_it(engine):
     holder = engine.queue(str(queue.table))
     got: dict[str, list] = {}
     with holder.transaction() as cur:  # another claimer is mid-claim on row 1
-        cur.execute(f"UPDATE {holder.dialect.table(holder.table)} SET priority = 1 WHERE id = 1")
+        cur.execute(f"UPDATE {holder.engine.table(holder.table)} SET priority = 1 WHERE id = 1")
         skipping = engine.queue(str(queue.table))
         skipping.claim("skip", 1, 1, order="fifo")
         got["skip"] = claimed(skipping, "skip", 1)

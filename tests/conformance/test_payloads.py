@@ -68,7 +68,7 @@ def read_back(queue, columns: tuple[Column, ...]) -> list[tuple]:
         for chunk in queue.read_claimed("reader", 0, 1, lo, hi, ["id", *names]):
             got += chunk
     decode = {
-        "timestamp": queue.dialect.decode_timestamp,
+        "timestamp": queue.engine.decode_timestamp,
         "binary": lambda v: None if v is None else bytes(v),
         "boolean": lambda v: None if v is None else bool(v),
     }

@@ -139,7 +139,7 @@ def test_abort_deletes_rows_outside_the_id_range_their_tag_recorded(engine):
     queue = engine.new_queue()
     producer = Producer(queue, "w")
     producer.write(0, 0, PAYLOAD, rows(PAYLOAD, "a", "b"))
-    unpublished = queue.dialect.table(queue.dialect.unpublished(queue.table))
+    unpublished = queue.engine.table(queue.dialect.schema.unpublished(queue.table))
     with queue.transaction() as cur:  # as ids given explicitly or drawn from a cached sequence would be
         cur.execute(f"UPDATE {unpublished} SET id_after = id_upto")
     assert producer.discard(0) == 2

@@ -24,12 +24,12 @@ T0 = dt.datetime(2026, 3, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
 
 def recorded(queue, consumer: str, seq: int) -> list[tuple[dt.datetime, dt.datetime]]:
     """(enqueued_at, claimed_at) of a claim's rows, as the database recorded them."""
-    d, q = queue.dialect, queue.dialect.quote
-    statement = d.compile(
-        f"SELECT {q('enqueued_at')}, {q('claimed_at')} FROM {d.table(queue.table)} WHERE {d.held(queue.holding)}"
+    e, held = queue.engine, queue.dialect.lifecycle.held(queue.holding)
+    statement = e.compile(
+        f"SELECT {e.quote('enqueued_at')}, {e.quote('claimed_at')} FROM {e.table(queue.table)} WHERE {held}"
     )
     rows = queue.fetch(statement, {"consumer": consumer, "seq": seq})
-    return [(d.decode_timestamp(e), d.decode_timestamp(c)) for e, c in rows]
+    return [(e.decode_timestamp(enqueued), e.decode_timestamp(claimed)) for enqueued, claimed in rows]
 
 
 def nearest_rank(values: list[int], p: float) -> int:

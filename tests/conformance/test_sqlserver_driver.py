@@ -22,7 +22,7 @@ def sqlserver(engine):
 @pytest.mark.parametrize("length", [1, 4000, 4001, 100_000])
 def test_the_bulk_paths_parameter_reaches_the_server_whole(sqlserver, length):
     queue = sqlserver.new_queue()
-    d = queue.dialect
+    d = queue.engine
     text = "😀" + "é" * (length - 1)  # non-ASCII, and a character outside the BMP
     with queue.transaction() as cur, d.long_text_cursor(cur) as loader:
         loader.execute("SELECT DATALENGTH(CAST(? AS NVARCHAR(MAX)))", [text])

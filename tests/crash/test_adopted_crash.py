@@ -32,7 +32,7 @@ def filled(engine, profile: str):
 
 
 def left_in_table(queue) -> list[tuple]:
-    return queue.fetch(queue.dialect.compile(f"SELECT * FROM {queue.table}"), {})
+    return queue.fetch(queue.engine.compile(f"SELECT * FROM {queue.table}"), {})
 
 
 @pytest.mark.parametrize(
@@ -66,10 +66,10 @@ def test_every_row_of_an_adopted_table_arrives_once_after_repeated_kills(
     assert delta.count() == ROWS
     assert counts.filter(F.col("count") > 1).count() == 0
     assert counts.count() == ROWS
-    claims = queue.dialect.claims_table(queue.table)
-    assert queue.fetch(queue.dialect.compile(f"SELECT COUNT(*) FROM {queue.dialect.table(claims)}"), {})[0][0] == 0
+    claims = queue.dialect.lifecycle.claims_table(queue.table)
+    assert queue.fetch(queue.engine.compile(f"SELECT COUNT(*) FROM {queue.engine.table(claims)}"), {})[0][0] == 0
     if profile == "relational":
-        statuses = queue.fetch(queue.dialect.compile(f"SELECT Status, COUNT(*) FROM {queue.table} GROUP BY Status"), {})
+        statuses = queue.fetch(queue.engine.compile(f"SELECT Status, COUNT(*) FROM {queue.table} GROUP BY Status"), {})
         assert dict(statuses) == {"Completed": ROWS}
     else:
         assert left_in_table(queue) == []

@@ -15,7 +15,7 @@ import datetime as dt
 import pytest
 
 from sqlqueue.connection import parse_connection
-from sqlqueue.dialects.sqlserver import SqlServerDialect
+from sqlqueue.dialects.sqlserver import SqlServerEngine
 from tests.support.sqlserver_drivers import DRIVERS, FREETDS, MICROSOFT, MSSQL_PYTHON, raw_connect, stub_url
 from tests.support.tds_server import TdsServer
 
@@ -90,7 +90,7 @@ APP_NAME = {FREETDS: "", MSSQL_PYTHON: "MSSQL-Python"}  # Driver 18's is the pro
 
 @pytest.mark.parametrize("driver", DRIVERS)
 def test_each_driver_logs_in_with_tds_7_4_and_the_user_database_and_password_it_was_given(server, driver):
-    SqlServerDialect().connect(parse_connection(stub_url(server, driver), password="pä €}")).close()
+    SqlServerEngine().connect(parse_connection(stub_url(server, driver), password="pä €}")).close()
     (login,) = server.logins
     assert (login.user, login.database, login.password, login.tds_version) == ("app", "queues", "pä €}", 0x74000004)
     if driver in APP_NAME:
@@ -100,9 +100,9 @@ def test_each_driver_logs_in_with_tds_7_4_and_the_user_database_and_password_it_
 @pytest.mark.parametrize("driver", DRIVERS)
 def test_a_wrong_password_fails_the_first_connection_at_once_without_showing_it(server, driver):
     server.reject_password = "wrong-pw"
-    dialect, spec = SqlServerDialect(), parse_connection(stub_url(server, driver), password="wrong-pw")
+    engine, spec = SqlServerEngine(), parse_connection(stub_url(server, driver), password="wrong-pw")
     with pytest.raises(Exception, match="Login failed") as caught:
-        dialect.connect(spec)
-    mapped = dialect.map_error(caught.value, spec, proven=False)
-    assert dialect.is_driver_error(caught.value) and not mapped.transient
+        engine.connect(spec)
+    mapped = engine.map_error(caught.value, spec, proven=False)
+    assert engine.is_driver_error(caught.value) and not mapped.transient
     assert "wrong-pw" not in str(mapped)

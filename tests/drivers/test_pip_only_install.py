@@ -29,10 +29,10 @@ pytestmark = pytest.mark.venv
 CONNECT = """
 import json, sys
 from sqlqueue.connection import parse_connection
-from sqlqueue.dialects.sqlserver import SqlServerDialect
+from sqlqueue.dialects.sqlserver import SqlServerEngine
 
 url = f"sqlserver://app@127.0.0.1:{sys.argv[1]}/queues?Encrypt=no"  # no ?driver=: sqlqueue chooses
-conn = SqlServerDialect().connect(parse_connection(url, password="p"))
+conn = SqlServerEngine().connect(parse_connection(url, password="p"))
 maps = {line.split()[-1] for line in open("/proc/self/maps") if "odbc" in line.lower()}
 print(json.dumps({"pyodbc": "pyodbc" in sys.modules, "odbc_libraries": sorted(maps)}))
 conn.close()

@@ -14,7 +14,7 @@ import json
 import pytest
 
 from sqlqueue.connection import parse_connection
-from sqlqueue.dialects.sqlserver import SqlServerDialect
+from sqlqueue.dialects.sqlserver import SqlServerEngine
 from sqlqueue.identifiers import TableName
 from sqlqueue.schema import PORTABLE_TYPES, STAGE_TAG, Column
 from tests.support.sqlserver_drivers import DRIVERS, stub_url
@@ -29,7 +29,7 @@ def server():
 
 
 def open_queue_connection(server: TdsServer, driver: str, password: str = "p"):
-    return SqlServerDialect().connect(parse_connection(stub_url(server, driver), password=password))
+    return SqlServerEngine().connect(parse_connection(stub_url(server, driver), password=password))
 
 
 @pytest.mark.parametrize("driver", DRIVERS)
@@ -57,17 +57,17 @@ NULL_ROW = (None,) * len(DOMAIN)
 @pytest.mark.parametrize("driver", DRIVERS)
 @pytest.mark.parametrize("row", [ROW, LONG_ROW, NULL_ROW], ids=["row", "over 4000 characters", "nulls"])
 def test_a_bulk_load_sends_one_nvarchar_max_json_parameter_per_chunk_and_every_byte(server, driver, row):
-    dialect = SqlServerDialect()
+    engine = SqlServerEngine()
     conn = open_queue_connection(server, driver)
     conn.autocommit = False
-    rows = [(*row, f"tag{i}") for i in range(dialect.default_chunk + 1)]
+    rows = [(*row, f"tag{i}") for i in range(engine.default_chunk + 1)]
     server.clear()
-    dialect.load(conn.cursor(), dialect.table(TableName("jobs", "dbo")), [*DOMAIN, STAGE_TAG], rows)
+    engine.load(conn.cursor(), engine.table(TableName("jobs", "dbo")), [*DOMAIN, STAGE_TAG], rows)
     inserts = [r for r in server.rpcs if r.statement and "OPENJSON" in r.statement]
     # one sp_prepexec a chunk, never sp_prepare + sp_execute; NVARCHAR(MAX), not NTEXT, NVARCHAR(n) or VARCHAR
     assert [(r.proc, r.declaration.upper()) for r in inserts] == [("sp_prepexec", "@P1 NVARCHAR(MAX)")] * 2
     sent = [json.loads(r.values[0].value) for r in inserts]
-    assert [len(chunk) for chunk in sent] == [dialect.default_chunk, 1]
-    expected = list(dialect.json_chunks([*DOMAIN, STAGE_TAG], rows))
+    assert [len(chunk) for chunk in sent] == [engine.default_chunk, 1]
+    expected = list(engine.json_chunks([*DOMAIN, STAGE_TAG], rows))
     assert [json.loads(text) for text in expected] == sent
     conn.close()

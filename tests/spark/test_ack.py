@@ -92,7 +92,7 @@ def test_a_poison_row_fails_after_its_attempts_while_the_rest_flows(spark, engin
     assert_queue_holds(queue, failed=1)
     assert_dead_lettered(queue, {13: "ValueError: cannot parse key 13"}, column="key")
     with queue.transaction() as cur:
-        cur.execute(f"SELECT attempts FROM {queue.dialect.table(queue.table)} WHERE state = 'failed'")
+        cur.execute(f"SELECT attempts FROM {queue.engine.table(queue.table)} WHERE state = 'failed'")
         assert [tuple(r) for r in cur.fetchall()] == [(3,)]
 
 

@@ -49,5 +49,5 @@ def test_a_batch_write_enqueues_each_row_once(spark, engine):
     for key, value in sink_options(engine, queue).items():
         writer = writer.option(key, value)
     writer.save()
-    counts = queue.fetch(queue.dialect.compile(f"SELECT Status, COUNT(*) FROM {queue.table} GROUP BY Status"), {})
+    counts = queue.fetch(queue.engine.compile(f"SELECT Status, COUNT(*) FROM {queue.table} GROUP BY Status"), {})
     assert dict(counts) == {"Pending": ROWS}

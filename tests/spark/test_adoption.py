@@ -30,7 +30,7 @@ def stream(spark, options: dict, target: str, checkpoint: str, trigger: dict):
 
 
 def statuses(queue) -> dict[str, int]:
-    rows = queue.fetch(queue.dialect.compile(f"SELECT Status, COUNT(*) FROM {queue.table} GROUP BY Status"), {})
+    rows = queue.fetch(queue.engine.compile(f"SELECT Status, COUNT(*) FROM {queue.table} GROUP BY Status"), {})
     return dict(rows)
 
 

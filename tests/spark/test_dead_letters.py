@@ -42,7 +42,7 @@ def fail_rows(queue, count: int, consumer: str = "worker-7", seq: int = 1) -> li
 
 def failed_rows(spark, queue):
     """The failed rows as the queue table holds them, read with plain SQL, in the agreed Delta schema."""
-    d = queue.dialect
+    d = queue.engine
     names = ["id", "payload", "n", "due", "attempts", "last_error", "enqueued_at", "completed_at", "consumer"]
     with queue.transaction() as cur:
         cur.execute(

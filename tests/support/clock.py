@@ -22,7 +22,7 @@ _AGO = {
 def move_back(queue, column: str, seconds: int, ids=None) -> int:
     """Set ``column`` (lease_until, due_at, completed_at, ...) to ``seconds`` before the database's
     now, on the rows ``ids`` (default: every row where it is set); returns the rows changed."""
-    d = queue.dialect
+    d = queue.engine
     where = f"{d.quote(column)} IS NOT NULL"
     if ids is not None:
         where = f"{d.quote('id')} IN ({', '.join(str(int(i)) for i in ids)})"
@@ -36,7 +36,7 @@ def move_back(queue, column: str, seconds: int, ids=None) -> int:
 
 def set_times(queue, column: str, at: dict[int, dt.datetime]) -> None:
     """Set ``column`` of each row id to a given time (bound through the dialect, as sqlqueue's writes are)."""
-    d = queue.dialect
+    d = queue.engine
     statement = d.compile(f"UPDATE {d.table(queue.table)} SET {d.quote(column)} = :at WHERE {d.quote('id')} = :id")
     with queue.transaction() as cur:
         for row_id, when in at.items():

@@ -169,7 +169,7 @@ class Engine:
         ours = re.compile(rf"(?<!\d){os.getpid()}_({'|'.join(map(str, numbers))})(?!\d)")
         q = Queue(self.connection(), TableName.parse("unused"))
         try:
-            cur = q.dialect.autocommit_cursor(q.conn)
+            cur = q.engine.autocommit_cursor(q.conn)
             cur.execute("SET LOCK_TIMEOUT 30000")  # a session the test left holding a lock fails the drop, not hangs it
             cur.execute("SELECT SCHEMA_NAME(schema_id), name, type FROM sys.objects WHERE type IN ('U', 'P')")
             objects = [(f"[{schema}].[{name}]", kind.strip()) for schema, name, kind in cur.fetchall()]

@@ -80,7 +80,7 @@ class Filled:
 def fill_layout1(queue: Queue, staged: bool = True) -> Filled:
     """Rows of every kind layout 1's code wrote, written with its statements. ``staged``: the sink's
     uncommitted batches as 'staged' rows (only the oldest shape's sink did that)."""
-    d, t = queue.dialect, queue.dialect.table(queue.table)
+    d, t = queue.engine, queue.engine.table(queue.table)
     q, m = d.quote, d.marker
     filled = Filled(
         ready=["r1", "r2", "r3"],
@@ -108,7 +108,7 @@ def fill_layout1(queue: Queue, staged: bool = True) -> Filled:
             f"UPDATE {t} SET {q('state')} = 'failed', {q('attempts')} = 5, {q('last_error')} = 'boom', "
             f"{q('completed_at')} = {d.now()} WHERE {q('payload')} IN ({failed})"
         )
-        ledger = d.table(d.ledger(queue.table))
+        ledger = d.table(queue.dialect.schema.ledger(queue.table))
         cur.execute(
             f"INSERT INTO {ledger} ({q('queue_name')}, {q('writer_id')}, {q('batch_id')}, {q('row_count')}) "
             f"VALUES ({m}, {m}, {m}, {m})",
@@ -125,26 +125,26 @@ def fill_layout1(queue: Queue, staged: bool = True) -> Filled:
 
 def rows_by_state(queue: Queue) -> dict[str, list[str]]:
     """Payloads per state, sorted, and those in the staging table under 'staging'."""
-    d = queue.dialect
+    d, schema = queue.engine, queue.dialect.schema
     q = d.quote
     found: dict[str, list[str]] = {}
-    staging = shape_tables(queue)[d.staging(queue.table).name]
+    staging = shape_tables(queue)[schema.staging(queue.table).name]
     with queue.transaction() as cur:
         cur.execute(f"SELECT {q('state')}, {q('payload')} FROM {d.table(queue.table)}")
         for state, payload in cur.fetchall():
             found.setdefault(state, []).append(payload)
         if staging:
-            cur.execute(f"SELECT {q('payload')} FROM {d.table(d.staging(queue.table))}")
+            cur.execute(f"SELECT {q('payload')} FROM {d.table(schema.staging(queue.table))}")
             found["staging"] = [r[0] for r in cur.fetchall()]
     return {state: sorted(payloads) for state, payloads in found.items()}
 
 
 def shape_tables(queue: Queue) -> dict[str, bool]:
     """Which of the queue's tables exist."""
-    d, t = queue.dialect, queue.table
+    schema, t = queue.dialect.schema, queue.table
     return {
-        table.name: bool(queue.fetch(d.table_columns(table), queue.catalog_names(table)))
-        for table in (t, d.staging(t), d.unpublished(t), d.layout_table(t))
+        table.name: bool(queue.fetch(schema.table_columns(table), queue.catalog_names(table)))
+        for table in (t, schema.staging(t), schema.unpublished(t), schema.layout_table(t))
     }
 
 
@@ -152,12 +152,12 @@ def shape(queue: Queue) -> dict[str, object]:
     """The queue's layout as the catalog describes it, with the queue's name replaced by <q>: columns
     of each of its tables (in any order), index definitions and constraints (SQLite's state check
     apart: SQLite cannot alter it, so a migrated table keeps allowing 'staged')."""
-    d, t = queue.dialect, queue.table
+    d, schema, t = queue.engine, queue.dialect.schema, queue.table
     name = re.compile(rf"(?<![A-Za-z0-9]){re.escape(t.name)}(?![A-Za-z0-9])")
-    tables = (t, d.staging(t), d.unpublished(t), d.layout_table(t))
+    tables = (t, schema.staging(t), schema.unpublished(t), schema.layout_table(t))
     described: dict[str, object] = {
         f"columns of {name.sub('<q>', table.name)}": sorted(
-            queue.fetch(d.table_columns(table), queue.catalog_names(table))
+            queue.fetch(schema.table_columns(table), queue.catalog_names(table))
         )
         for table in tables
     }

@@ -46,14 +46,14 @@ def leased(engine: Engine, design: str, rows: int) -> Leased:
 
 def outage(queue: Queue, seconds: int) -> None:
     """Move the held rows' lease ``seconds`` into the past, as if their stream had been down that long."""
-    d = queue.dialect
+    d = queue.engine
 
     def earlier(column: str) -> str:
         return f"{d.quote(column)} = {d.add_seconds(d.quote(column), 'shift')}"
 
     if queue.declared is not None:
         started = str(queue.profile.started)
-        targets = [(queue.table, started), (d.claims_table(queue.table), started)]
+        targets = [(queue.table, started), (queue.dialect.lifecycle.claims_table(queue.table), started)]
     else:
         targets = [(queue.table, "lease_until"), (queue.table, "claimed_at")]
     with queue.transaction() as cur:

@@ -150,7 +150,7 @@ END""",
         """The seed's Next_: in one transaction, pick the next row skipping locked ones (UPDLOCK, ROWLOCK,
         READPAST on SQL Server; FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite's one writer), claim it by its
         key, then read its key, token and payload back."""
-        t, mark = self.queue.table, self.queue.dialect.marker
+        t, mark = self.queue.table, self.queue.engine.marker
         if self.engine == "sqlserver":
             with self.queue.transaction() as cur:
                 cur.execute(f"EXEC {t}_Next")
@@ -171,7 +171,7 @@ END""",
             return tuple(row.fetchall()[0])  # type: ignore[return-value]
 
     def modify(self, key: object, token: object, payload: str) -> None:
-        mark = self.queue.dialect.marker
+        mark = self.queue.engine.marker
         with self.queue.transaction() as cur:
             if self.engine == "sqlserver":
                 cur.execute(f"EXEC {self.queue.table}_Modify {mark}, {mark}", (key, token))

@@ -1,9 +1,9 @@
 """Every SQL statement a dialect can emit, under a readable name.
 
 One catalog feeds the T-SQL parse test and the golden files of every engine, so a statement is
-checked wherever it is pinned. ``catalog`` records which ``Dialect`` method built each entry; the
-completeness test compares that with the dialect's statement builders, so a new builder cannot
-slip past the parse test unnoticed.
+checked wherever it is pinned. ``catalog`` records which method of the dialect's parts (or its
+engine) built each entry, as ``part.method``; the completeness test compares that with the statement
+builders of every part, so a new builder cannot slip past the parse test unnoticed.
 """
 
 from __future__ import annotations
@@ -12,16 +12,12 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from types import MethodType
 from typing import Any
 
 from sqlqueue import layouts
 from sqlqueue.dialects import Dialect, dialect_for
 from sqlqueue.dialects.engine import Statement
 from sqlqueue.dialects.layout import Step
-from sqlqueue.dialects.postgres import PostgresDialect
-from sqlqueue.dialects.sqlite import SqliteDialect
-from sqlqueue.dialects.sqlserver import SqlServerDialect
 from sqlqueue.identifiers import TableName
 from sqlqueue.profile import NATIVE, PRESETS, Profile, native
 from sqlqueue.schema import ORDERS, STAGE_TAG, Column, QueueSpec
@@ -39,31 +35,27 @@ INSERT_COLUMNS = (Column("payload", "text"),)
 DEDUP_INSERT_COLUMNS = (Column("payload", "text"), Column("dedup_key", "string"))
 DEDUP_INSERT_STEPS = {"sqlserver": ("insert_new_keys",)}
 SCRATCH_INSERT_STEPS = ("create_scratch", "load_scratch", "insert_new_keys", "drop_scratch")
-# Engine-specific doctor queries and the fixes it prints: (builder, example arguments).
-DOCTOR: dict[type[Dialect], tuple[tuple[Callable[..., Statement], tuple[Any, ...]], ...]] = {
-    SqlServerDialect: (
-        (SqlServerDialect.database_settings, ()),
-        (SqlServerDialect.session_isolation, ()),
-        (SqlServerDialect.enabled_triggers, ()),
-        (SqlServerDialect.disable_trigger, ("trg_jobs_audit",)),
-        (SqlServerDialect.read_committed_snapshot_off, ()),
-        (SqlServerDialect.compatibility_level_fix, ()),
-        (SqlServerDialect.session_setup, ()),
+# Engine-specific doctor queries and the fixes it prints, per engine: (part, builder, example arguments).
+DOCTOR: dict[str, tuple[tuple[str, str, tuple[Any, ...]], ...]] = {
+    "sqlserver": (
+        ("doctor", "database_settings", ()),
+        ("doctor", "session_isolation", ()),
+        ("doctor", "enabled_triggers", ()),
+        ("doctor", "disable_trigger", ("trg_jobs_audit",)),
+        ("doctor", "read_committed_snapshot_off", ()),
+        ("doctor", "compatibility_level_fix", ()),
+        ("engine", "session_setup", ()),
     ),
-    PostgresDialect: (
-        (PostgresDialect.vacuum_stats, ()),
-        (PostgresDialect.vacuum, ()),
-        (PostgresDialect.eager_autovacuum, ()),
-    ),
-    SqliteDialect: ((SqliteDialect.journal_mode, ()), (SqliteDialect.wal_on, ())),
+    "postgres": (("doctor", "vacuum_stats", ()), ("doctor", "vacuum", ()), ("doctor", "eager_autovacuum", ())),
+    "sqlite": (("doctor", "journal_mode", ()), ("doctor", "wal_on", ())),
 }
-DDL_BUILDER = "create_statements"
-ADOPTION_BUILDER = "create_claims_table"
-MIGRATION_BUILDER = "migration_steps"
+DDL_BUILDER = "schema.create_statements"
+ADOPTION_BUILDER = "adoption.create_claims_table"
+MIGRATION_BUILDER = "migrations.migration_steps"
 # The chunk printed scripts loop over (sqlqueue migrate's default on SQL Server).
 EXAMPLE_CHUNK = 4000
-INSERT_BUILDER = "insert_many"
-STAGE_BUILDER = "load"
+INSERT_BUILDER = "engine.insert_many"
+STAGE_BUILDER = "engine.load"
 _DDL_OBJECT = re.compile(
     r"\b(CREATE TABLE|CREATE UNLOGGED TABLE|ALTER TABLE|CREATE UNIQUE INDEX|CREATE CLUSTERED INDEX|CREATE INDEX"
     r"|INSERT INTO)\s+(?:IF NOT EXISTS\s+)?(\S+)"
@@ -73,13 +65,24 @@ _DDL_OBJECT = re.compile(
 @dataclass(frozen=True)
 class Entry:
     name: str
-    builder: str  # the Dialect method whose output ``sql`` is
+    builder: str  # where the method whose output ``sql`` is lives on the dialect: ``part.method``
     sql: str
+
+
+def built_by(dialect: Dialect, builder: Callable[..., Any]) -> str:
+    """A bound builder of ``dialect`` as ``part.method`` (``claims.claim``), the part found by identity."""
+    part = next(name for name, held in vars(dialect).items() if held is getattr(builder, "__self__", None))
+    return f"{part}.{builder.__name__}"
+
+
+def made(dialect: Dialect, name: str, builder: Callable[..., Statement], *args: Any) -> Entry:
+    """The entry ``name`` of what the bound ``builder`` makes of ``args``."""
+    return Entry(name, built_by(dialect, builder), builder(*args).sql)
 
 
 def example_table(dialect: Dialect) -> TableName:
     """``dbo.jobs`` on SQL Server (schemas are the norm there), plain ``jobs`` elsewhere."""
-    return TableName("jobs", "dbo") if dialect.name == "sqlserver" else TableName("jobs")
+    return TableName("jobs", "dbo") if dialect.engine.name == "sqlserver" else TableName("jobs")
 
 
 def example_spec(dialect: Dialect, order: str = EXAMPLE_ORDER) -> QueueSpec:
@@ -87,7 +90,7 @@ def example_spec(dialect: Dialect, order: str = EXAMPLE_ORDER) -> QueueSpec:
 
 
 def native_claim(dialect: Dialect, t: TableName, order: str, strict: bool, bounded: bool) -> str:
-    return dialect.claim(t, native(order), (), strict, "id" if bounded else None).claim.sql
+    return dialect.claims.claim(t, native(order), (), strict, "id" if bounded else None).claim.sql
 
 
 def claim_name(order: str, strict: bool, bounded: bool) -> str:
@@ -159,9 +162,9 @@ class RecordingCursor:
 def _ddl(dialect: Dialect) -> Iterator[Entry]:
     # Only the ready index depends on the order: statements equal for every order appear once,
     # the others once per order, named with it.
-    per_order = {order: dialect.create_statements(example_spec(dialect, order)) for order in ORDERS}
+    per_order = {order: dialect.schema.create_statements(example_spec(dialect, order)) for order in ORDERS}
     counts = {len(statements) for statements in per_order.values()}
-    assert len(counts) == 1, f"{dialect.name}: create_statements returns a different count per order"
+    assert len(counts) == 1, f"{dialect.engine.name}: create_statements returns a different count per order"
     for i in range(counts.pop()):
         variants = {order: statements[i] for order, statements in per_order.items()}
         label = f"ddl_{i + 1:02d}_{ddl_label(variants[EXAMPLE_ORDER])}"
@@ -201,60 +204,66 @@ CLAIMS_COLUMNS = (("Id", "bigint"), ("Payload", "nvarchar(max)"), ("ProcessingSt
 
 def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
     for name, (profile, columns) in ADOPTED.items():
-        plan = dialect.claim(t, profile, columns)
-        yield Entry(f"adopted_{name}_claim", "claim", plan.claim.sql)
+        plan = dialect.claims.claim(t, profile, columns)
+        yield Entry(f"adopted_{name}_claim", "claims.claim", plan.claim.sql)
         if plan.record is not None:
-            yield Entry(f"adopted_{name}_claim_record", "claim", plan.record.sql)
+            yield Entry(f"adopted_{name}_claim_record", "claims.claim", plan.record.sql)
         if plan.settle is not None:
-            yield Entry(f"adopted_{name}_claim_settle", "claim", plan.settle.sql)
-        for i, statement in enumerate(dialect.complete(t, profile, dialect.default_chunk is not None), 1):
-            yield Entry(f"adopted_{name}_complete_{i}", "complete", statement.sql)
-        yield Entry(f"adopted_{name}_peek", "peek", dialect.peek(t, profile, columns).sql)
-        waits = dialect.claim_waits(dialect.holding(t, profile))
+            yield Entry(f"adopted_{name}_claim_settle", "claims.claim", plan.settle.sql)
+        for i, statement in enumerate(dialect.claims.complete(t, profile, dialect.engine.default_chunk is not None), 1):
+            yield Entry(f"adopted_{name}_complete_{i}", "claims.complete", statement.sql)
+        yield made(dialect, f"adopted_{name}_peek", dialect.doctor.peek, t, profile, columns)
+        waits = dialect.claims.claim_waits(dialect.lifecycle.holding(t, profile))
         if waits is not None:
-            yield Entry(f"adopted_{name}_claim_waits", "claim_waits", waits.sql)
+            yield Entry(f"adopted_{name}_claim_waits", "claims.claim_waits", waits.sql)
         if profile.expires:
-            yield Entry(f"adopted_{name}_renewable", "renewable", dialect.renewable(t, profile).sql)
-            yield Entry(f"adopted_{name}_renew", "renew", dialect.renew(t, profile, 2).sql)
-            settle = dialect.settle_renewed(t, profile, 2)
-            yield Entry(f"adopted_{name}_settle_renewed", "settle_renewed", settle.sql)
+            yield made(dialect, f"adopted_{name}_renewable", dialect.leases.renewable, t, profile)
+            yield made(dialect, f"adopted_{name}_renew", dialect.leases.renew, t, profile, 2)
+            settle = dialect.leases.settle_renewed(t, profile, 2)
+            yield Entry(f"adopted_{name}_settle_renewed", "leases.settle_renewed", settle.sql)
         if not profile.take and profile.guard is not None:
-            yield Entry(f"adopted_{name}_drop_fenced", "drop_fenced", dialect.drop_fenced(t, profile).sql)
-        for builder in (dialect.adopted_fail_expired, dialect.backlog, dialect.adopted_by_status):
+            yield made(dialect, f"adopted_{name}_drop_fenced", dialect.leases.drop_fenced, t, profile)
+        for builder in (
+            dialect.adoption.adopted_fail_expired,
+            dialect.claims.backlog,
+            dialect.adoption.adopted_by_status,
+        ):
             statement = builder(t, profile)
             if statement is not None:
                 yield Entry(
-                    f"adopted_{name}_{builder.__name__.removeprefix('adopted_')}", builder.__name__, statement.sql
+                    f"adopted_{name}_{builder.__name__.removeprefix('adopted_')}",
+                    built_by(dialect, builder),
+                    statement.sql,
                 )
     relational, relational_columns = ADOPTED["relational"]
-    bounded = dialect.claim(t, relational, relational_columns, bound="EnqueuedAt").claim
-    yield Entry("adopted_relational_claim_bounded", "claim", bounded.sql)
-    yield Entry("adopted_max_ready", "max_ready", dialect.max_ready(t, relational, "EnqueuedAt").sql)
-    yield Entry("adopted_filter_probe", "filter_probe", dialect.filter_probe(t, PROBED_FILTER).sql)
-    held = dialect.holding(t, PRESETS["started-mark"])
-    yield Entry("adopted_count_held", "count_held", dialect.count_held(held).sql)
-    yield Entry("adopted_count_all_held", "count_all_held", dialect.count_all_held(held).sql)
-    yield Entry("local_offset", "local_offset", dialect.local_offset().sql)
-    yield Entry("count_rows", "count_rows", dialect.count_rows(t).sql)
-    yield Entry("adopted_partition_bounds", "partition_bounds", dialect.partition_bounds(held, PARTS).sql)
-    yield Entry("adopted_read_claimed", "read_claimed", dialect.read_claimed(held, ("Id", "Payload")).sql)
+    bounded = dialect.claims.claim(t, relational, relational_columns, bound="EnqueuedAt").claim
+    yield Entry("adopted_relational_claim_bounded", "claims.claim", bounded.sql)
+    yield made(dialect, "adopted_max_ready", dialect.claims.max_ready, t, relational, "EnqueuedAt")
+    yield made(dialect, "adopted_filter_probe", dialect.adoption.filter_probe, t, PROBED_FILTER)
+    held = dialect.lifecycle.holding(t, PRESETS["started-mark"])
+    yield made(dialect, "adopted_count_held", dialect.claims.count_held, held)
+    yield made(dialect, "adopted_count_all_held", dialect.claims.count_all_held, held)
+    yield made(dialect, "local_offset", dialect.sink.local_offset)
+    yield made(dialect, "count_rows", dialect.adoption.count_rows, t)
+    yield made(dialect, "adopted_partition_bounds", dialect.claims.partition_bounds, held, PARTS)
+    yield made(dialect, "adopted_read_claimed", dialect.claims.read_claimed, held, ("Id", "Payload"))
     for builder in (
-        dialect.unique_keys,
-        dialect.exact_columns,
-        dialect.referenced,
-        dialect.check_constraints,
-        dialect.defaults,
+        dialect.adoption.unique_keys,
+        dialect.adoption.exact_columns,
+        dialect.adoption.referenced,
+        dialect.adoption.check_constraints,
+        dialect.sink.defaults,
     ):
-        yield Entry(builder.__name__, builder.__name__, builder(t).sql)
+        yield Entry(builder.__name__, built_by(dialect, builder), builder(t).sql)
     adoption = [
-        *((ADOPTION_BUILDER, sql) for sql in dialect.create_claims_table(t, CLAIMS_COLUMNS)),
-        *(("create_adopted_staging", sql) for sql in dialect.create_adopted_staging(t, CLAIMS_COLUMNS[1:])),
+        *((ADOPTION_BUILDER, sql) for sql in dialect.adoption.create_claims_table(t, CLAIMS_COLUMNS)),
+        *(("sink.create_adopted_staging", sql) for sql in dialect.sink.create_adopted_staging(t, CLAIMS_COLUMNS[1:])),
     ]
     for i, (builder, sql) in enumerate(adoption, 1):
         yield Entry(f"adopt_{i:02d}_{ddl_label(sql)}", builder, sql)
     for name, (profile, columns) in ADOPTED.items():
         given = tuple(c for c in columns if c not in {*profile.lifecycle(), "Id", "id", "duration_milliseconds"})
-        yield Entry(f"adopted_{name}_publish", "publish", dialect.publish(t, profile, given).sql)
+        yield made(dialect, f"adopted_{name}_publish", dialect.sink.publish, t, profile, given)
 
 
 def migration_parts(step: Step) -> dict[str, str]:
@@ -266,13 +275,15 @@ def migration_parts(step: Step) -> dict[str, str]:
 
 def _migration(dialect: Dialect) -> Iterator[Entry]:
     # Only the ready index depends on the order, as in _ddl.
-    per_order = {order: dialect.migration_steps(example_spec(dialect, order), EXAMPLE_CHUNK) for order in ORDERS}
+    per_order = {
+        order: dialect.migrations.migration_steps(example_spec(dialect, order), EXAMPLE_CHUNK) for order in ORDERS
+    }
     names = {tuple(step.name for step in steps) for steps in per_order.values()}
-    assert len(names) == 1, f"{dialect.name}: migration_steps returns different steps per order"
+    assert len(names) == 1, f"{dialect.engine.name}: migration_steps returns different steps per order"
     for i, step in enumerate(per_order[EXAMPLE_ORDER]):
         for part in migration_parts(step):
             variants = {
-                order: dialect.compile(migration_parts(steps[i])[part]).sql for order, steps in per_order.items()
+                order: dialect.engine.compile(migration_parts(steps[i])[part]).sql for order, steps in per_order.items()
             }
             label = f"migrate_{i + 1:02d}_{step.name}_{part}"
             if len(set(variants.values())) == 1:
@@ -287,99 +298,102 @@ def catalog(dialect: Dialect) -> list[Entry]:
     entries: list[Entry] = []
 
     def add(name: str, builder: Callable[..., Statement], *args: Any) -> None:
-        entries.append(Entry(name, builder.__name__, builder(t, *args).sql))
+        entries.append(Entry(name, built_by(dialect, builder), builder(t, *args).sql))
 
     for order in ORDERS:
         for strict in (False,) if order == "heap" else (False, True):  # options refuse strict heap
             for bounded in (False, True):
                 entries.append(
-                    Entry(claim_name(order, strict, bounded), "claim", native_claim(dialect, t, order, strict, bounded))
+                    Entry(
+                        claim_name(order, strict, bounded),
+                        "claims.claim",
+                        native_claim(dialect, t, order, strict, bounded),
+                    )
                 )
-    held = dialect.holding(t, NATIVE)
-    entries.append(Entry("count_held", "count_held", dialect.count_held(held).sql))
-    entries.append(Entry("count_all_held", "count_all_held", dialect.count_all_held(held).sql))
-    entries.append(Entry("partition_bounds", "partition_bounds", dialect.partition_bounds(held, PARTS).sql))
-    entries.append(Entry("read_claimed", "read_claimed", dialect.read_claimed(held, READ_COLUMNS).sql))
+    held = dialect.lifecycle.holding(t, NATIVE)
+    entries.append(made(dialect, "count_held", dialect.claims.count_held, held))
+    entries.append(made(dialect, "count_all_held", dialect.claims.count_all_held, held))
+    entries.append(made(dialect, "partition_bounds", dialect.claims.partition_bounds, held, PARTS))
+    entries.append(made(dialect, "read_claimed", dialect.claims.read_claimed, held, READ_COLUMNS))
     for keep in (False, True):
         for limited in (False, True):
             done = NATIVE if keep else NATIVE.deleting()
-            (statement,) = dialect.complete(t, done, limited)
-            entries.append(Entry(complete_name(keep, limited), "complete", statement.sql))
+            (statement,) = dialect.claims.complete(t, done, limited)
+            entries.append(Entry(complete_name(keep, limited), "claims.complete", statement.sql))
     for limited in (False, True):
-        add("rescue_expired" + ("_chunked" if limited else ""), dialect.rescue_expired, limited)
+        add("rescue_expired" + ("_chunked" if limited else ""), dialect.housekeeping.rescue_expired, limited)
     for limited in (False, True):
-        add("renew_held" + ("_chunked" if limited else ""), dialect.renew_held, limited)
+        add("renew_held" + ("_chunked" if limited else ""), dialect.leases.renew_held, limited)
     for fenced in (False, True):
         token = "_fenced" if fenced else ""
-        add(f"ack_retry{token}", dialect.ack_retry, fenced)
-        add(f"ack_failed{token}", dialect.ack_failed, fenced)
+        add(f"ack_retry{token}", dialect.housekeeping.ack_retry, fenced)
+        add(f"ack_failed{token}", dialect.housekeeping.ack_failed, fenced)
         for keep in (False, True):
-            add("ack_done_" + ("keep" if keep else "delete") + token, dialect.ack_done, keep, fenced)
+            add("ack_done_" + ("keep" if keep else "delete") + token, dialect.housekeeping.ack_done, keep, fenced)
     for state in ("done", "failed"):
-        add(f"purge_{state}_chunked", dialect.purge, state, True)
+        add(f"purge_{state}_chunked", dialect.housekeeping.purge, state, True)
     for by in ("id", "dedup_key", "all"):
-        add(f"requeue_failed_by_{by}", dialect.requeue_failed, by)
-    add("count_ready", dialect.count_ready, NATIVE)
-    add("max_ready_id", dialect.max_ready, NATIVE, "id")
-    add("count_by_state", dialect.count_by_state)
-    add("ping", dialect.ping)
-    add("table_columns", dialect.table_columns)
+        add(f"requeue_failed_by_{by}", dialect.housekeeping.requeue_failed, by)
+    add("count_ready", dialect.claims.count_ready, NATIVE)
+    add("max_ready_id", dialect.claims.max_ready, NATIVE, "id")
+    add("count_by_state", dialect.doctor.count_by_state)
+    add("ping", dialect.doctor.ping)
+    add("table_columns", dialect.schema.table_columns)
     for order in ORDERS:
-        add(f"peek_{order}", dialect.peek, native(order), READ_COLUMNS)
-    add("count_done_since", dialect.count_done_since)
-    waits = dialect.claim_waits(held)
+        add(f"peek_{order}", dialect.doctor.peek, native(order), READ_COLUMNS)
+    add("count_done_since", dialect.doctor.count_done_since)
+    waits = dialect.claims.claim_waits(held)
     assert waits is not None, "sqlqueue's own layout records enqueue and claim times"
-    entries.append(Entry("claim_waits", "claim_waits", waits.sql))
-    add("recent_waits", dialect.recent_waits)
-    add("backlog", dialect.backlog, NATIVE)
-    add("table_indexes", dialect.table_indexes)
-    doctor = next((builders for engine, builders in DOCTOR.items() if isinstance(dialect, engine)), ())
-    for builder, args in doctor:
-        add(f"doctor_{builder.__name__}", MethodType(builder, dialect), *args)
+    entries.append(Entry("claim_waits", "claims.claim_waits", waits.sql))
+    add("recent_waits", dialect.doctor.recent_waits)
+    add("backlog", dialect.claims.backlog, NATIVE)
+    add("table_indexes", dialect.doctor.table_indexes)
+    for part, builder, args in DOCTOR[dialect.engine.name]:
+        add(f"doctor_{builder}", getattr(getattr(dialect, part), builder), *args)
     for sink in (
-        dialect.ledger_contains,
-        dialect.ledger_record,
-        dialect.ledger_prune,
-        dialect.last_id,
-        dialect.register_unpublished,
-        dialect.unpublished_in,
-        dialect.delete_unpublished,
-        dialect.count_unpublished,
+        dialect.sink.ledger_contains,
+        dialect.sink.ledger_record,
+        dialect.sink.ledger_prune,
+        dialect.sink.last_id,
+        dialect.sink.register_unpublished,
+        dialect.sink.unpublished_in,
+        dialect.sink.delete_unpublished,
+        dialect.sink.count_unpublished,
     ):
         add(sink.__name__, sink)
-    for staged in (dialect.delete_staged, dialect.count_staged):
-        entries.append(Entry(staged.__name__, staged.__name__, staged(dialect.staging(t)).sql))
-    add("delete_unpublished_rows", dialect.delete_unpublished_rows, True)
-    add("delete_unpublished_rows_anywhere", dialect.delete_unpublished_rows, False)
-    add("publish_staged", dialect.publish, NATIVE, tuple(c.name for c in INSERT_COLUMNS))
-    add("publish_staged_dedup", dialect.publish, NATIVE, tuple(c.name for c in DEDUP_INSERT_COLUMNS))
-    for name, target in (("write_unpublished", t), ("stage", dialect.staging(t))):
+    for staged in (dialect.sink.delete_staged, dialect.sink.count_staged):
+        entries.append(Entry(staged.__name__, built_by(dialect, staged), staged(dialect.schema.staging(t)).sql))
+    add("delete_unpublished_rows", dialect.sink.delete_unpublished_rows, True)
+    add("delete_unpublished_rows_anywhere", dialect.sink.delete_unpublished_rows, False)
+    add("publish_staged", dialect.sink.publish, NATIVE, tuple(c.name for c in INSERT_COLUMNS))
+    add("publish_staged_dedup", dialect.sink.publish, NATIVE, tuple(c.name for c in DEDUP_INSERT_COLUMNS))
+    for name, target in (("write_unpublished", t), ("stage", dialect.schema.staging(t))):
         cursor = RecordingCursor()
-        dialect.load(cursor, dialect.table(target), [*INSERT_COLUMNS, STAGE_TAG], [("p", "tag")])
+        dialect.engine.load(cursor, dialect.engine.table(target), [*INSERT_COLUMNS, STAGE_TAG], [("p", "tag")])
         entries += [Entry(name, STAGE_BUILDER, sql) for sql in cursor.statements]
     cursor = RecordingCursor()
-    dialect.insert_many(cursor, t, INSERT_COLUMNS, [("p",)])
+    dialect.engine.insert_many(cursor, t, INSERT_COLUMNS, [("p",)])
     entries += [Entry("insert", INSERT_BUILDER, sql) for sql in cursor.statements]
     cursor = RecordingCursor()
-    dialect.insert_many(cursor, t, DEDUP_INSERT_COLUMNS, [("p", "k")], skip_duplicates=True)
-    steps = DEDUP_INSERT_STEPS.get(dialect.name, SCRATCH_INSERT_STEPS)
-    assert len(cursor.statements) == len(steps), f"{dialect.name}: the dedup insert has new steps"
+    dialect.engine.insert_many(cursor, t, DEDUP_INSERT_COLUMNS, [("p", "k")], skip_duplicates=True)
+    steps = DEDUP_INSERT_STEPS.get(dialect.engine.name, SCRATCH_INSERT_STEPS)
+    assert len(cursor.statements) == len(steps), f"{dialect.engine.name}: the dedup insert has new steps"
     entries += [
         Entry(f"insert_dedup_{i}_{step}", INSERT_BUILDER, sql)
         for i, (step, sql) in enumerate(zip(steps, cursor.statements), 1)
     ]
     entries += _ddl(dialect)
-    add("mark_dead_letters", dialect.mark_dead_letters)
-    add("pending_dead_letters", dialect.pending_dead_letters)
-    add("read_dead_letters", dialect.read_dead_letters, DEAD_LETTER_COLUMNS)
-    add("delete_dead_letters", dialect.delete_dead_letters)
-    add("ledger_last", dialect.ledger_last)
-    add("has_layout_table", dialect.has_layout_table)
-    add("recorded_layout", dialect.recorded_layout)
+    add("mark_dead_letters", dialect.housekeeping.mark_dead_letters)
+    add("pending_dead_letters", dialect.housekeeping.pending_dead_letters)
+    add("read_dead_letters", dialect.housekeeping.read_dead_letters, DEAD_LETTER_COLUMNS)
+    add("delete_dead_letters", dialect.housekeeping.delete_dead_letters)
+    add("ledger_last", dialect.sink.ledger_last)
+    add("has_layout_table", dialect.schema.has_layout_table)
+    add("recorded_layout", dialect.schema.recorded_layout)
     entries += _migration(dialect)
     entries += _adopted(dialect, t)
     names = [e.name for e in entries]
-    assert len(names) == len(set(names)), f"{dialect.name}: duplicate statement names"
+    assert len(names) == len(set(names)), f"{dialect.engine.name}: duplicate statement names"
     return entries
 
 
@@ -398,17 +412,17 @@ def ddl_script(dialect: Dialect | str) -> str:
     d = dialect_for(dialect) if isinstance(dialect, str) else dialect
     spec = example_spec(d)
     header = [
-        f"-- Generated from sqlqueue's {d.name} dialect (Dialect.create_statements); do not edit by hand.",
+        f"-- Generated from sqlqueue's {d.engine.name} dialect (Dialect.create_statements); do not edit by hand.",
         f"-- Example queue {spec.table}: lifecycle columns, domain column 'payload text', {spec.order} claim"
         " order; plus the sink ledger.",
         "-- Re-runnable (idempotent): each statement creates only what is missing. The layout is recorded",
         "-- only when this creates the queue table: one an earlier sqlqueue made needs `sqlqueue migrate`.",
         "-- Regenerate: SQLQUEUE_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_ddl_scripts.py",
     ]
-    if d.name == "sqlserver":
+    if d.engine.name == "sqlserver":
         # Filtered indexes need QUOTED_IDENTIFIER ON; sqlcmd's default is OFF (ODBC drivers set ON).
         header.append("-- Run with sqlcmd -I: the filtered indexes need SET QUOTED_IDENTIFIER ON.")
-    body = d.script(d.create_statements(spec))
+    body = d.engine.script(d.schema.create_statements(spec))
     return "\n".join(header) + "\n\n" + body.rstrip("\n") + "\n"
 
 
@@ -416,7 +430,7 @@ def migration_script(dialect: Dialect | str) -> str:
     """The example queue's migration from layout 1 as `sqlqueue migrate --print` prints it."""
     d = dialect_for(dialect) if isinstance(dialect, str) else dialect
     header = (
-        f"-- Generated from sqlqueue's {d.name} dialect (sqlqueue migrate --print); do not edit by hand.\n"
+        f"-- Generated from sqlqueue's {d.engine.name} dialect (sqlqueue migrate --print); do not edit by hand.\n"
         "-- Regenerate: SQLQUEUE_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_ddl_scripts.py\n"
     )
     return header + layouts.script(d, example_spec(d), EXAMPLE_CHUNK)

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import pyodbc
 
+from sqlqueue.dialects import Dialect, dialect_for
 from sqlqueue.dialects.odbc import Driver
-from sqlqueue.dialects.sqlserver import SqlServerDialect
 from sqlqueue.doctor import NOTE, PROBLEM, examine
 from sqlqueue.identifiers import TableName
 from sqlqueue.kinds.own import OwnLayout
@@ -58,9 +58,13 @@ class FactsQueue:
     answers: dict[str, list[tuple]] = field(default_factory=dict)
     plan: str = SEEKS_READY
     reported_driver: Driver = MICROSOFT
-    dialect: SqlServerDialect = field(default_factory=SqlServerDialect)
+    dialect: Dialect = field(default_factory=lambda: dialect_for("sqlserver"))
     table: TableName = TABLE
     recorded_layout: int = LAYOUT
+
+    @property
+    def engine(self):
+        return self.dialect.engine
 
     def layout(self) -> int:
         return self.recorded_layout
@@ -78,7 +82,7 @@ class FactsQueue:
         try:
             return at(self.connection)
         except pyodbc.Error as exc:  # as Queue.look maps a driver's error
-            raise self.dialect.map_error(exc, None, True) from None
+            raise self.engine.map_error(exc, None, True) from None
 
 
 @dataclass
@@ -152,7 +156,9 @@ def test_an_enabled_trigger_is_a_problem_fixed_by_disabling_it():
 
 def test_a_claim_without_a_filtered_ready_index_is_a_problem_fixed_by_creating_it():
     severity, fix = findings(table_indexes=HEALTHY_INDEXES[1:])["ready index"]
-    assert severity == PROBLEM and fix == (SqlServerDialect().index_statements(TABLE, "fifo")["ix_jobs_ready"],)
+    assert severity == PROBLEM and fix == (
+        dialect_for("sqlserver").schema.index_statements(TABLE, "fifo")["ix_jobs_ready"],
+    )
 
 
 def test_a_clustered_key_that_starts_with_the_state_serves_the_claim():
@@ -161,7 +167,9 @@ def test_a_clustered_key_that_starts_with_the_state_serves_the_claim():
 
 def test_a_claim_plan_that_scans_the_clustered_index_is_a_problem_fixed_by_the_ready_index():
     severity, fix = findings(plan=showplan(("Clustered Index Scan", "pk_jobs")))["claim plan"]
-    assert severity == PROBLEM and fix == (SqlServerDialect().index_statements(TABLE, "fifo")["ix_jobs_ready"],)
+    assert severity == PROBLEM and fix == (
+        dialect_for("sqlserver").schema.index_statements(TABLE, "fifo")["ix_jobs_ready"],
+    )
 
 
 def test_an_older_layout_is_the_one_problem_and_its_claim_plan_is_not_judged():
@@ -192,9 +200,9 @@ def test_freetds_is_named_with_its_version_and_what_it_means_for_binding_and_tls
 def test_the_claim_goes_to_showplan_with_literal_values_and_still_parses():
     from tests.unit.test_tsql_parses import tsql_problems
 
-    dialect = SqlServerDialect()
-    sql = dialect.inline(
-        dialect.claim(TABLE, native("fifo")).claim,
+    dialect = dialect_for("sqlserver")
+    sql = dialect.doctor.inline(
+        dialect.claims.claim(TABLE, native("fifo")).claim,
         {"limit": 1000, "consumer": "o'brien", "seq": 1, "lease_seconds": 300},
     )
     assert "?" not in sql and "TOP (1000)" in sql and "[consumer] = N'o''brien'" in sql

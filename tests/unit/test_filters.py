@@ -136,10 +136,10 @@ def test_an_empty_filter_option_sets_no_filter_as_an_empty_column_option_unsets_
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_colon_before_a_word_in_a_filters_literal_is_no_parameter_of_ours(engine):
     dialect = dialect_for(engine)
-    probe = dialect.filter_probe(TableName("jobs"), "Type = 'job :orders'")
+    probe = dialect.adoption.filter_probe(TableName("jobs"), "Type = 'job :orders'")
     assert probe.names == () and "'job :orders'" in probe.sql
 
 
 def test_postgresql_statements_double_a_filters_percent_for_psycopg():
-    probe = dialect_for("postgres").filter_probe(TableName("jobs"), "Type LIKE 'Sy%'")
+    probe = dialect_for("postgres").adoption.filter_probe(TableName("jobs"), "Type LIKE 'Sy%'")
     assert "LIKE 'Sy%%'" in probe.sql

@@ -39,7 +39,8 @@ def test_the_package_keeps_its_contracts(tree):
     [
         ("queue.py", "import pyspark", "Only sqlqueue.spark imports Spark"),
         ("dialects/base.py", "from sqlqueue import queue", "Layers"),
-        ("dialects/sqlserver_doctor.py", "from sqlqueue.dialects import sqlserver", "SQL Server's doctor"),
+        ("dialects/sqlserver.py", "from sqlqueue.dialects import sqlserver_doctor", "Dialects:"),
+        ("dialects/statements/claims.py", "from sqlqueue.dialects import sqlite", "Dialects:"),
     ],
 )
 def test_a_planted_import_breaks_a_contract(tree, module, planted, broken):

@@ -15,7 +15,7 @@ import pytest
 
 from sqlqueue.connection import parse_connection
 from sqlqueue.dialects import odbc
-from sqlqueue.dialects.sqlserver import SqlServerDialect
+from sqlqueue.dialects.sqlserver import SqlServerEngine
 from sqlqueue.errors import ConfigError, SchemaError
 from sqlqueue.identifiers import TableName
 from sqlqueue.schema import PORTABLE_TYPES, STAGE_TAG, Column
@@ -130,7 +130,7 @@ OPENJSON_TYPE = {
 
 def bulk_load(driver: str, rows: list[tuple], columns=ALL_TYPES) -> RecordingConnection:
     conn = RecordingConnection(*REPORTED[driver])
-    SqlServerDialect().load(RecordingCursor(conn), "[dbo].[jobs]", [*columns, STAGE_TAG], [(*r, "tag") for r in rows])
+    SqlServerEngine().load(RecordingCursor(conn), "[dbo].[jobs]", [*columns, STAGE_TAG], [(*r, "tag") for r in rows])
     return conn
 
 
@@ -157,7 +157,7 @@ def test_nulls_of_every_type_travel_as_json_null(driver: str):
 def test_each_driver_binds_the_json_as_nvarchar_max_and_never_fast_executemany(driver: str):
     conn = RecordingConnection(*REPORTED[driver])
     cursor = RecordingCursor(conn)
-    SqlServerDialect().load(cursor, "[dbo].[jobs]", [Column("payload", "text")], [("x",)])
+    SqlServerEngine().load(cursor, "[dbo].[jobs]", [Column("payload", "text")], [("x",)])
     assert [what for what, _ in conn.sent] == ["input sizes", "sql", "params"]
     # Each driver's binding that declares NVARCHAR(MAX) (tests/drivers show it on the wire): Microsoft's
     # Driver 18 refuses SQL_WLONGVARCHAR of size 0 (HY104), FreeTDS refuses SQL_WVARCHAR of size 0 (HY090).
@@ -168,7 +168,7 @@ def test_each_driver_binds_the_json_as_nvarchar_max_and_never_fast_executemany(d
 
 @pytest.mark.parametrize("driver", REPORTED)
 def test_rows_go_in_chunks_of_default_chunk_one_statement_each(driver: str):
-    rows = [(str(i),) for i in range(SqlServerDialect.default_chunk * 2 + 1)]
+    rows = [(str(i),) for i in range(SqlServerEngine.default_chunk * 2 + 1)]
     sent = bulk_load(driver, rows, (Column("payload", "text"),)).sent
     chunks = [json.loads(arg[0]) for what, arg in sent if what == "params"]
     assert [len(c) for c in chunks] == [4000, 4000, 1]
@@ -178,7 +178,7 @@ def test_rows_go_in_chunks_of_default_chunk_one_statement_each(driver: str):
 def test_dedup_insert_reads_the_same_json_without_a_temp_table():
     conn = RecordingConnection(*REPORTED[MICROSOFT])
     columns = (Column("payload", "text"), Column("dedup_key", "string"))
-    SqlServerDialect().insert_many(RecordingCursor(conn), TableName("jobs", "dbo"), columns, [("p", "k")], True)
+    SqlServerEngine().insert_many(RecordingCursor(conn), TableName("jobs", "dbo"), columns, [("p", "k")], True)
     (sql,) = [arg for what, arg in conn.sent if what == "sql"]
     assert "OPENJSON" in sql and "#" not in sql
 

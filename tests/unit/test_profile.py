@@ -86,28 +86,28 @@ def test_an_in_flight_value_among_the_ready_values_is_refused():
 def test_a_dequeue_with_a_status_column_neither_filters_its_claim_index_nor_fills_the_status():
     dialect = dialect_for("sqlite")
     profile = profile_from("dequeue", {"status": "Status"})
-    assert dialect.claimable(profile) is None
-    assert "Status" not in dialect.new_row(profile, ["Payload"])
+    assert dialect.claims.claimable(profile) is None
+    assert "Status" not in dialect.sink.new_row(profile, ["Payload"])
 
 
 def test_sql_server_compares_an_ascii_status_to_a_plain_literal_so_a_varchar_column_keeps_its_seek():
-    claimable = dialect_for("sqlserver").claimable(PRESETS["relational"])
+    claimable = dialect_for("sqlserver").claims.claimable(PRESETS["relational"])
     assert claimable == "[Status] IN ('Pending', 'Error', 'Processing')"
 
 
 def test_sql_server_keeps_a_status_beyond_ascii_in_a_unicode_literal():
     profile = profile_from("relational", {"ready": "Ausstehend", "in_flight": "Läuft"})
-    assert dialect_for("sqlserver").claimable(profile) == "[Status] IN ('Ausstehend', N'Läuft')"
+    assert dialect_for("sqlserver").claims.claimable(profile) == "[Status] IN ('Ausstehend', N'Läuft')"
 
 
 @pytest.mark.parametrize("engine", ["sqlite", "postgres", "sqlserver"])
 def test_a_quote_in_a_status_value_is_doubled_in_its_literal(engine):
     profile = profile_from("relational", {"ready": "Won't wait", "in_flight": "Processing"})
-    assert "'Won''t wait'" in dialect_for(engine).claimable(profile)
+    assert "'Won''t wait'" in dialect_for(engine).claims.claimable(profile)
 
 
 def test_sqlqueue_s_own_layout_claims_ready_rows_only_and_leaves_expired_leases_to_the_sweep():
-    ready = dialect_for("sqlite").ready(TableName("jobs"), NATIVE)
+    ready = dialect_for("sqlite").claims.ready(TableName("jobs"), NATIVE)
     assert ready.startswith("\"state\" = 'ready' AND ") and "claimed" not in ready
 
 

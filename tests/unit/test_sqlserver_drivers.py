@@ -9,7 +9,7 @@ import pytest
 
 from sqlqueue.connection import parse_connection
 from sqlqueue.dialects import mssql_python_driver, sqlserver_drivers
-from sqlqueue.dialects.sqlserver import SqlServerDialect
+from sqlqueue.dialects.sqlserver import SqlServerEngine
 from sqlqueue.dialects.sqlserver_drivers import MSSQL_PYTHON_DRIVER, PYODBC, driver_for
 from sqlqueue.errors import ConfigError
 
@@ -42,7 +42,7 @@ def test_a_key_mssql_python_does_not_take_is_refused_by_name_without_the_passwor
     pytest.importorskip("mssql_python", reason="mssql-python is not installed")
     spec = parse_connection("sqlserver://u@h/d?driver=mssql-python&TDS_Version=7.4", password="hunter2")
     with pytest.raises(ConfigError, match="TDS_Version") as caught:
-        SqlServerDialect().connect(spec)  # refused by mssql-python's own parser, before any connection
+        SqlServerEngine().connect(spec)  # refused by mssql-python's own parser, before any connection
     assert "hunter2" not in str(caught.value)
 
 
@@ -91,4 +91,4 @@ def test_with_neither_driver_the_error_names_both_ways_to_install_one(machine, m
     machine(odbc_driver=False, mssql_python=False)
     monkeypatch.setattr("pyodbc.drivers", lambda: [])
     with pytest.raises(ConfigError, match=r"tdsodbc.*sqlqueue\[mssql\]"):
-        SqlServerDialect().connect(parse_connection("sqlserver://h/d"))
+        SqlServerEngine().connect(parse_connection("sqlserver://h/d"))

@@ -17,7 +17,7 @@ import re
 import pyodbc
 import pytest
 
-from sqlqueue.dialects.sqlserver import SqlServerDialect
+from sqlqueue.dialects.sqlserver import SqlServerEngine
 from tests.support.sqlserver_drivers import MSSQL_PYTHON, driver_param
 
 MS17 = "[Microsoft][ODBC Driver 17 for SQL Server]"
@@ -140,7 +140,7 @@ def transient(request):
     raise_as = RAISED_BY[request.param]
 
     def judge(state: str, message: str, first_connect: bool) -> bool:
-        return SqlServerDialect().is_transient(raise_as(state, message), first_connect)
+        return SqlServerEngine().is_transient(raise_as(state, message), first_connect)
 
     return judge
 
@@ -183,13 +183,13 @@ def test_an_sqlstate_missing_from_mssql_pythons_table_is_read_from_its_driver_er
     exc = mssql_python.exceptions.sqlstate_to_exception("08S02", "gone") or mssql_python.exceptions.DatabaseError(
         driver_error="An error occurred with SQLSTATE code: 08S02", ddbc_error="gone"
     )
-    assert SqlServerDialect().is_transient(exc, first_connect=False)
+    assert SqlServerEngine().is_transient(exc, first_connect=False)
 
 
 @pytest.mark.parametrize("driver", RAISERS)
 def test_a_mapped_error_keeps_no_password(driver: str):
     exc = RAISED_BY[driver]("28000", f"[28000] {MS18}Login failed; PWD={{hunter2}} (18456) (SQLDriverConnect)")
-    mapped = SqlServerDialect().map_error(exc, None, proven=False)
+    mapped = SqlServerEngine().map_error(exc, None, proven=False)
     assert "hunter2" not in str(mapped) and not mapped.transient
 
 

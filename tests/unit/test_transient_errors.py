@@ -12,8 +12,8 @@ import psycopg
 import pytest
 from psycopg import errors
 
-from sqlqueue.dialects.postgres import PostgresDialect
-from sqlqueue.dialects.sqlite import SqliteDialect
+from sqlqueue.dialects.postgres import PostgresEngine
+from sqlqueue.dialects.sqlite import SqliteEngine
 
 PORT = 'connection to server at "127.0.0.1", port 54141 failed'
 REFUSED = (
@@ -72,22 +72,22 @@ def labels(cases):
 
 @pytest.mark.parametrize("exc", [e for _, e in ONCE_PROVEN + ALWAYS], ids=labels(ONCE_PROVEN + ALWAYS))
 def test_a_postgres_error_worth_another_try_is_transient_once_the_address_is_proven(exc):
-    assert PostgresDialect().is_transient(exc, first_connect=False)
+    assert PostgresEngine().is_transient(exc, first_connect=False)
 
 
 @pytest.mark.parametrize("exc", [e for _, e in ALWAYS], ids=labels(ALWAYS))
 def test_a_postgres_server_saying_it_cannot_take_the_connection_now_is_transient_on_a_first_connection(exc):
-    assert PostgresDialect().is_transient(exc, first_connect=True)
+    assert PostgresEngine().is_transient(exc, first_connect=True)
 
 
 @pytest.mark.parametrize("exc", [e for _, e in ONCE_PROVEN], ids=labels(ONCE_PROVEN))
 def test_a_first_postgres_connection_refused_or_lost_fails_at_once(exc):
-    assert not PostgresDialect().is_transient(exc, first_connect=True)
+    assert not PostgresEngine().is_transient(exc, first_connect=True)
 
 
 @pytest.mark.parametrize("exc", [e for _, e in NEVER], ids=labels(NEVER))
 def test_a_postgres_error_another_try_cannot_mend_is_never_transient(exc):
-    assert not PostgresDialect().is_transient(exc, first_connect=False)
+    assert not PostgresEngine().is_transient(exc, first_connect=False)
 
 
 def sqlite_error(run) -> sqlite3.Error:
@@ -106,12 +106,12 @@ def test_a_busy_sqlite_database_is_transient_even_on_a_first_connection(tmp_path
     other = sqlite3.connect(path, timeout=0, isolation_level=None)
     busy = sqlite_error(lambda: other.execute("BEGIN IMMEDIATE"))
     assert busy.sqlite_errorname == "SQLITE_BUSY"
-    assert SqliteDialect().is_transient(busy, first_connect=True)
+    assert SqliteEngine().is_transient(busy, first_connect=True)
 
 
 def test_a_sqlite_error_another_try_cannot_mend_is_never_transient(tmp_path):
     conn = sqlite3.connect(str(tmp_path / "q.db"))
     missing = sqlite_error(lambda: conn.execute("SELECT * FROM nope"))
     unopenable = sqlite_error(lambda: sqlite3.connect(str(tmp_path / "no" / "such" / "q.db")))
-    assert not SqliteDialect().is_transient(missing, first_connect=False)
-    assert not SqliteDialect().is_transient(unopenable, first_connect=False)
+    assert not SqliteEngine().is_transient(missing, first_connect=False)
+    assert not SqliteEngine().is_transient(unopenable, first_connect=False)

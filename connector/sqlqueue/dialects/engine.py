@@ -1,9 +1,10 @@
 """The engine contract: how an engine spells SQL (types, "now", row limits, locking hints), and
 how its driver connects, runs transactions, bulk-inserts and reports errors.
 
-The statement modules (``statements/``) build every statement sqlqueue runs from this contract.
-Statements are written with ``:name`` parameters and compiled to the driver's positional markers,
-so parameter order never differs between engines.
+The statement parts (``statements/``) build every statement sqlqueue runs from this contract, and a
+dialect (``base.Dialect``) holds the engine and its parts. Statements are written with ``:name``
+parameters and compiled to the driver's positional markers, so parameter order never differs between
+engines.
 """
 
 from __future__ import annotations
@@ -57,12 +58,13 @@ def scalar(cur: Any, statement: Statement, **values: Any) -> Any:
 
 
 P = ParamSpec("P")
-D = TypeVar("D", bound="Engine")
+D = TypeVar("D")
 R = TypeVar("R")
 
 
 def cached(builder: Callable[Concatenate[D, P], R]) -> Callable[Concatenate[D, P], R]:
-    """Build each statement shape once per dialect instance (every Queue has its own dialect)."""
+    """Build each statement shape once per part (or engine) instance: every Queue has its own dialect,
+    whose engine and parts are its own."""
 
     @functools.wraps(builder)
     def build(self: D, *args: P.args, **kwargs: P.kwargs) -> R:
@@ -92,7 +94,7 @@ class Engine(ABC):
     # Where insert_many(skip_duplicates=True) loads rows before keeping the new ones.
     scratch_table = "sqlqueue_scratch"
 
-    # Whether queue rows get an index on their sink tag (see SqlServerDialect for why).
+    # Whether queue rows get an index on their sink tag (see SqlServerEngine for why).
     indexes_row_tags = False
 
     @abstractmethod
@@ -151,9 +153,11 @@ class Engine(ABC):
         return f" WHERE {where}" if where else ""
 
     @abstractmethod
-    def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool) -> str:
+    def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool, index: str | None) -> str:
         """One statement that marks up to ``:limit`` rows ``where`` selects with ``set_sql``, in ``order`` (an
-        ORDER BY list, empty for none), and returns their ids; ``strict`` waits for rows others hold."""
+        ORDER BY list, empty for none), and returns their ids; ``strict`` waits for rows others hold.
+        ``index``: the index whose filter the rows match, for an engine that is told which to read
+        (SQL Server's INDEX hint); None where no index holds them."""
 
     def limited_update(self, table: TableName, set_sql: str, where: str, limited: bool) -> str:
         """UPDATE of the matching rows, at most ``:limit`` of them when ``limited``."""
@@ -200,6 +204,14 @@ class Engine(ABC):
         2 (ASSIGNED): the table gives each row a value of its own and takes given ones (a sequence, the
         rowid); 0: a plain default, which rows inserted together share."""
 
+    @abstractmethod
+    def indexes_sql(self, table: TableName) -> str:
+        """Rows of (index name, filter predicate or NULL, first key column) of the queue table."""
+
+    @abstractmethod
+    def table_absent(self, table: TableName) -> str:
+        """An SQL condition that holds while ``table`` does not exist (create records its layout then)."""
+
     def identity_sql(self, column: Column) -> str:
         return f"{self.type_sql(column)} NOT NULL"
 
@@ -209,6 +221,10 @@ class Engine(ABC):
 
     @abstractmethod
     def connect(self, spec: ConnectionSpec) -> Any: ...
+
+    def inspection_connect(self, spec: ConnectionSpec) -> Any:
+        """A connection that changes no database setting, for the doctor to look with."""
+        return self.connect(spec)
 
     @abstractmethod
     @contextmanager
@@ -311,7 +327,7 @@ class Engine(ABC):
     def default_sql(self, default: str) -> str:
         return self.now() if default == "now" else default
 
-    def _column_sql(self, column: Column, default: str | None = None) -> str:
+    def column_sql(self, column: Column, default: str | None = None) -> str:
         if default == "identity":
             return f"{self.quote(column.name)} {self.identity_sql(column)}"
         sql = f"{self.quote(column.name)} {self.type_sql(column)}"

@@ -1,9 +1,11 @@
-"""PostgreSQL through psycopg 3: FOR UPDATE SKIP LOCKED claims and COPY for bulk inserts."""
+"""PostgreSQL through psycopg 3: FOR UPDATE SKIP LOCKED claims and COPY for bulk inserts.
+
+Its migrations are in ``postgres_migrations.py``.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-import textwrap
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -12,14 +14,11 @@ from ..connection import ConnectionSpec
 from ..errors import missing_driver
 from ..identifiers import TableName
 from ..profile import Profile
-from ..schema import STAGE_TAG, STAGED, Column, QueueSpec
+from ..schema import Column
 from . import postgres_errors
-from .base import Dialect
-from .engine import Statement, cached
-from .layout import Step
-from .statements.claims import ClaimPlan
-from .statements.doctor import OK, PROBLEM, Finding, LiveTable
-from .statements.migrations import MIGRATION_LOCK_TIMEOUT_S
+from .engine import Engine, Statement, cached
+from .statements.claims import ClaimPlan, Claims
+from .statements.doctor import OK, PROBLEM, Doctor, Finding, LiveTable
 
 # Dead row versions worth a finding once they pass this and outnumber the live rows.
 DEAD_TUPLES_WORTH_A_LOOK = 1000
@@ -62,7 +61,9 @@ def _psycopg() -> Any:
     return psycopg
 
 
-class PostgresDialect(Dialect):
+class PostgresEngine(Engine):
+    """PostgreSQL's spelling, and psycopg's connections, transactions and COPY."""
+
     name = "postgres"
     marker = "%s"
 
@@ -125,7 +126,7 @@ class PostgresDialect(Dialect):
         on = f"{self.table(table)} ({key}){included}{self.index_filter(where)}"
         return f"CREATE {kind} IF NOT EXISTS {self.quote(index)} ON {on}"
 
-    def _picked(self, table: TableName, key: Sequence[str], where: str, order: str, lock: str) -> str:
+    def picked(self, table: TableName, key: Sequence[str], where: str, order: str, lock: str) -> str:
         """Up to ``:limit`` rows ``where`` selects, in ``order`` (an ORDER BY list, empty for none), locked
         with ``lock``, matched by ``key``.
 
@@ -141,32 +142,14 @@ class PostgresDialect(Dialect):
         picked = f"SELECT {names} FROM {self.table(table)} WHERE {where}{order_by} LIMIT :limit {lock}"
         return f"{names} = ANY(ARRAY({picked}))" if len(key) == 1 else f"({names}) IN ({picked})"
 
-    def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool) -> str:
+    def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool, index: str | None) -> str:
         # SKIP LOCKED is PostgreSQL's READPAST; strict order waits for earlier claimers instead.
         lock = "FOR UPDATE" if strict else "FOR UPDATE SKIP LOCKED"
-        picked = self._picked(table, ("id",), where, order, lock)
+        picked = self.picked(table, ("id",), where, order, lock)
         return f"UPDATE {self.table(table)} SET {set_sql} WHERE {picked} RETURNING {self.quote('id')}"
 
     def lock_first(self, table: TableName, columns: str, where: str) -> str:
         return f"{super().lock_first(table, columns, where)} FOR UPDATE SKIP LOCKED"
-
-    def claim_into(
-        self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str
-    ) -> ClaimPlan:
-        # One statement: a data-modifying CTE marks (or deletes) the rows and the INSERT around it copies
-        # them as they left it; the two are one atomic statement with one snapshot ("Data-Modifying
-        # Statements in WITH", postgresql.org/docs/current/queries-with.html).
-        t, q = self.table(table), self.quote
-        picked = self._picked(table, profile.key, where, order, "FOR UPDATE SKIP LOCKED")
-        change = f"DELETE FROM {t}" if profile.take else f"UPDATE {t} SET {self.claim_sets(profile)}"
-        cols = ", ".join(q(c) for c in columns)
-        target, lead = self.into_claims(table, columns)
-        return ClaimPlan(
-            self.compile(
-                f"WITH {q('claimed')} AS (\n  {change} WHERE {picked} RETURNING {cols}\n)\n"
-                f"INSERT INTO {target}\nSELECT {lead}, {cols} FROM {q('claimed')}"
-            )
-        )
 
     def _regclass(self) -> str:
         """The table named by :schema and :table, quoted as created (a mixed-case name stays so)."""
@@ -234,53 +217,12 @@ class PostgresDialect(Dialect):
             "ORDER BY ordinal_position"
         )
 
-    # ---- doctor ---------------------------------------------------------------------------------
     def indexes_sql(self, table: TableName) -> str:
         return (
             "SELECT c.relname, pg_get_expr(i.indpred, i.indrelid), a.attname FROM pg_index AS i "
             "JOIN pg_class AS c ON c.oid = i.indexrelid "
             "LEFT JOIN pg_attribute AS a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] "
             "WHERE i.indrelid = to_regclass(:object_name)"
-        )
-
-    def checks(self, live: LiveTable, order: str) -> Iterator[Finding]:
-        rows = live.facts(self.vacuum_stats)
-        if not rows:
-            return
-        live_rows, dead, last_autovacuum, last_vacuum = rows[0]
-        vacuumed = last_autovacuum or last_vacuum
-        when = f"last vacuum {vacuumed:%Y-%m-%d %H:%M:%S %Z}" if isinstance(vacuumed, dt.datetime) else "never vacuumed"
-        summary = f"{dead} dead row versions against {live_rows} live rows ({when})"
-        if dead >= DEAD_TUPLES_WORTH_A_LOOK and dead > live_rows:
-            yield Finding(
-                PROBLEM,
-                "dead tuples",
-                f"{summary}: every claim and completion leaves a dead row version, and claims wade through them "
-                "until vacuum removes them; vacuum now, and let autovacuum run after a fixed number of dead rows",
-                (self.vacuum(live.table).sql, self.eager_autovacuum(live.table).sql),
-            )
-        else:
-            yield Finding(OK, "dead tuples", summary)
-
-    @cached
-    def vacuum_stats(self, table: TableName) -> Statement:
-        """(live rows, dead rows, last autovacuum, last manual vacuum) from the statistics collector."""
-        return self.compile(
-            "SELECT n_live_tup, n_dead_tup, last_autovacuum, last_vacuum FROM pg_stat_user_tables "
-            "WHERE relid = to_regclass(:object_name)"
-        )
-
-    @cached
-    def vacuum(self, table: TableName) -> Statement:
-        return self.compile(f"VACUUM (ANALYZE) {self.table(table)}")
-
-    @cached
-    def eager_autovacuum(self, table: TableName) -> Statement:
-        # A queue's dead rows come from every claim and delete: vacuum after a fixed number of
-        # them, not after a fraction of a table that is small most of the time.
-        return self.compile(
-            f"ALTER TABLE {self.table(table)} SET (autovacuum_vacuum_scale_factor = 0.0, "
-            "autovacuum_vacuum_threshold = 5000, autovacuum_vacuum_cost_delay = 0)"
         )
 
     def portable_type(self, db_type: str) -> str:
@@ -313,156 +255,86 @@ class PostgresDialect(Dialect):
     def is_transient(self, exc: BaseException, first_connect: bool) -> bool:
         return postgres_errors.is_transient(exc, isinstance(exc, _psycopg().OperationalError), first_connect)
 
-    # ---- layout versions and migrate ----
-    # Index builds run CONCURRENTLY, outside a transaction: they wait for the table's writers instead
-    # of locking them out. One that fails leaves an INVALID index behind, which the next run drops
-    # first (https://www.postgresql.org/docs/current/sql-createindex.html#SQL-CREATEINDEX-CONCURRENTLY).
-    # Brief ACCESS EXCLUSIVE locks (ADD COLUMN, constraint and index swaps) give up after lock_timeout.
-    how_to_run_script = (
-        "-- Run with psql -v ON_ERROR_STOP=1, not in one transaction (no -1): CREATE INDEX CONCURRENTLY and",
-        "-- the chunked move commit on their own. Consider SET lock_timeout = '10s' first.",
-    )
-    migration_lock_timeout = f"SET LOCAL lock_timeout = '{MIGRATION_LOCK_TIMEOUT_S}s'"
-
     def table_absent(self, table: TableName) -> str:
         return f"to_regclass({self.literal(self.table(table))}) IS NULL"
 
     def index_name(self, table: TableName, index: str) -> str:
         return self.table(TableName(index, table.schema))
 
-    def _index(self, table: TableName, index: str, valid: bool = False) -> str:
-        """A query with a row when ``index`` of ``table`` exists (and is valid)."""
-        found = f"SELECT 1 FROM pg_index WHERE indexrelid = to_regclass({self.literal(self.index_name(table, index))})"
-        return found + (" AND indisvalid" if valid else "")
 
-    def _do(self, body: str, declare: str = "") -> str:
-        """A DO block: PL/pgSQL, for DDL that must check the catalog first."""
-        declared = f"DECLARE\n  {declare};\n" if declare else ""
-        return f"DO $$\n{declared}BEGIN\n{textwrap.indent(body, '  ')}\nEND $$"
+class PostgresClaims(Claims):
+    """An adopted table's claim in one statement, and the queue wait ranked by percentile_disc."""
 
-    def add_column_sql(self, table: TableName, column: str, name: str) -> str:
-        return f"ALTER TABLE {self.table(table)} ADD COLUMN IF NOT EXISTS {column}"
+    engine: PostgresEngine
 
-    def column_todo(self, table: TableName, column: str) -> str | None:
-        # ADD COLUMN IF NOT EXISTS takes its lock before it looks: look first.
-        return (
-            "SELECT NOT EXISTS (SELECT 1 FROM pg_attribute "
-            f"WHERE attrelid = to_regclass({self.literal(self.table(table))}) AND attname = {self.literal(column)} "
-            "AND NOT attisdropped)"
-        )
-
-    def staged_rows_todo(self, table: TableName) -> str | None:
-        return f"SELECT EXISTS ({self._index(table, self.staged_index(table))})"
-
-    def move_staged_sql(self, spec: QueueSpec, chunk: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        # One statement a chunk: the CTE deletes the rows and the INSERT takes what it returns.
-        q, t, staging = self.quote, self.table(spec.table), self.table(self.staging(spec.table))
-        i, cols = q("id"), ", ".join(q(n) for n in self._moved(spec))
-
-        def move(limit: str) -> str:
-            return (
-                f"WITH {q('moved')} AS (\n  DELETE FROM {t} WHERE {i} IN (SELECT {i} FROM {t} "
-                f"WHERE {q('state')} = '{STAGED}' ORDER BY {i} LIMIT {limit})\n  RETURNING {cols}\n)\n"
-                f"INSERT INTO {staging} ({cols}) SELECT {cols} FROM {q('moved')}"
+    def claim_into(
+        self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str
+    ) -> ClaimPlan:
+        # One statement: a data-modifying CTE marks (or deletes) the rows and the INSERT around it copies
+        # them as they left it; the two are one atomic statement with one snapshot ("Data-Modifying
+        # Statements in WITH", postgresql.org/docs/current/queries-with.html).
+        e = self.engine
+        t, q = e.table(table), e.quote
+        picked = e.picked(table, profile.key, where, order, "FOR UPDATE SKIP LOCKED")
+        change = f"DELETE FROM {t}" if profile.take else f"UPDATE {t} SET {self.lifecycle.claim_sets(profile)}"
+        cols = ", ".join(q(c) for c in columns)
+        target, lead = self.into_claims(table, columns)
+        return ClaimPlan(
+            e.compile(
+                f"WITH {q('claimed')} AS (\n  {change} WHERE {picked} RETURNING {cols}\n)\n"
+                f"INSERT INTO {target}\nSELECT {lead}, {cols} FROM {q('claimed')}"
             )
-
-        # A DO block at top level may COMMIT (PostgreSQL 11 and later): each chunk commits on its own.
-        loop = self._do(
-            f"IF NOT EXISTS ({self._index(spec.table, self.staged_index(spec.table))}) THEN\n  RETURN;\nEND IF;\n"
-            f"LOOP\n{textwrap.indent(move(str(chunk)), '  ')};\n"
-            f"  GET DIAGNOSTICS moved_rows = ROW_COUNT;\n  COMMIT;\n  EXIT WHEN moved_rows < {chunk};\nEND LOOP;",
-            declare="moved_rows bigint",
-        )
-        return (move(":limit"),), (loop,)
-
-    def drop_staged_index(self, table: TableName) -> str:
-        # Inside a DO block, so not CONCURRENTLY: the index is empty by then, and lock_timeout bounds the wait.
-        return self._do(
-            f"IF EXISTS ({self._index(table, self.staged_index(table))}) THEN\n"
-            f"  IF NOT EXISTS ({self._staged(table)}) THEN\n"
-            f"    DROP INDEX {self.index_name(table, self.staged_index(table))};\n  END IF;\nEND IF;"
         )
 
-    def _narrow_check(self, table: TableName, validated: bool = False) -> str:
-        """A query with a row when the state check exists without 'staged' (and is validated)."""
-        return (
-            f"SELECT 1 FROM pg_constraint WHERE conrelid = to_regclass({self.literal(self.table(table))}) "
-            f"AND conname = {self.literal(self.state_check_name(table))}"
-            + (" AND convalidated" if validated else "")
-            + f" AND position('{STAGED}' in pg_get_constraintdef(oid)) = 0"
-        )
-
-    def narrow_state_check(self, table: TableName) -> list[Step]:
-        # Added NOT VALID (no scan under the ACCESS EXCLUSIVE lock), then validated in a transaction of
-        # its own, which reads the table under SHARE UPDATE EXCLUSIVE and so blocks no writer
-        # (https://www.postgresql.org/docs/current/sql-altertable.html#SQL-ALTERTABLE-DESC-VALIDATE-CONSTRAINT).
-        t, check = self.table(table), self.quote(self.state_check_name(table))
-        replace = self._do(
-            f"IF NOT EXISTS ({self._index(table, self.staged_index(table))}) "
-            f"AND NOT EXISTS ({self._narrow_check(table)}) THEN\n"
-            f"  ALTER TABLE {t} DROP CONSTRAINT IF EXISTS {check};\n"
-            f"  ALTER TABLE {t} ADD CONSTRAINT {check} {self._state_check(table)} NOT VALID;\nEND IF;"
-        )
-        return [
-            Step(
-                "replace_state_check", f"replace {self.state_check_name(table)} by one without '{STAGED}'", (replace,)
-            ),
-            Step(
-                "validate_state_check",
-                f"validate {self.state_check_name(table)} (reads the table, blocks no writer)",
-                (f"ALTER TABLE {t} VALIDATE CONSTRAINT {check}",),
-            ),
-        ]
-
-    def migrated(self, table: TableName) -> str:
-        return f"EXISTS ({self._narrow_check(table, validated=True)})"
-
-    def ready_index_steps(self, table: TableName, order: str) -> list[Step]:
-        # Built beside the old index under another name, then swapped in one short transaction, so
-        # claims always have a ready index to read.
-        name = self.ready_index(table)
-        building = f"{name}_next"
-        covered = (
-            "SELECT 1 FROM pg_index AS i "
-            "JOIN pg_attribute AS a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey) "
-            f"WHERE i.indexrelid = to_regclass({self.literal(self.index_name(table, name))}) "
-            f"AND a.attname = {self.literal(STAGE_TAG.name)}"
-        )
-        # The create statement is the one `create` runs, renamed and made CONCURRENTLY.
-        create = self.index_statements(table, order)[name].replace(
-            f"INDEX IF NOT EXISTS {self.quote(name)} ", f"INDEX CONCURRENTLY IF NOT EXISTS {self.quote(building)} ", 1
-        )
-        swap = self._do(
-            f"IF EXISTS ({self._index(table, building, valid=True)}) THEN\n"
-            f"  DROP INDEX IF EXISTS {self.index_name(table, name)};\n"
-            f"  ALTER INDEX {self.index_name(table, building)} RENAME TO {self.quote(name)};\nEND IF;"
-        )
-        return [
-            Step(
-                "build_ready_index",
-                f"build {building}: {name} covering stage_tag, beside the old one (CONCURRENTLY)",
-                (f"DROP INDEX CONCURRENTLY IF EXISTS {self.index_name(table, building)}", create),
-                atomic=False,
-                todo=f"SELECT NOT EXISTS ({covered}) AND NOT EXISTS ({self._index(table, building, valid=True)})",
-            ),
-            Step("swap_ready_index", f"replace {name} by {building}", (swap,)),
-        ]
-
-    def tag_index_step(self, table: TableName) -> Step:
-        index = self.tag_index(table)
-        return Step(
-            "tag_index",
-            f"drop {index}",
-            (f"DROP INDEX CONCURRENTLY IF EXISTS {self.index_name(table, index)}",),
-            atomic=False,
-        )
-
-    # ---- queue wait ----
     def rank_waits(self, waits: str) -> str:
         # percentile_disc is the nearest rank, and sorted a 50,000-row claim's waits in 30 ms where
         # ROW_NUMBER with COUNT(*) OVER () took 53 ms (benchmarks/bench_wait.py).
-        w = self.quote("wait_ms")
+        w = self.engine.quote("wait_ms")
         return (
             f"SELECT COUNT(*), percentile_disc(0.5) WITHIN GROUP (ORDER BY {w}), "
             f"percentile_disc(0.95) WITHIN GROUP (ORDER BY {w}), MAX({w}) FROM ({waits}) AS v"
+        )
+
+
+class PostgresDoctor(Doctor):
+    """PostgreSQL's own check: dead row versions and vacuum."""
+
+    def checks(self, live: LiveTable, order: str) -> Iterator[Finding]:
+        rows = live.facts(self.vacuum_stats)
+        if not rows:
+            return
+        live_rows, dead, last_autovacuum, last_vacuum = rows[0]
+        vacuumed = last_autovacuum or last_vacuum
+        when = f"last vacuum {vacuumed:%Y-%m-%d %H:%M:%S %Z}" if isinstance(vacuumed, dt.datetime) else "never vacuumed"
+        summary = f"{dead} dead row versions against {live_rows} live rows ({when})"
+        if dead >= DEAD_TUPLES_WORTH_A_LOOK and dead > live_rows:
+            yield Finding(
+                PROBLEM,
+                "dead tuples",
+                f"{summary}: every claim and completion leaves a dead row version, and claims wade through them "
+                "until vacuum removes them; vacuum now, and let autovacuum run after a fixed number of dead rows",
+                (self.vacuum(live.table).sql, self.eager_autovacuum(live.table).sql),
+            )
+        else:
+            yield Finding(OK, "dead tuples", summary)
+
+    @cached
+    def vacuum_stats(self, table: TableName) -> Statement:
+        """(live rows, dead rows, last autovacuum, last manual vacuum) from the statistics collector."""
+        return self.engine.compile(
+            "SELECT n_live_tup, n_dead_tup, last_autovacuum, last_vacuum FROM pg_stat_user_tables "
+            "WHERE relid = to_regclass(:object_name)"
+        )
+
+    @cached
+    def vacuum(self, table: TableName) -> Statement:
+        return self.engine.compile(f"VACUUM (ANALYZE) {self.engine.table(table)}")
+
+    @cached
+    def eager_autovacuum(self, table: TableName) -> Statement:
+        # A queue's dead rows come from every claim and delete: vacuum after a fixed number of
+        # them, not after a fraction of a table that is small most of the time.
+        return self.engine.compile(
+            f"ALTER TABLE {self.engine.table(table)} SET (autovacuum_vacuum_scale_factor = 0.0, "
+            "autovacuum_vacuum_threshold = 5000, autovacuum_vacuum_cost_delay = 0)"
         )

@@ -12,10 +12,10 @@ from ..connection import ConnectionSpec
 from ..identifiers import TableName
 from ..profile import Profile
 from ..schema import STAGE_TAG, Column
-from .base import Dialect
-from .engine import Statement, cached, utc_naive
-from .statements.claims import ClaimPlan
-from .statements.doctor import OK, PROBLEM, Finding, LiveTable
+from .engine import Engine, Statement, cached, utc_naive
+from .statements.claims import ClaimPlan, Claims
+from .statements.doctor import OK, PROBLEM, Doctor, Finding, LiveTable
+from .statements.migrations import Migrations
 
 # Declared names are kept by SQLite, so introspection can map them back to portable types.
 _TYPES = {
@@ -46,7 +46,9 @@ BUSY_TIMEOUT_S = 60.0
 SQLITE_BUSY, SQLITE_LOCKED = 5, 6
 
 
-class SqliteDialect(Dialect):
+class SqliteEngine(Engine):
+    """SQLite's spelling and its sqlite3 connections."""
+
     name = "sqlite"
     encoded_types = frozenset({"timestamp"})
 
@@ -102,7 +104,7 @@ class SqliteDialect(Dialect):
 
     # A claim runs in BEGIN IMMEDIATE: SQLite's single writer makes it atomic, strict or not, and makes
     # an adopted table's claim and the copies it records one step.
-    def _picked(self, table: TableName, key: Sequence[str], where: str, order: str) -> str:
+    def picked(self, table: TableName, key: Sequence[str], where: str, order: str) -> str:
         """Up to ``:limit`` rows ``where`` selects, in ``order``, matched by ``key``. A composite key is
         matched off its index (unary +, which disqualifies a term from index use: sqlite.org/optoverview.html,
         "Disqualifying WHERE clause terms using unary-+"): SQLite 3.40 found no row for a row-value IN
@@ -114,21 +116,9 @@ class SqliteDialect(Dialect):
         order_by = f" ORDER BY {order}" if order else ""
         return f"{match} IN (SELECT {names} FROM {t} WHERE {where}{order_by} LIMIT :limit)"
 
-    def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool) -> str:
-        picked = self._picked(table, ("id",), where, order)
+    def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool, index: str | None) -> str:
+        picked = self.picked(table, ("id",), where, order)
         return f"UPDATE {self.table(table)} SET {set_sql} WHERE {picked} RETURNING {self.quote('id')}"
-
-    def claim_into(
-        self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str
-    ) -> ClaimPlan:
-        """One UPDATE (or DELETE) ... RETURNING, then each returned row recorded in the claims table."""
-        t = self.table(table)
-        change = f"DELETE FROM {t}" if profile.take else f"UPDATE {t} SET {self.claim_sets(profile)}"
-        returning = ", ".join(self.quote(c) for c in columns)
-        target, _ = self.into_claims(table, columns)
-        marks = ", ".join(f":{n}" for n in ("consumer", "seq", *(f"c{i}" for i in range(len(columns)))))
-        claim = f"{change} WHERE {self._picked(table, profile.key, where, order)} RETURNING {returning}"
-        return ClaimPlan(self.compile(claim), True, self.compile(f"INSERT INTO {target} VALUES ({marks})"))
 
     def columns_sql(self, table: TableName) -> str:
         return 'SELECT name, type, "notnull" = 0 FROM pragma_table_info(:table)'
@@ -180,34 +170,12 @@ class SqliteDialect(Dialect):
             return dt.datetime.fromisoformat(value).replace(tzinfo=dt.timezone.utc)
         return super().decode_timestamp(value)
 
-    # ---- doctor ---------------------------------------------------------------------------------
     def indexes_sql(self, table: TableName) -> str:
         return (
             "SELECT l.name, CASE WHEN l.partial = 1 THEN substr(m.sql, instr(upper(m.sql), ' WHERE ') + 7) END, "
             "(SELECT ii.name FROM pragma_index_info(l.name) AS ii WHERE ii.seqno = 0) "
             "FROM pragma_index_list(:table) AS l LEFT JOIN sqlite_master AS m ON m.type = 'index' AND m.name = l.name"
         )
-
-    def checks(self, live: LiveTable, order: str) -> Iterator[Finding]:
-        (mode,) = live.facts(self.journal_mode)[0]
-        if str(mode).lower() != "wal":
-            yield Finding(
-                PROBLEM,
-                "journal mode",
-                f"journal_mode is {mode}, not WAL: readers block the one writer and every claim waits for them "
-                "(sqlqueue turns WAL on when it connects; something switched it back or never connected through it)",
-                (self.wal_on(live.table).sql,),
-            )
-        else:
-            yield Finding(OK, "journal mode", "journal_mode is WAL")
-
-    @cached
-    def journal_mode(self, table: TableName) -> Statement:
-        return self.compile("PRAGMA journal_mode")
-
-    @cached
-    def wal_on(self, table: TableName) -> Statement:
-        return self.compile("PRAGMA journal_mode = WAL")
 
     def inspection_connect(self, spec: ConnectionSpec) -> Any:
         # connect() turns WAL on, which would hide the very setting the doctor looks at.
@@ -245,7 +213,57 @@ class SqliteDialect(Dialect):
         code = getattr(exc, "sqlite_errorcode", None)
         return code is not None and code & 0xFF in (SQLITE_BUSY, SQLITE_LOCKED)
 
-    # ---- layout versions and migrate ----
+    def table_absent(self, table: TableName) -> str:
+        return f"NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = {self.literal(table.name)})"
+
+
+class SqliteClaims(Claims):
+    """An adopted table's claim in SQLite's shape."""
+
+    engine: SqliteEngine
+
+    def claim_into(
+        self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str
+    ) -> ClaimPlan:
+        """One UPDATE (or DELETE) ... RETURNING, then each returned row recorded in the claims table."""
+        e = self.engine
+        t = e.table(table)
+        change = f"DELETE FROM {t}" if profile.take else f"UPDATE {t} SET {self.lifecycle.claim_sets(profile)}"
+        returning = ", ".join(e.quote(c) for c in columns)
+        target, _ = self.into_claims(table, columns)
+        marks = ", ".join(f":{n}" for n in ("consumer", "seq", *(f"c{i}" for i in range(len(columns)))))
+        claim = f"{change} WHERE {e.picked(table, profile.key, where, order)} RETURNING {returning}"
+        return ClaimPlan(e.compile(claim), True, e.compile(f"INSERT INTO {target} VALUES ({marks})"))
+
+
+class SqliteDoctor(Doctor):
+    """SQLite's own check: the journal mode."""
+
+    def checks(self, live: LiveTable, order: str) -> Iterator[Finding]:
+        (mode,) = live.facts(self.journal_mode)[0]
+        if str(mode).lower() != "wal":
+            yield Finding(
+                PROBLEM,
+                "journal mode",
+                f"journal_mode is {mode}, not WAL: readers block the one writer and every claim waits for them "
+                "(sqlqueue turns WAL on when it connects; something switched it back or never connected through it)",
+                (self.wal_on(live.table).sql,),
+            )
+        else:
+            yield Finding(OK, "journal mode", "journal_mode is WAL")
+
+    @cached
+    def journal_mode(self, table: TableName) -> Statement:
+        return self.engine.compile("PRAGMA journal_mode")
+
+    @cached
+    def wal_on(self, table: TableName) -> Statement:
+        return self.engine.compile("PRAGMA journal_mode = WAL")
+
+
+class SqliteMigrations(Migrations):
+    """Layout versions and migrate on SQLite."""
+
     # SQLite has no conditional DDL: sqlqueue checks these queries before the steps they guard.
     how_to_run_script = (
         "-- SQLite has no conditional DDL: `sqlqueue migrate` checks what each step needs; here, a step",
@@ -253,15 +271,13 @@ class SqliteDialect(Dialect):
     )
     conditional_ddl = False
 
-    def table_absent(self, table: TableName) -> str:
-        return f"NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = {self.literal(table.name)})"
-
     def column_todo(self, table: TableName, column: str) -> str | None:
-        found = f"pragma_table_info({self.literal(table.name)}) WHERE name = {self.literal(column)}"
+        literal = self.engine.literal
+        found = f"pragma_table_info({literal(table.name)}) WHERE name = {literal(column)}"
         return f"SELECT COUNT(*) = 0 FROM {found}"
 
     def staged_index_todo(self, table: TableName) -> str | None:
-        index = self.literal(self.staged_index(table))
+        index = self.engine.literal(self.staged_index(table))
         return (
             f"SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = {index} "
             f"AND NOT EXISTS ({self._staged(table)})"
@@ -269,11 +285,11 @@ class SqliteDialect(Dialect):
 
     def migrated(self, table: TableName) -> str:
         # A script's reader may have skipped the commented ADD COLUMN: no record without the column.
-        has_tag = (
-            f"SELECT 1 FROM pragma_table_info({self.literal(table.name)}) WHERE name = {self.literal(STAGE_TAG.name)}"
-        )
+        literal = self.engine.literal
+        has_tag = f"SELECT 1 FROM pragma_table_info({literal(table.name)}) WHERE name = {literal(STAGE_TAG.name)}"
         return f"{super().migrated(table)} AND EXISTS ({has_tag})"
 
     def ready_index_todo(self, table: TableName) -> str | None:
-        name = self.literal(self.ready_index(table))
-        return f"SELECT COUNT(*) = 0 FROM pragma_index_info({name}) WHERE name = {self.literal(STAGE_TAG.name)}"
+        literal = self.engine.literal
+        name = literal(self.schema.ready_index(table))
+        return f"SELECT COUNT(*) = 0 FROM pragma_index_info({name}) WHERE name = {literal(STAGE_TAG.name)}"

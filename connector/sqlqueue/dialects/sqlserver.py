@@ -7,7 +7,8 @@ READPAST skips row locks, not page locks: every statement that writes queue rows
 Statements that touch many rows run in chunks below the 5,000-lock escalation threshold.
 What depends on the driver is in ``sqlserver_drivers.py`` (connecting, reading errors; mssql-python's
 side in ``mssql_python_driver.py``), ``odbc.py`` (ODBC connection strings, the bulk path's binding)
-and ``sqlserver_errors.py`` (which errors are transient, one judgement for every driver).
+and ``sqlserver_errors.py`` (which errors are transient, one judgement for every driver). SQL Server's
+migrations are in ``sqlserver_migrations.py`` and its doctor in ``sqlserver_doctor.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-import textwrap
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -24,14 +24,11 @@ from ..connection import ConnectionSpec
 from ..errors import SchemaError
 from ..identifiers import TableName
 from ..profile import Profile
-from ..schema import STAGE_TAG, STAGED, Column, QueueSpec
+from ..schema import Column
 from . import odbc, sqlserver_errors
-from .engine import Statement, cached, rows_in_chunks, utc_naive
-from .layout import Step
-from .sqlserver_doctor import SqlServerDoctor
+from .engine import Engine, Statement, cached, rows_in_chunks, utc_naive
 from .sqlserver_drivers import DRIVERS, driver_for, driver_of_error
-from .statements.claims import ClaimPlan
-from .statements.migrations import MIGRATION_LOCK_TIMEOUT_S
+from .statements.claims import ClaimPlan, Claims
 
 _TYPES = {
     "string": "NVARCHAR(400)",
@@ -118,7 +115,9 @@ class LongTextCursor:
         return list(self.cursor.fetchall())
 
 
-class SqlServerDialect(SqlServerDoctor):
+class SqlServerEngine(Engine):
+    """SQL Server's spelling and hints, its drivers' connections and transactions, and the bulk path."""
+
     name = "sqlserver"
     default_chunk = 4000
     encoded_types = frozenset({"timestamp"})
@@ -153,14 +152,12 @@ class SqlServerDialect(SqlServerDoctor):
         # (https://learn.microsoft.com/sql/t-sql/functions/datediff-big-transact-sql).
         return f"DATEDIFF_BIG(MILLISECOND, {start}, {end})"
 
-    def _object_name(self, table: TableName) -> str:
+    def object_name(self, table: TableName) -> str:
         # A one-part name resolves in the login's default schema, as CREATE TABLE does.
         return f"N'{table}'"
 
     def create_table_guarded(self, table: TableName, body: str, unlogged: bool = False) -> str:
-        return (
-            f"IF OBJECT_ID({self._object_name(table)}, N'U') IS NULL\nCREATE TABLE {self.table(table)} (\n  {body}\n)"
-        )
+        return f"IF OBJECT_ID({self.object_name(table)}, N'U') IS NULL\nCREATE TABLE {self.table(table)} (\n  {body}\n)"
 
     def table_options(self, table: TableName) -> list[str]:
         # Many consumers each hold row locks; escalation to a table lock would block all of them.
@@ -182,11 +179,11 @@ class SqlServerDialect(SqlServerDoctor):
         included = f" INCLUDE ({', '.join(self.quote(c) for c in include)})" if include else ""
         return (
             f"IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'{index}' "
-            f"AND object_id = OBJECT_ID({self._object_name(table)}))\n"
+            f"AND object_id = OBJECT_ID({self.object_name(table)}))\n"
             f"CREATE {kind} {self.quote(index)} ON {self.table(table)} ({key}){included}{self.index_filter(where)}"
         )
 
-    def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool) -> str:
+    def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool, index: str | None) -> str:
         # The claim reads through the filtered ready index, named in an INDEX hint (Hangfire pins
         # its fetch the same way, with FORCESEEK): a scan of the clustered index would take update
         # locks on every done or failed row it passes. FORCESEEK is not used because a FIFO or
@@ -194,7 +191,7 @@ class SqlServerDialect(SqlServerDoctor):
         # as a literal, so the hinted index always matches it. UPDATE's own target takes no INDEX
         # hint (Table_Hint_Limited), so the hints go on a FROM that names the same table.
         # Neither form joins the table back to the rows it picked, the shape PostgreSQL planned
-        # as a hash join over the whole table (see PostgresDialect.claim_sql): a FROM naming the
+        # as a hash join over the whole table (see PostgresEngine.claim_sql): a FROM naming the
         # target once, without an alias, is the target itself (Microsoft's UPDATE reference,
         # learn.microsoft.com/sql/t-sql/queries/update-transact-sql, on FROM), and an UPDATE of
         # a CTE over one table writes the rows its TOP ... ORDER BY yields ("Updatable views" in
@@ -206,10 +203,16 @@ class SqlServerDialect(SqlServerDoctor):
         # (UPDATE t ... FROM (SELECT TOP n id ... ORDER BY ...) AS th WHERE t.id = th.id), which
         # leaves the join strategy to the optimizer. `sqlqueue doctor` flags a claim plan that
         # scans the clustered index; this was reasoned from the documentation, not measured.
-        hints = f"{STRICT_HINTS if strict else CLAIM_HINTS}, INDEX({self.quote(self.ready_index(table))})"
-        return self._claim(table, set_sql, where, order, hints, f"OUTPUT inserted.{self.quote('id')}")
+        # Without an index (the move of failed rows to the dead-letter table: no index holds failed rows,
+        # and the ready index's filter would not match, error 8622) it reads the clustered index, past
+        # the rows claims and writers hold (READPAST; READCOMMITTEDLOCK as in every READPAST here),
+        # locking rows only.
+        hints = STRICT_HINTS if strict else CLAIM_HINTS
+        if index is not None:
+            hints += f", INDEX({self.quote(index)})"
+        return self.change_first(table, set_sql, where, order, hints, f"OUTPUT inserted.{self.quote('id')}")
 
-    def _claim(self, table: TableName, set_sql: str | None, where: str, order: str, hints: str, out: str) -> str:
+    def change_first(self, table: TableName, set_sql: str | None, where: str, order: str, hints: str, out: str) -> str:
         """Up to ``:limit`` rows ``where`` selects, read with table ``hints``, in ``order`` (an ORDER BY list;
         empty: UPDATE TOP in no order), updated with ``set_sql`` or, with None, deleted; ``out`` is the
         OUTPUT clause. UPDATE has no ORDER BY: an ordered claim orders the rows in a CTE, whose scan takes
@@ -229,23 +232,6 @@ class SqlServerDialect(SqlServerDoctor):
         # The claim's hints: update locks held to the end of the transaction, rows other sessions hold
         # skipped (READPAST, legal under READ_COMMITTED_SNAPSHOT with READCOMMITTEDLOCK), row locks only.
         return f"SELECT TOP (:limit) {columns} FROM {self.table(table)} WITH ({CLAIM_HINTS}) WHERE {where}"
-
-    def claim_into(
-        self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str
-    ) -> ClaimPlan:
-        # The claim's own shapes, with the adopted table's columns, or the DELETE forms of the seeds'
-        # dequeues (DELETE TOP ... WITH (ROWLOCK, READPAST); NServiceBus's WITH message AS (SELECT TOP(1) ...
-        # WITH (UPDLOCK, READPAST, ROWLOCK) ORDER BY ...) DELETE FROM message OUTPUT ...). OUTPUT ... INTO
-        # writes the copies: OUTPUT without INTO fails with error 334 on a table with an enabled trigger, as
-        # audited queue tables have, and the INSERT into the claims table is part of the same atomic
-        # statement (OUTPUT clause (Transact-SQL), learn.microsoft.com/sql/t-sql/queries/output-clause-transact-sql).
-        # No INDEX hint: sqlqueue does not own the table's indexes; `sqlqueue adopt` proposes one the claim
-        # can seek.
-        target, lead = self.into_claims(table, columns)
-        rows = "deleted" if profile.take else "inserted"
-        out = f"OUTPUT {lead}, {', '.join(f'{rows}.{self.quote(c)}' for c in columns)}\nINTO {target}"
-        set_sql = None if profile.take else self.claim_sets(profile)
-        return ClaimPlan(self.compile(self._claim(table, set_sql, where, order, CLAIM_HINTS, out)))
 
     def run_each(self, cur: Any, statement: Statement, values: Sequence[dict[str, Any]]) -> int:
         # pyodbc's executemany reports rowcount -1 (its loop keeps no total): one execute a set of values,
@@ -326,6 +312,15 @@ class SqlServerDialect(SqlServerDoctor):
             "JOIN sys.columns AS c ON c.object_id = ic.object_id AND c.column_id = ic.column_id "
             "WHERE i.object_id = OBJECT_ID(:object_name) AND i.is_unique = 1 AND i.has_filter = 0 "
             "ORDER BY i.is_primary_key DESC, i.index_id, ic.key_ordinal"
+        )
+
+    def indexes_sql(self, table: TableName) -> str:
+        return (
+            "SELECT i.name, i.filter_definition, c.name FROM sys.indexes AS i "
+            "JOIN sys.index_columns AS ic ON ic.object_id = i.object_id AND ic.index_id = i.index_id "
+            "AND ic.key_ordinal = 1 "
+            "JOIN sys.columns AS c ON c.object_id = ic.object_id AND c.column_id = ic.column_id "
+            "WHERE i.object_id = OBJECT_ID(:object_name)"
         )
 
     def local_offset_sql(self) -> str:
@@ -537,33 +532,8 @@ class SqlServerDialect(SqlServerDoctor):
     def is_transient(self, exc: BaseException, first_connect: bool) -> bool:
         return sqlserver_errors.is_transient(driver_of_error(exc).diagnosis(exc), first_connect)
 
-    # ---- layout versions and migrate ----
-    # Every statement checks the catalog first, so a script run again changes nothing twice:
-    # sys.columns, sys.indexes with sys.index_columns (key and included columns), and
-    # sys.check_constraints, whose definition column holds the check's text:
-    # https://learn.microsoft.com/sql/relational-databases/system-catalog-views/sys-index-columns-transact-sql
-    # https://learn.microsoft.com/sql/relational-databases/system-catalog-views/sys-check-constraints-transact-sql
-    # The catalog shows a login only objects it holds a permission on, so the connector sees
-    # <q>_layout through its SELECT grant:
-    # https://learn.microsoft.com/sql/relational-databases/security/metadata-visibility-configuration
-    # ALTER TABLE and offline index operations hold a schema-modification (Sch-M) lock, which waits
-    # behind running claims and holds new ones behind it; SET LOCK_TIMEOUT makes the step fail
-    # instead, for the whole session, so for the index builds too ("Locks and ALTER TABLE"):
-    # https://learn.microsoft.com/sql/t-sql/statements/alter-table-transact-sql
-    # https://learn.microsoft.com/sql/t-sql/statements/set-lock-timeout-transact-sql
-    how_to_run_script = (
-        "-- Run with sqlcmd -I -b: filtered indexes need QUOTED_IDENTIFIER ON, and -b stops at the first",
-        "-- error. Consider SET LOCK_TIMEOUT 10000 first: DDL waiting for a lock holds up the claims behind it.",
-    )
-    migration_lock_timeout = f"SET LOCK_TIMEOUT {MIGRATION_LOCK_TIMEOUT_S * 1000}"
-    # SERVERPROPERTY('EngineEdition'): 3 is Enterprise (Developer and Evaluation too), 5 Azure SQL
-    # Database, 8 Azure SQL Managed Instance: the editions with online index operations
-    # (https://learn.microsoft.com/sql/t-sql/functions/serverproperty-transact-sql;
-    # https://learn.microsoft.com/sql/relational-databases/indexes/guidelines-for-online-index-operations).
-    ONLINE_EDITIONS = "3, 5, 8"
-
     def table_absent(self, table: TableName) -> str:
-        return f"OBJECT_ID({self._object_name(table)}, N'U') IS NULL"
+        return f"OBJECT_ID({self.object_name(table)}, N'U') IS NULL"
 
     def literal(self, text: str) -> str:
         # A plain literal where the text is ASCII: against a VARCHAR column an N'' literal converts the
@@ -578,131 +548,26 @@ class SqlServerDialect(SqlServerDoctor):
     def index_name(self, table: TableName, index: str) -> str:
         return f"{self.quote(index)} ON {self.table(table)}"
 
-    def _index(self, table: TableName, index: str) -> str:
-        return (
-            f"SELECT 1 FROM sys.indexes WHERE name = N'{index}' AND object_id = OBJECT_ID({self._object_name(table)})"
-        )
 
-    def _online(self, create: str, options: tuple[str, ...] = ()) -> str:
-        """``create`` (a CREATE INDEX) online where the edition can: readers and writers go on while
-        it builds, but for short locks at its start and end. Elsewhere it is built offline and holds
-        a shared lock on the table while it reads it, which blocks claims: run migrate when quiet.
-        The ready and tag indexes include no LOB column, so they can be built online."""
-        online = ", ".join([*options, "ONLINE = ON"])
-        offline = f" WITH ({', '.join(options)})" if options else ""
-        return (
-            f"BEGIN\n  IF CAST(SERVERPROPERTY('EngineEdition') AS INT) IN ({self.ONLINE_EDITIONS})\n"
-            f"    {create} WITH ({online})\n  ELSE\n    {create}{offline}\nEND"
-        )
+class SqlServerClaims(Claims):
+    """An adopted table's claim in SQL Server's shapes: UPDATE or DELETE TOP ... OUTPUT ... INTO."""
 
-    @staticmethod
-    def _create_of(guarded: str) -> str:
-        """The CREATE INDEX of a guarded statement from index_statements (its line after the IF)."""
-        return guarded.split("\n", 1)[1]
+    engine: SqlServerEngine
 
-    def add_column_sql(self, table: TableName, column: str, name: str) -> str:
-        # ALTER TABLE updates the rows only when the change needs it; a nullable column without a
-        # default does not, so this changes metadata only, under a brief Sch-M lock (ALTER TABLE, above).
-        return (
-            f"IF NOT EXISTS (SELECT 1 FROM sys.columns WHERE object_id = OBJECT_ID({self._object_name(table)}) "
-            f"AND name = N'{name}')\nALTER TABLE {self.table(table)} ADD {column}"
-        )
-
-    def staged_rows_todo(self, table: TableName) -> str | None:
-        return f"SELECT CASE WHEN EXISTS ({self._index(table, self.staged_index(table))}) THEN 1 ELSE 0 END"
-
-    def move_staged_sql(self, spec: QueueSpec, chunk: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        # One statement a chunk: DELETE ... OUTPUT ... INTO writes the deleted rows to the staging
-        # table, which may have no enabled trigger, foreign key or CHECK constraint, and has none
-        # (https://learn.microsoft.com/sql/t-sql/queries/output-clause-transact-sql).
-        q, t, staging = self.quote, self.table(spec.table), self.table(self.staging(spec.table))
-        names = self._moved(spec)
-        cols, deleted = ", ".join(q(n) for n in names), ", ".join(f"deleted.{q(n)}" for n in names)
-
-        def move(limit: str) -> str:
-            return (
-                f"DELETE TOP ({limit}) FROM {t}{self.row_lock_hints()}\nOUTPUT {deleted}\nINTO {staging} ({cols})\n"
-                f"WHERE {q('state')} = '{STAGED}'"
-            )
-
-        # sqlcmd commits each DELETE of the loop on its own.
-        loop = (
-            f"IF EXISTS ({self._index(spec.table, self.staged_index(spec.table))})\nWHILE 1 = 1\nBEGIN\n"
-            f"{textwrap.indent(move(str(chunk)), '  ')}\n  IF @@ROWCOUNT < {chunk} BREAK\nEND"
-        )
-        return (move(":limit"),), (loop,)
-
-    def drop_staged_index(self, table: TableName) -> str:
-        # Nested IFs: T-SQL does not promise to test an AND's left side first, and the staged-row
-        # test seeks the index only while it exists.
-        return (
-            f"IF EXISTS ({self._index(table, self.staged_index(table))})\n"
-            f"IF NOT EXISTS ({self._staged(table, self.committed_read_hints())})\n"
-            f"DROP INDEX {self.index_name(table, self.staged_index(table))}"
-        )
-
-    def _check_exists(self, table: TableName, narrow: bool) -> str:
-        found = (
-            "SELECT 1 FROM sys.check_constraints WHERE parent_object_id = "
-            f"OBJECT_ID({self._object_name(table)}) AND name = N'{self.state_check_name(table)}'"
-        )
-        return found + (f" AND CHARINDEX(N'{STAGED}', {self.quote('definition')}) = 0" if narrow else "")
-
-    def narrow_state_check(self, table: TableName) -> list[Step]:
-        # WITH NOCHECK: checking the existing rows would scan the table under the Sch-M lock, blocking
-        # every claim meanwhile. No row is 'staged' once its index is gone (the step before), the old
-        # check allowed only this check's states besides it, and new rows are checked either way; the
-        # optimizer just does not trust it (is_not_trusted = 1), which no queue statement needs
-        # (ALTER TABLE, WITH CHECK | WITH NOCHECK: https://learn.microsoft.com/sql/t-sql/statements/alter-table-transact-sql).
-        t, check = self.table(table), self.quote(self.state_check_name(table))
-        replace = (
-            f"IF NOT EXISTS ({self._index(table, self.staged_index(table))})\n"
-            f"IF NOT EXISTS ({self._check_exists(table, narrow=True)})\nBEGIN\n"
-            f"  IF EXISTS ({self._check_exists(table, narrow=False)})\n    ALTER TABLE {t} DROP CONSTRAINT {check}\n"
-            f"  ALTER TABLE {t} WITH NOCHECK ADD CONSTRAINT {check} {self._state_check(table)}\nEND"
-        )
-        return [
-            Step("replace_state_check", f"replace {self.state_check_name(table)} by one without '{STAGED}'", (replace,))
-        ]
-
-    def migrated(self, table: TableName) -> str:
-        return f"EXISTS ({self._check_exists(table, narrow=True)})"
-
-    def ready_index_steps(self, table: TableName, order: str) -> list[Step]:
-        # DROP_EXISTING builds the new index while claims keep reading the old one (their INDEX hint
-        # names it), and swaps them when done; it fails when the index is missing, hence the plain
-        # create after it (CREATE INDEX, DROP_EXISTING: https://learn.microsoft.com/sql/t-sql/statements/create-index-transact-sql).
-        name = self.ready_index(table)
-        guarded = self.index_statements(table, order)[name]
-        covered = (
-            "SELECT 1 FROM sys.indexes AS i "
-            "JOIN sys.index_columns AS ic ON ic.object_id = i.object_id AND ic.index_id = i.index_id "
-            "JOIN sys.columns AS c ON c.object_id = ic.object_id AND c.column_id = ic.column_id "
-            f"WHERE i.object_id = OBJECT_ID({self._object_name(table)}) AND i.name = N'{name}' "
-            f"AND c.name = N'{STAGE_TAG.name}'"
-        )
-        rebuild = f"IF EXISTS ({self._index(table, name)})\nIF NOT EXISTS ({covered})\n" + self._online(
-            self._create_of(guarded), ("DROP_EXISTING = ON",)
-        )
-        return [
-            Step(
-                "ready_index",
-                f"rebuild {name} to cover stage_tag (online where the edition allows)",
-                (rebuild, guarded),
-                atomic=False,
-            )
-        ]
-
-    def tag_index_step(self, table: TableName) -> Step:
-        index = self.tag_index(table)
-        create = f"IF NOT EXISTS ({self._index(table, index)})\n" + self._online(
-            self._create_of(self.index_statements(table, "fifo")[index])
-        )
-        return Step("tag_index", f"create {index} (online where the edition allows)", (create,), atomic=False)
-
-    # ---- dead letters ----
-    def dead_letter_mark_sql(self, table: TableName, set_sql: str, where: str) -> str:
-        # The heap claim's hints without its INDEX hint: no index holds failed rows (the ready index's
-        # filter would not match, error 8622), so this reads the clustered index, past the rows claims
-        # and writers hold (READPAST; READCOMMITTEDLOCK as in every READPAST here), locking rows only.
-        return self._claim(table, set_sql, where, "", CLAIM_HINTS, f"OUTPUT inserted.{self.quote('id')}")
+    def claim_into(
+        self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str
+    ) -> ClaimPlan:
+        # The claim's own shapes, with the adopted table's columns, or the DELETE forms of the seeds'
+        # dequeues (DELETE TOP ... WITH (ROWLOCK, READPAST); NServiceBus's WITH message AS (SELECT TOP(1) ...
+        # WITH (UPDLOCK, READPAST, ROWLOCK) ORDER BY ...) DELETE FROM message OUTPUT ...). OUTPUT ... INTO
+        # writes the copies: OUTPUT without INTO fails with error 334 on a table with an enabled trigger, as
+        # audited queue tables have, and the INSERT into the claims table is part of the same atomic
+        # statement (OUTPUT clause (Transact-SQL), learn.microsoft.com/sql/t-sql/queries/output-clause-transact-sql).
+        # No INDEX hint: sqlqueue does not own the table's indexes; `sqlqueue adopt` proposes one the claim
+        # can seek.
+        e = self.engine
+        target, lead = self.into_claims(table, columns)
+        rows = "deleted" if profile.take else "inserted"
+        out = f"OUTPUT {lead}, {', '.join(f'{rows}.{e.quote(c)}' for c in columns)}\nINTO {target}"
+        set_sql = None if profile.take else self.lifecycle.claim_sets(profile)
+        return ClaimPlan(e.compile(e.change_first(table, set_sql, where, order, CLAIM_HINTS, out)))

@@ -1,24 +1,22 @@
 """SQL Server's own doctor checks: session, database settings, triggers, the driver and the claim's plan.
 
-The facts come from SqlServerDialect's catalog queries (in the statement catalog, parsed and
-pinned); this module holds the judgement, in the doctor's terms.
+The facts come from SqlServerDoctor's catalog queries (in the statement catalog, parsed and pinned);
+this module holds them and the judgement, in the doctor's terms.
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ElementTree
-from abc import abstractmethod
 from collections.abc import Iterator
-from contextlib import AbstractContextManager
 from typing import Any
 
 from ..identifiers import TableName
 from ..profile import native
 from ..schema import LAYOUT
-from .base import Dialect
 from .engine import Statement, cached
 from .odbc import FREETDS_DESCRIBES_PARAMS, Driver
-from .statements.doctor import NOTE, OK, PROBLEM, Finding, LiveTable, guarded
+from .sqlserver import SqlServerEngine
+from .statements.doctor import NOTE, OK, PROBLEM, Doctor, Finding, LiveTable, guarded
 
 # OPENJSON, the bulk path, needs database compatibility level 130 (SQL Server 2016) or later.
 OPENJSON_LEVEL = 130
@@ -36,19 +34,10 @@ _SHOWPLAN = "{http://schemas.microsoft.com/sqlserver/2004/07/showplan}"
 _EXAMPLE_CLAIM = {"limit": 1000, "consumer": "sqlqueue-doctor", "seq": 1, "lease_seconds": 300}
 
 
-class SqlServerDoctor(Dialect):
-    """SQL Server's catalog queries and plan requests for the doctor, and its checks. A part of
-    ``SqlServerDialect``, which supplies the driver-side methods declared here."""
+class SqlServerDoctor(Doctor):
+    """SQL Server's catalog queries and plan requests for the doctor, and its checks."""
 
-    @abstractmethod
-    def driver(self, conn: Any) -> Driver: ...
-
-    @abstractmethod
-    def rolled_back(self, conn: Any) -> AbstractContextManager[Any]:
-        """A cursor in a transaction that is rolled back however it ends."""
-
-    @abstractmethod
-    def session_setup(self, table: TableName | None = None) -> Statement: ...
+    engine: SqlServerEngine
 
     def checks(self, live: LiveTable, order: str) -> Iterator[Finding]:
         return checks(self, live, order)
@@ -56,19 +45,10 @@ class SqlServerDoctor(Dialect):
     def adopted_checks(self, live: LiveTable) -> Iterator[Finding]:
         return adopted_checks(self, live)
 
-    def indexes_sql(self, table: TableName) -> str:
-        return (
-            "SELECT i.name, i.filter_definition, c.name FROM sys.indexes AS i "
-            "JOIN sys.index_columns AS ic ON ic.object_id = i.object_id AND ic.index_id = i.index_id "
-            "AND ic.key_ordinal = 1 "
-            "JOIN sys.columns AS c ON c.object_id = ic.object_id AND c.column_id = ic.column_id "
-            "WHERE i.object_id = OBJECT_ID(:object_name)"
-        )
-
     @cached
     def database_settings(self, table: TableName) -> Statement:
         """(READ_COMMITTED_SNAPSHOT on, the table's lock escalation, compatibility level) of the current database."""
-        return self.compile(
+        return self.engine.compile(
             "SELECT d.is_read_committed_snapshot_on, t.lock_escalation_desc, d.compatibility_level "
             "FROM sys.databases AS d CROSS JOIN sys.tables AS t "
             "WHERE d.database_id = DB_ID() AND t.object_id = OBJECT_ID(:object_name)"
@@ -77,11 +57,13 @@ class SqlServerDoctor(Dialect):
     @cached
     def session_isolation(self, table: TableName) -> Statement:
         """This session's isolation level (2 is READ COMMITTED); a session always sees its own row."""
-        return self.compile("SELECT transaction_isolation_level FROM sys.dm_exec_sessions WHERE session_id = @@SPID")
+        return self.engine.compile(
+            "SELECT transaction_isolation_level FROM sys.dm_exec_sessions WHERE session_id = @@SPID"
+        )
 
     @cached
     def compatibility_level_fix(self, table: TableName) -> Statement:
-        return self.compile(f"ALTER DATABASE CURRENT SET COMPATIBILITY_LEVEL = {OPENJSON_LEVEL}")
+        return self.engine.compile(f"ALTER DATABASE CURRENT SET COMPATIBILITY_LEVEL = {OPENJSON_LEVEL}")
 
     def inline(self, statement: Statement, values: dict[str, Any]) -> str:
         """``statement`` with literal values for its markers: SHOWPLAN_XML shows only "EXECUTE PROC"
@@ -92,7 +74,7 @@ class SqlServerDoctor(Dialect):
         )
         return "".join(
             part + (next(literals) if i < len(statement.names) else "")
-            for i, part in enumerate(statement.sql.split(self.marker))
+            for i, part in enumerate(statement.sql.split(self.engine.marker))
         )
 
     def estimated_plan(self, conn: Any, sql: str) -> str:
@@ -100,7 +82,7 @@ class SqlServerDoctor(Dialect):
         statement without running it (https://learn.microsoft.com/sql/t-sql/statements/set-showplan-xml-transact-sql);
         a server that ignores the setting runs it, so it is asked inside a transaction that is always
         rolled back: the doctor changes nothing on any server."""
-        with self.rolled_back(conn) as cur:
+        with self.engine.rolled_back(conn) as cur:
             cur.execute("SET SHOWPLAN_XML ON")
             try:
                 cur.execute(sql)
@@ -110,21 +92,21 @@ class SqlServerDoctor(Dialect):
 
     @cached
     def enabled_triggers(self, table: TableName) -> Statement:
-        return self.compile(
+        return self.engine.compile(
             "SELECT tr.name FROM sys.triggers AS tr WHERE tr.parent_id = OBJECT_ID(:object_name) AND tr.is_disabled = 0"
         )
 
     @cached
     def disable_trigger(self, table: TableName, trigger: str) -> Statement:
-        return self.compile(f"DISABLE TRIGGER {self.quote(trigger)} ON {self.table(table)}")
+        return self.engine.compile(f"DISABLE TRIGGER {self.engine.quote(trigger)} ON {self.engine.table(table)}")
 
     @cached
     def read_committed_snapshot_off(self, table: TableName) -> Statement:
-        return self.compile("ALTER DATABASE CURRENT SET READ_COMMITTED_SNAPSHOT OFF WITH ROLLBACK IMMEDIATE")
+        return self.engine.compile("ALTER DATABASE CURRENT SET READ_COMMITTED_SNAPSHOT OFF WITH ROLLBACK IMMEDIATE")
 
 
 def checks(d: SqlServerDoctor, live: LiveTable, order: str) -> Iterator[Finding]:
-    yield from guarded("driver", lambda: [_driver(live.look(d.driver))])
+    yield from guarded("driver", lambda: [_driver(live.look(d.engine.driver))])
     yield from guarded("isolation level", lambda: _isolation(d, live))
     yield from guarded("database settings", lambda: _database_settings(d, live))
     yield from guarded("trigger", lambda: _triggers(d, live))
@@ -134,7 +116,7 @@ def checks(d: SqlServerDoctor, live: LiveTable, order: str) -> Iterator[Finding]
 
 def adopted_checks(d: SqlServerDoctor, live: LiveTable) -> Iterator[Finding]:
     """An adopted table: its triggers (which the claim serves), and the database's read committed snapshot."""
-    yield from guarded("driver", lambda: [_driver(live.look(d.driver))])
+    yield from guarded("driver", lambda: [_driver(live.look(d.engine.driver))])
     yield from guarded("trigger", lambda: _adopted_triggers(d, live))
     yield from guarded("read committed snapshot", lambda: _snapshot(d, live))
 
@@ -174,7 +156,7 @@ def _isolation(d: SqlServerDoctor, live: LiveTable) -> Iterator[Finding]:
             f"the session runs at {ISOLATION_LEVELS.get(level, level)}, not READ COMMITTED, although sqlqueue sets "
             "it when it connects (a login trigger or the driver's setup changed it): READPAST is refused outside "
             "READ COMMITTED and REPEATABLE READ (error 650)",
-            (d.session_setup(live.table).sql,),
+            (d.engine.session_setup(live.table).sql,),
         )
 
 
@@ -212,7 +194,7 @@ def _database_settings(d: SqlServerDoctor, live: LiveTable) -> Iterator[Finding]
             "lock escalation",
             f"lock escalation is {escalation}: a statement holding about 5,000 locks on the table (a large claim, "
             "completion or purge) escalates to a table lock and blocks every other consumer",
-            tuple(d.table_options(t)),
+            tuple(d.engine.table_options(t)),
         )
     else:
         yield Finding(OK, "lock escalation", "lock escalation is DISABLE")
@@ -242,8 +224,8 @@ def indexes_read(showplan_xml: str, table: str) -> set[tuple[str, str]]:
 
 
 def _claim_plan(d: SqlServerDoctor, live: LiveTable, order: str) -> Finding:
-    t, ready = live.table, d.ready_index(live.table)
-    claim = d.inline(d.claim(t, native(order)).claim, _EXAMPLE_CLAIM)
+    t, ready = live.table, d.schema.ready_index(live.table)
+    claim = d.inline(d.claims.claim(t, native(order)).claim, _EXAMPLE_CLAIM)
     try:
         read = indexes_read(live.look(lambda conn: d.estimated_plan(conn, claim)), t.name)
     except ElementTree.ParseError:
@@ -262,7 +244,7 @@ def _claim_plan(d: SqlServerDoctor, live: LiveTable, order: str) -> Finding:
         "claim plan",
         f"the claim's estimated plan reads {shown}, not the ready index {ready}: it passes done and failed rows "
         "and holds update locks on them; create the ready index for this order (or drop a conflicting one)",
-        (d.index_statements(t, order)[ready],),
+        (d.schema.index_statements(t, order)[ready],),
     )
 
 

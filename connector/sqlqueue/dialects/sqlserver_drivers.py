@@ -6,7 +6,7 @@
   carry Microsoft's ODBC Driver 18 and their own ODBC libraries, so it runs where nothing can be
   installed with apt (Databricks serverless).
 
-Both hand back DB-API connections that SqlServerDialect drives the same way (autocommit,
+Both hand back DB-API connections that SqlServerEngine drives the same way (autocommit,
 cursors, ``setinputsizes``, ``getinfo``); only connecting and reading errors differ, and that is all
 this contract holds. Which one a URL gets is ``driver_for``.
 """

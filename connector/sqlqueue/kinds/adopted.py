@@ -96,12 +96,12 @@ class Adopted:
     def require_layout(self, queue: Served) -> None:
         """Refuse, before any row moves, a mapping the table does not fit or a table not adopted yet."""
         self.profile(queue)
-        claims = queue.dialect.claims_table(queue.table)
+        claims = queue.dialect.lifecycle.claims_table(queue.table)
         copied = self._require(queue, claims)
         later = [n for lower, n in self._names_by_lower.items() if lower not in copied]
         if later:
             exact = dict(exact_columns(queue))
-            q, t = queue.dialect.quote, queue.dialect.table(claims)
+            q, t = queue.engine.quote, queue.engine.table(claims)
             adds = "; ".join(f"ALTER TABLE {t} ADD {q(n)} {exact.get(n, '?')} NULL" for n in later)
             raise SchemaError(
                 f"column(s) {', '.join(map(repr, later))} of table {queue.table} came after it was adopted, and "
@@ -110,7 +110,7 @@ class Adopted:
 
     def _require(self, queue: Served, ours: TableName) -> set[str]:
         """The columns of sqlqueue's table ``ours`` (lower case), or an error naming the command to make it."""
-        rows = queue.fetch(queue.dialect.table_columns(ours), queue.catalog_names(ours))
+        rows = queue.fetch(queue.dialect.schema.table_columns(ours), queue.catalog_names(ours))
         if not rows:
             raise SchemaError(
                 f"table {queue.table} at {queue.spec.display} is not adopted yet ({ours} is missing): run "
@@ -126,7 +126,7 @@ class Adopted:
         it; a NOT NULL column without default must be given unless the profile fills it; and the lifecycle
         columns a new row leaves to the table must take that (a NULL, or their default)."""
         p = self.profile(queue)
-        staging = queue.dialect.staging_of(queue.table, p)
+        staging = queue.dialect.sink.staging_of(queue.table, p)
         staged = self._require(queue, staging)
         kinds, columns = defaults(queue), self.columns(queue)
         writable = _writable(p, columns, kinds)
@@ -137,7 +137,7 @@ class Adopted:
                 f"{staging} has no place for them: with the sink's queries stopped, drop {staging} (it "
                 "holds only batches Spark has not committed) and run `sqlqueue adopt --apply` again"
             )
-        new_row = queue.dialect.new_row(p, names)
+        new_row = queue.dialect.sink.new_row(p, names)
         given = {n.lower() for n in names}
         per_row = given | {n for n, kind in kinds.items() if kind in (GENERATED, ASSIGNED)}
         # A key column the profile fills (seed 003's in_process) is the same in every new row: fine beside
@@ -191,7 +191,10 @@ class Adopted:
         findings = [Finding(OK, "profile", f"the table fits profile {profile.name} (key {', '.join(profile.key)})")]
         try:
             self.require_layout(queue)
-            claims, staging = queue.dialect.claims_table(queue.table), queue.dialect.staging_of(queue.table, profile)
+            claims, staging = (
+                queue.dialect.lifecycle.claims_table(queue.table),
+                queue.dialect.sink.staging_of(queue.table, profile),
+            )
             findings.append(Finding(OK, "adopted", f"sqlqueue's tables {claims} and {staging} are there"))
         except SchemaError as exc:
             findings.append(Finding(PROBLEM, "adopted", str(exc), tuple(adoption_statements(queue))))
@@ -208,7 +211,7 @@ class Adopted:
                     (index,),
                 )
             )
-        return findings + list(queue.dialect.adopted_checks(queue))
+        return findings + list(queue.dialect.doctor.adopted_checks(queue))
 
 
 def adoption_statements(queue: Served) -> list[str]:
@@ -218,9 +221,9 @@ def adoption_statements(queue: Served) -> list[str]:
     writable = {c.name.lower() for c in _writable(queue.profile, table_columns(queue), defaults(queue))}
     staged = [(n, t) for n, t in exact if n.lower() in writable]
     return [
-        *queue.dialect.create_claims_table(queue.table, exact),
-        *queue.dialect.create_adopted_staging(queue.table, staged),
-        queue.dialect.create_ledger(queue.table),
+        *queue.dialect.adoption.create_claims_table(queue.table, exact),
+        *queue.dialect.sink.create_adopted_staging(queue.table, staged),
+        queue.dialect.schema.create_ledger(queue.table),
     ]
 
 
@@ -233,16 +236,16 @@ def claim_index(queue: Served) -> str | None:
     SQL Server takes IN and IS NULL in a filter predicate ("Create filtered indexes",
     learn.microsoft.com/sql/relational-databases/indexes/create-filtered-indexes); writers of the
     table then need QUOTED_IDENTIFIER and ANSI_NULLS ON, as for any filtered index."""
-    p, q = queue.profile, queue.dialect.quote
+    p, q = queue.profile, queue.engine.quote
     columns = [c for c, _ in p.order] or list(p.key)
-    leading = {str(first).lower() for _, _, first in queue.facts(queue.dialect.table_indexes)}
+    leading = {str(first).lower() for _, _, first in queue.facts(queue.dialect.doctor.table_indexes)}
     if columns[0].lower() in leading:
         return None
-    where = queue.dialect.claimable(p)
+    where = queue.dialect.claims.claimable(p)
     read = [p.status, p.attempts, p.started, p.claimer, p.due]
     include = [c for c in dict.fromkeys(read) if c is not None and c not in columns]
     key = ", ".join(q(c) for c in columns)
-    return queue.dialect.create_index_guarded(queue.table, f"ix_{queue.table.name}_sqlqueue_claim", key, include, where)
+    return queue.engine.create_index_guarded(queue.table, f"ix_{queue.table.name}_sqlqueue_claim", key, include, where)
 
 
 def make_tables(queue: Served) -> None:
@@ -267,13 +270,16 @@ def _writable(profile: Profile, columns: Sequence[Column], kinds: dict[str, int]
 
 def defaults(queue: Served) -> dict[str, int]:
     """{column, lower case: its kind (Engine.defaults_sql)} of the columns an INSERT may leave out."""
-    rows = queue.fetch(queue.dialect.defaults(queue.table), queue.catalog_names())
+    rows = queue.fetch(queue.dialect.sink.defaults(queue.table), queue.catalog_names())
     return {str(name).lower(): int(kind) for name, kind in rows}
 
 
 def exact_columns(queue: Served) -> list[tuple[str, str]]:
     """(column, its type spelled as DDL takes it), in the table's order: what sqlqueue's copies take."""
-    return [(str(n), str(t)) for n, t in queue.fetch(queue.dialect.exact_columns(queue.table), queue.catalog_names())]
+    return [
+        (str(n), str(t))
+        for n, t in queue.fetch(queue.dialect.adoption.exact_columns(queue.table), queue.catalog_names())
+    ]
 
 
 def _check_vocabulary(queue: Served, profile: Profile) -> None:
@@ -283,8 +289,8 @@ def _check_vocabulary(queue: Served, profile: Profile) -> None:
         return
     values = [v for v in (*profile.ready, profile.in_flight, profile.done, profile.failed) if v is not None]
     names = {**queue.catalog_names(), "column": profile.status}
-    for referenced, column in queue.fetch(queue.dialect.referenced(queue.table), names):
-        allowed = {str(v) for (v,) in queue.fetch(queue.dialect.compile(f"SELECT {column} FROM {referenced}"), {})}
+    for referenced, column in queue.fetch(queue.dialect.adoption.referenced(queue.table), names):
+        allowed = {str(v) for (v,) in queue.fetch(queue.engine.compile(f"SELECT {column} FROM {referenced}"), {})}
         refused = [v for v in values if v not in allowed]
         if refused:
             raise SchemaError(
@@ -292,7 +298,7 @@ def _check_vocabulary(queue: Served, profile: Profile) -> None:
                 f"vocabulary of {queue.table}.{profile.status} (a foreign key to {referenced}); it holds: "
                 f"{', '.join(sorted(allowed))}"
             )
-    for (text,) in queue.fetch(queue.dialect.check_constraints(queue.table), names):
+    for (text,) in queue.fetch(queue.dialect.adoption.check_constraints(queue.table), names):
         for check in checks_on(str(text), profile.status):
             refused = [v for v in values if f"'{v}'" not in check]
             if refused:
@@ -309,9 +315,9 @@ def _try_filter(queue: Served, condition: str | None) -> None:
         return
     from ..filters import check_filter, refused  # sqlglot: imported where a filter is set
 
-    check_filter(condition, queue.dialect.name)
+    check_filter(condition, queue.engine.name)
     try:
-        queue.fetch(queue.dialect.filter_probe(queue.table, condition), {})
+        queue.fetch(queue.dialect.adoption.filter_probe(queue.table, condition), {})
     except DatabaseError as error:
         if error.transient:
             raise
@@ -338,16 +344,16 @@ def checks_on(text: str, column: str) -> list[str]:
 
 def table_columns(queue: Served) -> tuple[Column, ...]:
     """A table's columns as the database reports them, each the user's (no lifecycle column of ours)."""
-    rows = queue.fetch(queue.dialect.table_columns(queue.table), queue.catalog_names())
+    rows = queue.fetch(queue.dialect.schema.table_columns(queue.table), queue.catalog_names())
     if not rows:
         raise SchemaError(f"table {queue.table} does not exist at {queue.spec.display}")
-    portable = queue.dialect.portable_type
+    portable = queue.engine.portable_type
     return tuple(Column(name, portable(db_type), bool(nullable)) for name, db_type, nullable in rows)
 
 
 def unique_keys(queue: Served) -> list[list[str]]:
     """The columns of a table's primary key and of each of its unique indexes without a filter."""
     keys: dict[str, list[str]] = defaultdict(list)
-    for index, column in queue.fetch(queue.dialect.unique_keys(queue.table), queue.catalog_names()):
+    for index, column in queue.fetch(queue.dialect.adoption.unique_keys(queue.table), queue.catalog_names()):
         keys[str(index)].append(column)
     return list(keys.values())

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from ..capabilities import Capability
 from ..connection import ConnectionSpec
 from ..dialects import Dialect
-from ..dialects.engine import Statement
+from ..dialects.engine import Engine, Statement
 from ..dialects.statements.doctor import Finding
 from ..identifiers import TableName
 from ..profile import Profile
@@ -31,6 +31,7 @@ class Served(Protocol):
     spec: ConnectionSpec
     table: TableName
     dialect: Dialect
+    engine: Engine
 
     @property
     def profile(self) -> Profile: ...

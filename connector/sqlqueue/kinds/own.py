@@ -52,10 +52,10 @@ class OwnLayout:
 
     def columns(self, queue: Served) -> tuple[Column, ...]:
         """The table's columns as the database reports them, lifecycle columns with their own types."""
-        rows = queue.fetch(queue.dialect.table_columns(queue.table), queue.catalog_names())
+        rows = queue.fetch(queue.dialect.schema.table_columns(queue.table), queue.catalog_names())
         if not rows:
             raise SchemaError(f"queue table {queue.table} does not exist at {queue.spec.display}: create it first")
-        portable = queue.dialect.portable_type
+        portable = queue.engine.portable_type
         return tuple(LIFECYCLE_TYPES.get(n) or Column(n, portable(t), bool(nullable)) for n, t, nullable in rows)
 
     def domain_columns(self, queue: Served) -> tuple[Column, ...]:
@@ -76,7 +76,7 @@ class OwnLayout:
         return [
             *guarded("layout", lambda: [_layout(queue)]),
             *guarded("indexes", lambda: _indexes(queue, order)),
-            *queue.dialect.checks(queue, order),
+            *queue.dialect.doctor.checks(queue, order),
         ]
 
 
@@ -84,11 +84,11 @@ def layout(queue: Served) -> int:
     """The table's layout: the highest one recorded, else 1 for a queue table made before layouts were
     recorded (it has every layout-1 lifecycle column). Reads only the catalog and the layout table, so it
     is safe on any table."""
-    rows = queue.fetch(queue.dialect.table_columns(queue.table), queue.catalog_names())
+    rows = queue.fetch(queue.dialect.schema.table_columns(queue.table), queue.catalog_names())
     if not rows:
         raise SchemaError(f"queue table {queue.table} does not exist at {queue.spec.display}: create it first")
-    if queue.fetch(queue.dialect.has_layout_table(queue.table), {})[0][0]:
-        recorded = queue.fetch(queue.dialect.recorded_layout(queue.table), {})[0][0]
+    if queue.fetch(queue.dialect.schema.has_layout_table(queue.table), {})[0][0]:
+        recorded = queue.fetch(queue.dialect.schema.recorded_layout(queue.table), {})[0][0]
         if recorded is not None:
             return int(recorded)
     names = {str(r[0]) for r in rows}
@@ -132,8 +132,8 @@ def _layout(queue: Served) -> Finding:
 
 
 def _indexes(queue: Served, order: str) -> Iterator[Finding]:
-    indexes = [Index(*row) for row in queue.facts(queue.dialect.table_indexes)]
-    create = queue.dialect.index_statements(queue.table, order)
+    indexes = [Index(*row) for row in queue.facts(queue.dialect.doctor.table_indexes)]
+    create = queue.dialect.schema.index_statements(queue.table, order)
     t = queue.table.name
     needs = (
         (

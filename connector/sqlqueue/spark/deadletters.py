@@ -127,7 +127,7 @@ class DeadLetterMover:
 
     def _move(self, spark: SparkSession) -> int:
         dead = self._dead_letters()
-        chunk = self.chunk or dead.queue.dialect.default_chunk or CHUNK
+        chunk = self.chunk or dead.queue.engine.default_chunk or CHUNK
         moved = 0
         try:
             if not self._recovered:
@@ -242,7 +242,7 @@ def redrive(
             return []
         picked += f" AND id <= {int(cutoff)}"
     # The chunk size travels in the id: a resumed redrive must cut the same chunks.
-    rid = f"{uuid.uuid4().hex}:{chunk or queue.dialect.default_chunk or CHUNK}"
+    rid = f"{uuid.uuid4().hex}:{chunk or queue.engine.default_chunk or CHUNK}"
     spark.sql(f"UPDATE {table_sql(source)} SET redrive_id = {sql_string(rid)} WHERE {picked}")
     return [_send(spark, source, queue, rid, progress, resumed=False)]
 

@@ -99,7 +99,7 @@ def _frame(data: Any, spark: Any) -> tuple[Any, str]:
 
 
 def _failed_rows(queue: Queue, column: str) -> dict[Any, str | None]:
-    d = queue.dialect
+    d = queue.engine
     with queue.transaction() as cur:
         cur.execute(
             f"SELECT {d.quote(column)}, {d.quote('last_error')} FROM {d.table(queue.table)} "

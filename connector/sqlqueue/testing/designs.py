@@ -134,9 +134,9 @@ def run(queue: Queue, *statements: str) -> None:
 
 def insert(queue: Queue, columns: str, rows: Sequence[tuple[Any, ...]]) -> None:
     """Rows inserted with parameters, one statement sent many times; SQLite takes times as ISO text."""
-    if queue.dialect.name == "sqlite":
+    if queue.engine.name == "sqlite":
         rows = [tuple(v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v for v in row) for row in rows]
-    marks = ", ".join(queue.dialect.marker for _ in columns.split(","))
+    marks = ", ".join(queue.engine.marker for _ in columns.split(","))
     with queue.transaction() as cur:
         cur.executemany(f"INSERT INTO {queue.table} ({columns}) VALUES ({marks})", rows)
 

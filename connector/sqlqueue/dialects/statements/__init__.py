@@ -1,1 +1,2 @@
-"""SQL statements by concern, each a mixin over the engine contract (``..engine.Engine``)."""
+"""SQL statements by concern, each a part built on the engine contract (``..engine.Engine``) and on the
+parts it needs; no part knows an engine (an engine's own way of writing a part is a subclass in its module)."""

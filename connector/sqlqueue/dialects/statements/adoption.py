@@ -3,9 +3,9 @@
 The user's table keeps its own columns and values; sqlqueue adds only its claims table beside it.
 A claim marks the rows the profile's way (or takes them out of the table) and, in the same statement,
 copies them as the claim left them into the claims table under (consumer, claim number): a replay
-reads that copy, whatever the table's own workers have done since. Completion applies the profile's
-done transition to the rows that are still ours (the guard column still holds the value our claim
-gave it) and drops their copies, in one transaction.
+reads that copy, whatever the table's own workers have done since. Completion (``Claims.complete``)
+applies the profile's done transition to the rows that are still ours (the guard column still holds
+the value our claim gave it) and drops their copies, in one transaction.
 """
 
 from __future__ import annotations
@@ -15,17 +15,22 @@ from collections.abc import Sequence
 from ...identifiers import TableName
 from ...profile import Profile
 from ...schema import Column
-from ..engine import Statement, cached
-from .claims import Claims
-from .lifecycle import CONSUMER, ROW, SEQ, UPTO
+from ..engine import Engine, Statement, cached
+from .lifecycle import CONSUMER, ROW, SEQ, Lifecycle
 
 
-class Adoption(Claims):
-    def _copies(self, columns: Sequence[tuple[str, str]]) -> list[str]:
+class Adoption:
+    """The claims table beside an adopted table, what sqlqueue reads of the table's catalog, and the
+    statements only an adopted table needs (its expired claims failed, its rows per status)."""
+
+    def __init__(self, engine: Engine, lifecycle: Lifecycle) -> None:
+        self.engine, self.lifecycle = engine, lifecycle
+
+    def copied_columns(self, columns: Sequence[tuple[str, str]]) -> list[str]:
         """Column definitions copying ``columns`` (name, exact type): said NULL, since a column that says
         neither takes its nullability from session and database settings on SQL Server
         (https://learn.microsoft.com/sql/t-sql/statements/set-ansi-null-dflt-on-transact-sql)."""
-        return [f"{self.quote(name)} {exact} NULL" for name, exact in columns]
+        return [f"{self.engine.quote(name)} {exact} NULL" for name, exact in columns]
 
     def create_claims_table(self, table: TableName, columns: Sequence[tuple[str, str]]) -> list[str]:
         """The claims table for ``table``, whose ``columns`` are (name, exact type as the table has it).
@@ -33,65 +38,21 @@ class Adoption(Claims):
         Copies are nullable and keep the exact type, so a guard compares equal values. As the target of
         SQL Server's OUTPUT ... INTO it may have no trigger, foreign key or CHECK constraint, and has none
         (https://learn.microsoft.com/sql/t-sql/queries/output-clause-transact-sql)."""
-        q, claims = self.quote, self.claims_table(table)
+        e, claims = self.engine, self.lifecycle.claims_table(table)
+        q = e.quote
         lines = [
-            f"{q(ROW)} {self.identity_sql(Column(ROW, 'bigint', False))}",
-            f"{q(CONSUMER)} {self.type_sql(Column(CONSUMER, 'string'))} NOT NULL",
-            f"{q(SEQ)} {self.type_sql(Column(SEQ, 'bigint'))} NOT NULL",
-            *self._copies(columns),
+            f"{q(ROW)} {e.identity_sql(Column(ROW, 'bigint', False))}",
+            f"{q(CONSUMER)} {e.type_sql(Column(CONSUMER, 'string'))} NOT NULL",
+            f"{q(SEQ)} {e.type_sql(Column(SEQ, 'bigint'))} NOT NULL",
+            *self.copied_columns(columns),
         ]
-        if self.separate_primary_key:
+        if e.separate_primary_key:
             lines.append(f"CONSTRAINT {q('pk_' + claims.name)} PRIMARY KEY ({q(ROW)})")
         held = f"{q(CONSUMER)}, {q(SEQ)}, {q(ROW)}"
         return [
-            self.create_table_guarded(claims, ",\n  ".join(lines)),
-            self.create_index_guarded(claims, f"ix_{claims.name}_held", held, [], None),
+            e.create_table_guarded(claims, ",\n  ".join(lines)),
+            e.create_index_guarded(claims, f"ix_{claims.name}_held", held, [], None),
         ]
-
-    # ---- completion ----------------------------------------------------------------------------------
-    def copy_holds(self, table: TableName, profile: Profile, claims: str) -> str:
-        """A copy of :consumer's claims that ``claims`` names (Lifecycle.held: UPTO, AFTER or ONE) holds this
-        row of ``table`` unchanged since the claim (or the last renewal) wrote it: its guard column (the
-        token, else the started-at, else the claimer) still holds that value. A row whose lease ran out
-        and that the table's own worker took has another value there. The two tables are named, not
-        aliased: their names differ by construction, where an alias could be the table's."""
-        q, copies = self.quote, self.claims_table(table)
-        c, t = q(copies.name), q(table.name)
-        same = self.key_match(profile, c, t)
-        if profile.guard is not None:
-            same += f" AND {c}.{q(profile.guard)} = {t}.{q(profile.guard)}"
-        held = self.held(self.holding(table, profile), claims, c)
-        return f"EXISTS (SELECT 1 FROM {self.table(copies)} WHERE {held} AND {same})"
-
-    def still_ours(self, table: TableName, profile: Profile) -> str:
-        """A row of ``table`` that a copy of claims up to :upto_seq holds unchanged (copy_holds)."""
-        q = self.quote
-        ours = self.copy_holds(table, profile, UPTO)
-        # Done sets done-at and may leave the status in flight (seed 003): a done row is no longer ours,
-        # or chunked completion, which repeats while a pass fills its chunk, would never end.
-        open_ = f"{q(profile.done_at)} IS NULL AND " if profile.done_at is not None else ""
-        if profile.status is not None:
-            return f"{self.status_in(profile, (profile.in_flight or '',))} AND {open_}{ours}"
-        return open_ + ours
-
-    @cached
-    def complete(self, table: TableName, profile: Profile, limited: bool) -> tuple[Statement, ...]:
-        """The done transition (an update, or a delete) on the rows of claims up to :upto_seq that are still
-        ours, then, where copies hold them, the copies dropped. Rows that carry their claim are ours while
-        they do; an adopted table's while the guard holds what our claim wrote (still_ours). A taken row
-        left the table with its claim. ``limited``: each statement touches at most :limit rows and runs
-        again until it touches fewer (SQL Server's lock escalation, at 5,000 locks a statement, would lock
-        the table whole); a row done no longer counts as ours, so the repeats end."""
-        holding = self.holding(table, profile)
-        ours = self.held(holding, UPTO) if holding.in_place else self.still_ours(table, profile)
-        if profile.deletes_on_done:
-            done = self.limited_delete(table, ours, limited)
-        else:
-            done = self.limited_update(table, self.done_sets(profile), ours, limited)
-        if holding.in_place:
-            return (self.compile(done),)
-        forget = self.compile(self.limited_delete(holding.table, self.held(holding, UPTO), limited))
-        return (forget,) if profile.take else (self.compile(done), forget)
 
     @cached
     def adopted_fail_expired(self, table: TableName, profile: Profile) -> Statement | None:
@@ -99,18 +60,19 @@ class Adoption(Claims):
         value), as the seed's Modify_ procedure forces Failed once attempts are spent."""
         if None in (profile.status, profile.failed, profile.attempts, profile.max_attempts, profile.started):
             return None
-        q, now = self.quote, self.clock(profile)
+        e, now = self.engine, self.lifecycle.clock(profile)
+        q = e.quote
         where = (
-            f"{self.status_in(profile, (profile.in_flight or '',))} "
-            f"AND {q(profile.started or '')} < {self.add_seconds(now, 'lease_ago')} "
+            f"{self.lifecycle.status_in(profile, (profile.in_flight or '',))} "
+            f"AND {q(profile.started or '')} < {e.add_seconds(now, 'lease_ago')} "
             f"AND {q(profile.attempts or '')} >= :max_attempts"
         )
         if profile.filter is not None:
-            where += f" AND {self.filter_condition(profile.filter)}"
-        sets = f"{q(profile.status or '')} = {self.literal(profile.failed or '')}"
+            where += f" AND {e.filter_condition(profile.filter)}"
+        sets = f"{q(profile.status or '')} = {e.literal(profile.failed or '')}"
         if profile.token is not None:
             sets += f", {q(profile.token)} = {now}"
-        return self.compile(self.limited_update(table, sets, where, False))
+        return e.compile(e.limited_update(table, sets, where, False))
 
     # ---- the backlog, queue wait and stats ----------------------------------------------------------
     @cached
@@ -118,9 +80,10 @@ class Adoption(Claims):
         """Rows of this stream (the profile's filter) per status value, where the profile has a status."""
         if profile.status is None:
             return None
-        status = self.quote(profile.status)
-        where = "" if profile.filter is None else f" WHERE {self.filter_condition(profile.filter)}"
-        return self.compile(f"SELECT {status}, COUNT(*) FROM {self.table(table)}{where} GROUP BY {status}")
+        e = self.engine
+        status = e.quote(profile.status)
+        where = "" if profile.filter is None else f" WHERE {e.filter_condition(profile.filter)}"
+        return e.compile(f"SELECT {status}, COUNT(*) FROM {e.table(table)}{where} GROUP BY {status}")
 
     @cached
     def filter_probe(self, table: TableName, condition: str) -> Statement:
@@ -131,26 +94,27 @@ class Adoption(Claims):
         PostgreSQL's parse analysis; SQLite's prepare), and the plan reads nothing under ``1 = 0``. A
         conversion SQL Server makes row by row (an NVARCHAR column against a number) fails only when a
         row is read: not here."""
-        return self.compile(f"SELECT 1 FROM {self.table(table)} WHERE 1 = 0 AND {self.filter_condition(condition)}")
+        e = self.engine
+        return e.compile(f"SELECT 1 FROM {e.table(table)} WHERE 1 = 0 AND {e.filter_condition(condition)}")
 
     @cached
     def count_rows(self, table: TableName) -> Statement:
-        return self.compile(f"SELECT COUNT(*) FROM {self.table(table)}")
+        return self.engine.compile(f"SELECT COUNT(*) FROM {self.engine.table(table)}")
 
     @cached
     def unique_keys(self, table: TableName) -> Statement:
         """Rows of (index or constraint name, column) for the table's primary key and unique indexes."""
-        return self.compile(self.unique_keys_sql(table))
+        return self.engine.compile(self.engine.unique_keys_sql(table))
 
     @cached
     def referenced(self, table: TableName) -> Statement:
-        return self.compile(self.referenced_sql(table))
+        return self.engine.compile(self.engine.referenced_sql(table))
 
     @cached
     def check_constraints(self, table: TableName) -> Statement:
-        return self.compile(self.checks_sql(table))
+        return self.engine.compile(self.engine.checks_sql(table))
 
     @cached
     def exact_columns(self, table: TableName) -> Statement:
         """Rows of (column, its type spelled as DDL takes it), in the table's order."""
-        return self.compile(self.exact_columns_sql(table))
+        return self.engine.compile(self.engine.exact_columns_sql(table))

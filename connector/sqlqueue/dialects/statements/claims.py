@@ -1,17 +1,23 @@
 """Claim statements: which rows are claimable, the claim itself, reading and completing a claim,
-the backlog, and the queue wait of a claim's rows."""
+the backlog, and the queue wait of a claim's rows.
+
+Completion applies the profile's done transition to the rows that are still ours: rows that carry
+their claim (sqlqueue's own layout) while they do; an adopted table's while the guard column still
+holds the value our claim gave it, and their copies in the claims table are dropped in the same
+transaction.
+"""
 
 from __future__ import annotations
 
-from abc import abstractmethod
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ...identifiers import TableName
 from ...profile import Profile
 from ...schema import STAGE_TAG, Column
-from ..engine import Statement, cached
-from .lifecycle import CONSUMER, RANGE, SEQ, Holding, Lifecycle
+from ..engine import Engine, Statement, cached
+from .lifecycle import CONSUMER, RANGE, SEQ, UPTO, Holding, Lifecycle
 from .schema import Schema
 
 
@@ -31,7 +37,13 @@ class ClaimPlan:
     settle: Statement | None = None
 
 
-class Claims(Schema, Lifecycle):
+class Claims(ABC):
+    """The claim and what reads, counts and completes the rows it holds, in each engine's claim shapes
+    (``claim_into`` is each engine's own)."""
+
+    def __init__(self, engine: Engine, schema: Schema, lifecycle: Lifecycle) -> None:
+        self.engine, self.schema, self.lifecycle = engine, schema, lifecycle
+
     def claimable(self, profile: Profile) -> str | None:
         """The rows a claim may ever take as far as status or done-at say (ready, or in flight where a
         claim takes back abandoned rows; not done): for an adopted table, the filter of the index
@@ -39,8 +51,8 @@ class Claims(Schema, Lifecycle):
         (Schema.index_statements), which the native claim names in its hints."""
         if profile.status is not None and not profile.take:  # a dequeue's claim reads no status
             reclaimed = (profile.in_flight,) if profile.lease is None and profile.in_flight is not None else ()
-            return self.status_in(profile, (*profile.ready, *reclaimed))
-        return f"{self.quote(profile.done_at)} IS NULL" if profile.done_at is not None else None
+            return self.lifecycle.status_in(profile, (*profile.ready, *reclaimed))
+        return f"{self.engine.quote(profile.done_at)} IS NULL" if profile.done_at is not None else None
 
     def ready(self, table: TableName, profile: Profile, bound: str | None = None, claiming: bool = False) -> str:
         """Rows a claim may take: open (or abandoned by a claimer whose lease ran out), not done, with
@@ -52,12 +64,12 @@ class Claims(Schema, Lifecycle):
 
         A profile with a lease column (sqlqueue's own layout) leaves abandoned rows to the sweep that
         gives them back (rescue_expired): its claim reads ready rows only, through the ready index."""
-        q, now = self.quote, self.clock(profile)
+        q, now = self.engine.quote, self.lifecycle.clock(profile)
         reclaims = profile.started is not None and profile.lease is None
-        expired = f"{q(str(profile.started))} < {self.add_seconds(now, 'lease_ago')}" if reclaims else None
+        expired = f"{q(str(profile.started))} < {self.engine.add_seconds(now, 'lease_ago')}" if reclaims else None
         if profile.status is not None:
-            open_ = self.status_in(profile, profile.ready)
-            in_flight = self.status_in(profile, (profile.in_flight or "",))
+            open_ = self.lifecycle.status_in(profile, profile.ready)
+            in_flight = self.lifecycle.status_in(profile, (profile.in_flight or "",))
             if profile.done_at is not None:
                 # With a status, done-at tells only rows in flight apart (seed 003: in_process = 1 and
                 # an end_date is done); a ready row may carry one from its default or an earlier run.
@@ -86,28 +98,28 @@ class Claims(Schema, Lifecycle):
         if profile.tag is not None:
             # Rows of unpublished batches sit in the ready index like any other; the tag test skips them
             # with one primary-key probe each, and only rows a sink wrote carry a tag until claimed.
-            tag = self._row_tag(table, profile.tag)
-            parts.append(f"({tag} IS NULL OR NOT EXISTS ({self._listed_tag(table, tag)}))")
+            tag = self.row_tag(table, profile.tag)
+            parts.append(f"({tag} IS NULL OR NOT EXISTS ({self.listed_tag(table, tag)}))")
         if profile.filter is not None:
-            parts.append(self.filter_condition(profile.filter))
+            parts.append(self.engine.filter_condition(profile.filter))
         if bound is not None:
             parts.append(f"{q(bound)} <= :max_id")
         return " AND ".join(parts) or "1 = 1"
 
-    def _row_tag(self, table: TableName, column: str = STAGE_TAG.name) -> str:
+    def row_tag(self, table: TableName, column: str = STAGE_TAG.name) -> str:
         """A table's tag column, qualified: the queue and its unpublished list both have one."""
-        return f"{self.quote(table.name)}.{self.quote(column)}"
+        return f"{self.engine.quote(table.name)}.{self.engine.quote(column)}"
 
-    def _listed_tag(self, table: TableName, tag: str) -> str:
+    def listed_tag(self, table: TableName, tag: str) -> str:
         """A subquery with a row when ``tag`` (a row of ``table``'s tag) belongs to an unpublished batch.
 
         No alias: the two table names differ by construction, where an alias could equal the
         queue's name. The list is read as last committed, like the queue rows it hides.
         """
-        unpublished = self.unpublished(table)
+        unpublished = self.schema.unpublished(table)
         return (
-            f"SELECT 1 FROM {self.table(unpublished)}{self.committed_read_hints()} "
-            f"WHERE {self._row_tag(unpublished)} = {tag}"
+            f"SELECT 1 FROM {self.engine.table(unpublished)}{self.engine.committed_read_hints()} "
+            f"WHERE {self.row_tag(unpublished)} = {tag}"
         )
 
     @cached
@@ -120,39 +132,43 @@ class Claims(Schema, Lifecycle):
         marked in place and their ids come back; an adopted table's rows are copied (``columns`` of
         them), as the claim left them, into its claims table in the same statement, and the copies then
         take back a guard column a trigger rewrote."""
-        where, order = self.ready(table, profile, bound, claiming=True), self.order_by(profile.order)
+        e, where = self.engine, self.ready(table, profile, bound, claiming=True)
+        order = self.lifecycle.order_by(profile.order)
         if profile.claim_seq is not None:
-            return ClaimPlan(self.compile(self.claim_sql(table, self.claim_sets(profile), where, order, strict)), True)
+            marks = self.lifecycle.claim_sets(profile)
+            ready = self.schema.ready_index(table)
+            return ClaimPlan(e.compile(e.claim_sql(table, marks, where, order, strict, ready)), True)
         plan = self.claim_into(table, profile, columns, where, order)
         if profile.take or profile.guard is None:
             return plan
-        return replace(plan, settle=self.compile(self._settle(table, profile)))
+        return replace(plan, settle=self.engine.compile(self._settle(table, profile)))
 
     def held_copy(self, table: TableName, profile: Profile) -> str:
         """A copy in the claims table shows :consumer holds this row of ``table``. The two tables are
         named, not aliased: their names differ by construction, where an alias could be the table's."""
-        claims = self.claims_table(table)
-        same = self.key_match(profile, self.quote(claims.name), self.quote(table.name))
+        q, claims = self.engine.quote, self.lifecycle.claims_table(table)
+        same = self.key_match(profile, q(claims.name), q(table.name))
         return (
-            f"EXISTS (SELECT 1 FROM {self.table(claims)} "
-            f"WHERE {self.quote(claims.name)}.{self.quote(CONSUMER)} = :consumer AND {same})"
+            f"EXISTS (SELECT 1 FROM {self.engine.table(claims)} "
+            f"WHERE {q(claims.name)}.{q(CONSUMER)} = :consumer AND {same})"
         )
 
     def key_match(self, profile: Profile, left: str, right: str) -> str:
         """``left`` and ``right`` (qualifiers) hold the same row of the adopted table."""
-        return " AND ".join(f"{left}.{self.quote(k)} = {right}.{self.quote(k)}" for k in profile.key)
+        q = self.engine.quote
+        return " AND ".join(f"{left}.{q(k)} = {right}.{q(k)}" for k in profile.key)
 
     def _settle(self, table: TableName, profile: Profile) -> str:
         """UPDATE of one claim's copies whose guard column the table no longer holds as the claim returned
         it (a trigger rewrote it): they take the table's value. With no such trigger it reads and writes
         nothing; rewriting every copy cost a 10,000-row claim on PostgreSQL 55 ms against 15. A NULL there
         leaves the copy as it was, and completion's equality fails on either value."""
-        q, claims = self.quote, self.claims_table(table)
-        guard = q(str(profile.guard))
+        e, claims = self.engine, self.lifecycle.claims_table(table)
+        q, guard = e.quote, e.quote(str(profile.guard))
         same = self.key_match(profile, "t", q(claims.name))
-        read = f"(SELECT t.{guard} FROM {self.table(table)} AS t WHERE {same})"
+        read = f"(SELECT t.{guard} FROM {e.table(table)} AS t WHERE {same})"
         return (
-            f"UPDATE {self.table(claims)}{self.row_lock_hints()} SET {guard} = {read} "
+            f"UPDATE {e.table(claims)}{e.row_lock_hints()} SET {guard} = {read} "
             f"WHERE {q(CONSUMER)} = :consumer AND {q(SEQ)} = :seq AND {guard} <> {read}"
         )
 
@@ -165,23 +181,72 @@ class Claims(Schema, Lifecycle):
 
     def into_claims(self, table: TableName, columns: Sequence[str]) -> tuple[str, str]:
         """The claims table's column list for a copy of ``columns``, and the values that lead each copy."""
-        q = self.quote
-        names = ", ".join(q(c) for c in (CONSUMER, SEQ, *columns))
+        e = self.engine
+        names = ", ".join(e.quote(c) for c in (CONSUMER, SEQ, *columns))
         lead = (
-            f"CAST(:consumer AS {self.type_sql(Column(CONSUMER, 'string'))}), "
-            f"CAST(:seq AS {self.type_sql(Column(SEQ, 'bigint'))})"
+            f"CAST(:consumer AS {e.type_sql(Column(CONSUMER, 'string'))}), "
+            f"CAST(:seq AS {e.type_sql(Column(SEQ, 'bigint'))})"
         )
-        return f"{self.table(self.claims_table(table))} ({names})", lead
+        return f"{e.table(self.lifecycle.claims_table(table))} ({names})", lead
 
+    # ---- completion ----------------------------------------------------------------------------------
+    def copy_holds(self, table: TableName, profile: Profile, claims: str) -> str:
+        """A copy of :consumer's claims that ``claims`` names (Lifecycle.held: UPTO, AFTER or ONE) holds this
+        row of ``table`` unchanged since the claim (or the last renewal) wrote it: its guard column (the
+        token, else the started-at, else the claimer) still holds that value. A row whose lease ran out
+        and that the table's own worker took has another value there. The two tables are named, not
+        aliased: their names differ by construction, where an alias could be the table's."""
+        q, copies = self.engine.quote, self.lifecycle.claims_table(table)
+        c, t = q(copies.name), q(table.name)
+        same = self.key_match(profile, c, t)
+        if profile.guard is not None:
+            same += f" AND {c}.{q(profile.guard)} = {t}.{q(profile.guard)}"
+        held = self.lifecycle.held(self.lifecycle.holding(table, profile), claims, c)
+        return f"EXISTS (SELECT 1 FROM {self.engine.table(copies)} WHERE {held} AND {same})"
+
+    def still_ours(self, table: TableName, profile: Profile) -> str:
+        """A row of ``table`` that a copy of claims up to :upto_seq holds unchanged (copy_holds)."""
+        q = self.engine.quote
+        ours = self.copy_holds(table, profile, UPTO)
+        # Done sets done-at and may leave the status in flight (seed 003): a done row is no longer ours,
+        # or chunked completion, which repeats while a pass fills its chunk, would never end.
+        open_ = f"{q(profile.done_at)} IS NULL AND " if profile.done_at is not None else ""
+        if profile.status is not None:
+            return f"{self.lifecycle.status_in(profile, (profile.in_flight or '',))} AND {open_}{ours}"
+        return open_ + ours
+
+    @cached
+    def complete(self, table: TableName, profile: Profile, limited: bool) -> tuple[Statement, ...]:
+        """The done transition (an update, or a delete) on the rows of claims up to :upto_seq that are still
+        ours, then, where copies hold them, the copies dropped. Rows that carry their claim are ours while
+        they do; an adopted table's while the guard holds what our claim wrote (still_ours). A taken row
+        left the table with its claim. ``limited``: each statement touches at most :limit rows and runs
+        again until it touches fewer (SQL Server's lock escalation, at 5,000 locks a statement, would lock
+        the table whole); a row done no longer counts as ours, so the repeats end."""
+        e, lifecycle = self.engine, self.lifecycle
+        holding = lifecycle.holding(table, profile)
+        ours = lifecycle.held(holding, UPTO) if holding.in_place else self.still_ours(table, profile)
+        if profile.deletes_on_done:
+            done = e.limited_delete(table, ours, limited)
+        else:
+            done = e.limited_update(table, lifecycle.done_sets(profile), ours, limited)
+        if holding.in_place:
+            return (e.compile(done),)
+        forget = e.compile(e.limited_delete(holding.table, lifecycle.held(holding, UPTO), limited))
+        return (forget,) if profile.take else (e.compile(done), forget)
+
+    # ---- the rows held, the backlog ------------------------------------------------------------------
     @cached
     def count_all_held(self, holding: Holding) -> Statement:
         """Rows every consumer holds (claimed, not completed)."""
-        state = f" WHERE {self.quote(holding.state[0])} = {self.literal(holding.state[1])}" if holding.state else ""
-        return self.compile(f"SELECT COUNT(*) FROM {self.table(holding.table)}{state}")
+        e = self.engine
+        state = f" WHERE {e.quote(holding.state[0])} = {e.literal(holding.state[1])}" if holding.state else ""
+        return e.compile(f"SELECT COUNT(*) FROM {e.table(holding.table)}{state}")
 
     @cached
     def count_held(self, holding: Holding) -> Statement:
-        return self.compile(f"SELECT COUNT(*) FROM {self.table(holding.table)} WHERE {self.held(holding)}")
+        e = self.engine
+        return e.compile(f"SELECT COUNT(*) FROM {e.table(holding.table)} WHERE {self.lifecycle.held(holding)}")
 
     @cached
     def partition_bounds(self, holding: Holding, parts: int) -> Statement:
@@ -190,36 +255,40 @@ class Claims(Schema, Lifecycle):
         ``parts`` is a validated int written as a literal: NTILE takes no parameter marker in every
         engine's parser.
         """
-        q, row = self.quote, self.quote(holding.row)
+        e = self.engine
+        q, row = e.quote, e.quote(holding.row)
         inner = (
             f"SELECT {row}, NTILE({int(parts)}) OVER (ORDER BY {row}) AS {q('part')} "
-            f"FROM {self.table(holding.table)} WHERE {self.held(holding, RANGE)}"
+            f"FROM {e.table(holding.table)} WHERE {self.lifecycle.held(holding, RANGE)}"
         )
-        return self.compile(
+        return e.compile(
             f"SELECT MIN(t.{row}) AS {q('lo')}, MAX(t.{row}) AS {q('hi')} FROM ({inner}) AS t "
             f"GROUP BY t.{q('part')} ORDER BY {q('lo')}"
         )
 
     @cached
     def read_claimed(self, holding: Holding, columns: Sequence[str]) -> Statement:
-        cols = ", ".join(self.quote(c) for c in columns)
-        return self.compile(
-            f"SELECT {cols} FROM {self.table(holding.table)} WHERE {self.held(holding, RANGE)} "
-            f"AND {self.quote(holding.row)} BETWEEN :lo AND :hi"
+        e = self.engine
+        cols = ", ".join(e.quote(c) for c in columns)
+        return e.compile(
+            f"SELECT {cols} FROM {e.table(holding.table)} WHERE {self.lifecycle.held(holding, RANGE)} "
+            f"AND {e.quote(holding.row)} BETWEEN :lo AND :hi"
         )
 
     @cached
     def count_ready(self, table: TableName, profile: Profile) -> Statement:
         """The backlog; rows being claimed or written are skipped rather than waited for."""
-        return self.compile(
-            f"SELECT COUNT(*) FROM {self.table(table)}{self.skip_locked_hints()} WHERE {self.ready(table, profile)}"
+        e = self.engine
+        return e.compile(
+            f"SELECT COUNT(*) FROM {e.table(table)}{e.skip_locked_hints()} WHERE {self.ready(table, profile)}"
         )
 
     @cached
     def max_ready(self, table: TableName, profile: Profile, column: str) -> Statement:
         """The largest ``column`` among the rows a claim could take now: a Trigger.AvailableNow run's bound."""
-        return self.compile(
-            f"SELECT MAX({self.quote(column)}) FROM {self.table(table)}{self.skip_locked_hints()} "
+        e = self.engine
+        return e.compile(
+            f"SELECT MAX({e.quote(column)}) FROM {e.table(table)}{e.skip_locked_hints()} "
             f"WHERE {self.ready(table, profile)}"
         )
 
@@ -231,11 +300,11 @@ class Claims(Schema, Lifecycle):
         kept, that probe walked the primary key for 130-180 ms on a queue whose ready index is by
         priority or due time, against 6-9 ms more than the count for the minimum here (PostgreSQL,
         JIT off)."""
-        enqueued = profile.enqueued
-        age = "NULL" if enqueued is None else self.millis_between(f"MIN({self.quote(enqueued)})", self.clock(profile))
-        return self.compile(
-            f"SELECT COUNT(*), {age} FROM {self.table(table)}{self.skip_locked_hints()} "
-            f"WHERE {self.ready(table, profile)}"
+        e, enqueued = self.engine, profile.enqueued
+        now = self.lifecycle.clock(profile)
+        age = "NULL" if enqueued is None else e.millis_between(f"MIN({e.quote(enqueued)})", now)
+        return e.compile(
+            f"SELECT COUNT(*), {age} FROM {e.table(table)}{e.skip_locked_hints()} WHERE {self.ready(table, profile)}"
         )
 
     # A row's wait is claimed_at - enqueued_at, both from the database's clock. The percentiles are
@@ -245,13 +314,12 @@ class Claims(Schema, Lifecycle):
     # fetching the waits to rank them in Python 66 ms; a claim returning each wait beside its id took
     # 29-40 ms longer than the claim (benchmarks/bench_wait.py). So the claim statement stays as it
     # was, and a claim made ahead ranks its waits in the prefetch thread, off the batch's path.
-    def _wait_figures(self, table: TableName, enqueued: str, claimed: str, where: str, hints: str = "") -> str:
+    def wait_figures(self, table: TableName, enqueued: str, claimed: str, where: str, hints: str = "") -> str:
         """One row for the rows ``where`` selects: how many, the p50 and p95 of their waits (``claimed``
         minus ``enqueued``) and the longest (ms; NULL when no row matches)."""
-        wait = self.millis_between(self.quote(enqueued), self.quote(claimed))
-        return self.rank_waits(
-            f"SELECT {wait} AS {self.quote('wait_ms')} FROM {self.table(table)}{hints} WHERE {where}"
-        )
+        e = self.engine
+        wait = e.millis_between(e.quote(enqueued), e.quote(claimed))
+        return self.rank_waits(f"SELECT {wait} AS {e.quote('wait_ms')} FROM {e.table(table)}{hints} WHERE {where}")
 
     def rank_waits(self, waits: str) -> str:
         """(count, p50, p95, max) of the column wait_ms of the query ``waits``, with ROW_NUMBER and
@@ -259,7 +327,7 @@ class Claims(Schema, Lifecycle):
         documents PERCENTILE_DISC as an analytic function, PERCENTILE_DISC (p) WITHIN GROUP (ORDER BY
         ...) OVER (...), one value per input row (learn.microsoft.com/sql/t-sql/functions/percentile-disc-transact-sql).
         Ranks ceil(n / 2) and ceil(19 n / 20) are integer arithmetic, the same in every engine."""
-        q = self.quote
+        q = self.engine.quote
         ranked = (
             f"SELECT v.{q('wait_ms')}, ROW_NUMBER() OVER (ORDER BY v.{q('wait_ms')}) AS {q('wait_rank')}, "
             f"COUNT(*) OVER () AS {q('n')} FROM ({waits}) AS v"
@@ -276,4 +344,5 @@ class Claims(Schema, Lifecycle):
         through the index of claimed rows; None where the holding records no enqueue or claim time."""
         if holding.enqueued is None or holding.claimed is None:
             return None
-        return self.compile(self._wait_figures(holding.table, holding.enqueued, holding.claimed, self.held(holding)))
+        held = self.lifecycle.held(holding)
+        return self.engine.compile(self.wait_figures(holding.table, holding.enqueued, holding.claimed, held))

@@ -1,17 +1,16 @@
 """What the sqlqueue command reads without changing anything: doctor's facts, stats and peek.
 
-An engine's own checks (``Doctor.checks``) judge facts only its catalog has, and return findings in
-the doctor's terms; ``sqlqueue.doctor`` adds the checks every engine shares.
+An engine's own checks (``Doctor.checks``, in the engine's doctor subclass) judge facts only its
+catalog has, and return findings in the doctor's terms; ``sqlqueue.doctor`` adds the checks every
+engine shares.
 """
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from ...connection import ConnectionSpec
 from ...errors import DatabaseError
 from ...identifiers import TableName
 from ...profile import Profile
@@ -19,8 +18,10 @@ from ...schema import (
     DONE,
     UNPUBLISHED,
 )
-from ..engine import Statement, cached
+from ..engine import Engine, Statement, cached
 from .claims import Claims
+from .lifecycle import Lifecycle
+from .schema import Schema
 
 PROBLEM, NOTE, OK = "problem", "note", "ok"
 T = TypeVar("T")
@@ -60,7 +61,13 @@ class LiveTable(Protocol):
         ...
 
 
-class Doctor(Claims):
+class Doctor:
+    """What the sqlqueue command reads: the table's indexes, peek, the counts and waits of stats, and the
+    engine's own checks (``checks``, ``adopted_checks``: each engine's doctor subclass has its own)."""
+
+    def __init__(self, engine: Engine, schema: Schema, lifecycle: Lifecycle, claims: Claims) -> None:
+        self.engine, self.schema, self.lifecycle, self.claims = engine, schema, lifecycle, claims
+
     def checks(self, live: LiveTable, order: str) -> Iterator[Finding]:
         """Findings on what only this engine has (settings, triggers, vacuum), for claims in ``order``."""
         return iter(())
@@ -69,54 +76,49 @@ class Doctor(Claims):
         """Findings on what only this engine has, for a table sqlqueue adopted."""
         return iter(())
 
-    @abstractmethod
-    def indexes_sql(self, table: TableName) -> str:
-        """Rows of (index name, filter predicate or NULL, first key column) of the queue table."""
-
     @cached
     def table_indexes(self, table: TableName) -> Statement:
-        return self.compile(self.indexes_sql(table))
-
-    def inspection_connect(self, spec: ConnectionSpec) -> Any:
-        """A connection that changes no database setting, for the doctor to look with."""
-        return self.connect(spec)
+        return self.engine.compile(self.engine.indexes_sql(table))
 
     @cached
     def peek(self, table: TableName, profile: Profile, columns: Sequence[str]) -> Statement:
         """The next ready rows in the profile's claim order (by key where it has none, as a heap claim
         takes them from no index), without claiming or locking them."""
-        cols = ", ".join(self.quote(c) for c in columns)
-        order_by = self.order_by(profile.order or tuple((k, "ASC") for k in profile.key))
-        ready = self.ready(table, profile)
-        return self.compile(
-            self.select_first(cols, f"{self.table(table)}{self.skip_locked_hints()} WHERE {ready} ORDER BY {order_by}")
+        e = self.engine
+        cols = ", ".join(e.quote(c) for c in columns)
+        order_by = self.lifecycle.order_by(profile.order or tuple((k, "ASC") for k in profile.key))
+        ready = self.claims.ready(table, profile)
+        return e.compile(
+            e.select_first(cols, f"{e.table(table)}{e.skip_locked_hints()} WHERE {ready} ORDER BY {order_by}")
         )
 
     @cached
     def ping(self, table: TableName | None = None) -> Statement:
         """A query any live connection answers: whether one that just failed is still there."""
-        return self.compile("SELECT 1")
+        return self.engine.compile("SELECT 1")
 
     @cached
     def count_by_state(self, table: TableName) -> Statement:
         """Rows and the oldest enqueue time per state, rows of unpublished sink batches apart."""
-        q, tag = self.quote, self._row_tag(table)
+        e, tag = self.engine, self.claims.row_tag(table)
+        q = e.quote
         shown = (
-            f"CASE WHEN {tag} IS NOT NULL AND EXISTS ({self._listed_tag(table, tag)}) "
+            f"CASE WHEN {tag} IS NOT NULL AND EXISTS ({self.claims.listed_tag(table, tag)}) "
             f"THEN '{UNPUBLISHED}' ELSE {q('state')} END"
         )
-        return self.compile(
+        return e.compile(
             f"SELECT s.{q('state')}, COUNT(*), MIN(s.{q('enqueued_at')}) "
-            f"FROM (SELECT {shown} AS {q('state')}, {q('enqueued_at')} FROM {self.table(table)}) AS s "
+            f"FROM (SELECT {shown} AS {q('state')}, {q('enqueued_at')} FROM {e.table(table)}) AS s "
             f"GROUP BY s.{q('state')}"
         )
 
     @cached
     def count_done_since(self, table: TableName) -> Statement:
         """Rows completed (and kept) since ``:since``: the recent throughput of completion=keep queues."""
-        q = self.quote
-        return self.compile(
-            f"SELECT COUNT(*) FROM {self.table(table)} WHERE {q('state')} = '{DONE}' AND {q('completed_at')} >= :since"
+        e = self.engine
+        q = e.quote
+        return e.compile(
+            f"SELECT COUNT(*) FROM {e.table(table)} WHERE {q('state')} = '{DONE}' AND {q('completed_at')} >= :since"
         )
 
     @cached
@@ -124,5 +126,6 @@ class Doctor(Claims):
         """The wait figures of the rows claimed since ``:since`` that are still in the table, in any
         state (``sqlqueue stats``). No index has claimed_at: this reads the whole table, as the
         counts per state do. Rows being claimed or written are skipped rather than waited for."""
-        where = f"{self.quote('claimed_at')} >= :since"
-        return self.compile(self._wait_figures(table, "enqueued_at", "claimed_at", where, self.skip_locked_hints()))
+        e = self.engine
+        where = f"{e.quote('claimed_at')} >= :since"
+        return e.compile(self.claims.wait_figures(table, "enqueued_at", "claimed_at", where, e.skip_locked_hints()))

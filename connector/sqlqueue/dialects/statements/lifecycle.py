@@ -39,14 +39,19 @@ class Holding:
     in_place: bool
 
 
-class Lifecycle(Engine):
+class Lifecycle:
+    """The fragments every statement that moves a row shares (no statement of its own)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
     def order_by(self, order: Sequence[tuple[str, str]]) -> str:
         """An ORDER BY list of (column, ASC or DESC) pairs: a profile's claim order."""
-        return ", ".join(f"{self.quote(c)} {d}" for c, d in order)
+        return ", ".join(f"{self.engine.quote(c)} {d}" for c, d in order)
 
     def clock(self, profile: Profile) -> str:
         """The current time in the clock the table's times are written in."""
-        return self.local_now() if profile.clock == "local" else self.now()
+        return self.engine.local_now() if profile.clock == "local" else self.engine.now()
 
     def status_in(self, profile: Profile, values: Sequence[str]) -> str:
         """The status is one of ``values``. Status values are string literals whatever the column's type:
@@ -54,9 +59,9 @@ class Lifecycle(Engine):
         converts, since bit, int and nvarchar outrank varchar ("Data type precedence",
         learn.microsoft.com/sql/t-sql/data-types/data-type-precedence-transact-sql), which a filtered
         index allows on the right of the comparison ("Create filtered indexes", data conversion operators
-        in the filter predicate; SqlServerDialect.literal); PostgreSQL and SQLite type the literal by the
+        in the filter predicate; SqlServerEngine.literal); PostgreSQL and SQLite type the literal by the
         column."""
-        status, literals = self.quote(str(profile.status)), [self.literal(v) for v in values]
+        status, literals = self.engine.quote(str(profile.status)), [self.engine.literal(v) for v in values]
         return f"{status} = {literals[0]}" if len(literals) == 1 else f"{status} IN ({', '.join(literals)})"
 
     def claim_sets(self, profile: Profile) -> str:
@@ -64,10 +69,10 @@ class Lifecycle(Engine):
         row carries them, the claim number, the lease's end and a cleared sink tag. With a status, a
         done-at the row carries (from its default, or an earlier run) is cleared: in flight, it is what
         tells done from abandoned (Claims.ready)."""
-        q, now = self.quote, self.clock(profile)
+        q, now = self.engine.quote, self.clock(profile)
         sets = []
         if profile.status is not None:
-            sets.append(f"{q(profile.status)} = {self.literal(profile.in_flight or '')}")
+            sets.append(f"{q(profile.status)} = {self.engine.literal(profile.in_flight or '')}")
             if profile.done_at is not None:
                 sets.append(f"{q(profile.done_at)} = NULL")
         if profile.started is not None:
@@ -81,20 +86,20 @@ class Lifecycle(Engine):
         if profile.token is not None:
             sets.append(f"{q(profile.token)} = {now}")
         if profile.lease is not None:
-            sets.append(f"{q(profile.lease)} = {self.now_plus('lease_seconds')}")
+            sets.append(f"{q(profile.lease)} = {self.engine.now_plus('lease_seconds')}")
         if profile.tag is not None:  # a claimed row belongs to no sink batch any more
             sets.append(f"{q(profile.tag)} = NULL")
         return ", ".join(sets)
 
     def done_sets(self, profile: Profile) -> str:
-        q, now = self.quote, self.clock(profile)
+        q, now = self.engine.quote, self.clock(profile)
         sets = []
         if profile.status is not None and profile.done is not None:
-            sets.append(f"{q(profile.status)} = {self.literal(profile.done)}")
+            sets.append(f"{q(profile.status)} = {self.engine.literal(profile.done)}")
         if profile.done_at is not None:
             sets.append(f"{q(profile.done_at)} = {now}")
         if profile.duration is not None and profile.started is not None:
-            sets.append(f"{q(profile.duration)} = {self.millis_between(q(profile.started), now)}")
+            sets.append(f"{q(profile.duration)} = {self.engine.millis_between(q(profile.started), now)}")
         if profile.token is not None:
             sets.append(f"{q(profile.token)} = {now}")
         if profile.lease is not None:
@@ -127,9 +132,9 @@ class Lifecycle(Engine):
 
         A state test first lets the engine seek the filtered index of claimed rows.
         """
-        q = self.quote
+        q = self.engine.quote
         of = f"{qualifier}." if qualifier else ""
-        state = f"{of}{q(holding.state[0])} = {self.literal(holding.state[1])} AND " if holding.state else ""
+        state = f"{of}{q(holding.state[0])} = {self.engine.literal(holding.state[1])} AND " if holding.state else ""
         seq = f"{of}{q(holding.seq)}"
         held = f"{state}{of}{q(holding.consumer)} = :consumer AND {seq}"
         if claims == ONE:

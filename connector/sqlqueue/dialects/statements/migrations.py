@@ -15,6 +15,7 @@ from ...schema import (
     Column,
     QueueSpec,
 )
+from ..engine import Engine
 from ..layout import Step
 from .schema import Schema
 
@@ -22,12 +23,17 @@ from .schema import Schema
 MIGRATION_LOCK_TIMEOUT_S = 10
 
 
-class Migrations(Schema):
+class Migrations:
+    """The steps from layout 1 to the current layout; each engine's subclass says them its own way."""
+
     # Run first in each migration transaction: DDL that waits for its table lock holds up every
     # claim queued behind it, so it gives up after a while instead (and migrate is run again).
     migration_lock_timeout: str | None = None
     # The comment lines of a printed script that say how to run it with this engine's client.
     how_to_run_script: tuple[str, ...] = ()
+
+    def __init__(self, engine: Engine, schema: Schema) -> None:
+        self.engine, self.schema = engine, schema
 
     def migration_steps(self, spec: QueueSpec, chunk: int) -> list[Step]:
         """Layout 1 to the current layout, in order. ``spec`` gives the domain columns (the staging
@@ -37,15 +43,15 @@ class Migrations(Schema):
         left, the state check loses 'staged' after that, and the layout is recorded last, only when
         no row can be 'staged' any more.
         """
-        t = spec.table
-        sides = (self.staging(t), self.unpublished(t), self.ledger(t), self.layout_table(t))
+        t, schema = spec.table, self.schema
+        sides = (schema.staging(t), schema.unpublished(t), schema.ledger(t), schema.layout_table(t))
         return [
             self.add_tag_column(t),
             Step(
                 "side_tables",
                 f"create {', '.join(s.name for s in sides)} where missing",
-                (*self._staging_statements(spec), self._create_unpublished(t), self.create_ledger(t))
-                + (self.create_layout_table(t),),
+                (*schema.create_staging(spec), schema.create_unpublished(t), schema.create_ledger(t))
+                + (schema.create_layout_table(t),),
             ),
             self.move_staged(spec, chunk),
             Step(
@@ -59,8 +65,8 @@ class Migrations(Schema):
             self.tag_index_step(t),
             Step(
                 "record_layout",
-                f"record layout {LAYOUT} in {self.layout_table(t).name}",
-                (self.record_layout(t, self.migrated(t)),),
+                f"record layout {LAYOUT} in {schema.layout_table(t).name}",
+                (schema.record_layout(t, self.migrated(t)),),
             ),
         ]
 
@@ -73,7 +79,7 @@ class Migrations(Schema):
 
     def _staged(self, table: TableName, hints: str = "") -> str:
         """A query with a row while a row of ``table`` is 'staged'."""
-        return f"SELECT 1 FROM {self.table(table)}{hints} WHERE {self.quote('state')} = '{STAGED}'"
+        return f"SELECT 1 FROM {self.engine.table(table)}{hints} WHERE {self.engine.quote('state')} = '{STAGED}'"
 
     def _moved(self, spec: QueueSpec) -> list[str]:
         """What a staged row keeps when it moves to the staging table: what a producer wrote."""
@@ -95,12 +101,13 @@ class Migrations(Schema):
         return None
 
     def add_column_sql(self, table: TableName, column: str, name: str) -> str:
-        return f"ALTER TABLE {self.table(table)} ADD COLUMN {column}"
+        return f"ALTER TABLE {self.engine.table(table)} ADD COLUMN {column}"
 
     def add_tag_column(self, table: TableName) -> Step:
         # Tables made while the sink staged in <q>_staging only have no stage_tag. A nullable column
         # without a default changes no row.
-        sql = self.add_column_sql(table, self._column_sql(Column(STAGE_TAG.name, STAGE_TAG.type)), STAGE_TAG.name)
+        column = self.engine.column_sql(Column(STAGE_TAG.name, STAGE_TAG.type))
+        sql = self.add_column_sql(table, column, STAGE_TAG.name)
         todo = self.column_todo(table, STAGE_TAG.name)
         script = None if self.conditional_ddl else (f"-- Only if this returns 1: {todo};\n-- {sql}",)
         return Step("add_tag_column", "add the stage_tag column where missing", (sql,), todo=todo, script=script)
@@ -113,7 +120,7 @@ class Migrations(Schema):
         statements, script = self.move_staged_sql(spec, chunk)
         return Step(
             "move_staged",
-            f"move rows of uncommitted sink batches (state '{STAGED}') into {self.staging(spec.table).name}",
+            f"move rows of uncommitted sink batches (state '{STAGED}') into {self.schema.staging(spec.table).name}",
             statements,
             chunked=True,
             todo=self.staged_rows_todo(spec.table),
@@ -122,9 +129,10 @@ class Migrations(Schema):
 
     def move_staged_sql(self, spec: QueueSpec, chunk: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(statements moving a chunk of ``:limit`` rows, a script's statements moving them all)."""
-        t, staging = self.table(spec.table), self.table(self.staging(spec.table))
-        i, cols = self.quote("id"), ", ".join(self.quote(n) for n in self._moved(spec))
-        state = f"{self.quote('state')} = '{STAGED}'"
+        e = self.engine
+        t, staging = e.table(spec.table), e.table(self.schema.staging(spec.table))
+        i, cols = e.quote("id"), ", ".join(e.quote(n) for n in self._moved(spec))
+        state = f"{e.quote('state')} = '{STAGED}'"
         picked = f"{i} IN (SELECT {i} FROM {t} WHERE {state} ORDER BY {i} LIMIT :limit)"
         return (
             (
@@ -135,7 +143,7 @@ class Migrations(Schema):
         )
 
     def drop_staged_index(self, table: TableName) -> str:
-        return f"DROP INDEX IF EXISTS {self.index_name(table, self.staged_index(table))}"
+        return f"DROP INDEX IF EXISTS {self.engine.index_name(table, self.staged_index(table))}"
 
     def narrow_state_check(self, table: TableName) -> list[Step]:
         """Steps that take 'staged' out of the state check. SQLite cannot alter a constraint without
@@ -149,17 +157,18 @@ class Migrations(Schema):
 
     def ready_index_steps(self, table: TableName, order: str) -> list[Step]:
         # Dropped and built again in one transaction: SQLite writes one database at a time anyway.
-        name = self.ready_index(table)
+        name = self.schema.ready_index(table)
+        create = self.schema.index_statements(table, order)[name]
         return [
             Step(
                 "ready_index",
                 f"rebuild {name} to cover stage_tag",
-                (f"DROP INDEX IF EXISTS {self.index_name(table, name)}", self.index_statements(table, order)[name]),
+                (f"DROP INDEX IF EXISTS {self.engine.index_name(table, name)}", create),
                 todo=self.ready_index_todo(table),
             )
         ]
 
     def tag_index_step(self, table: TableName) -> Step:
         # Only SQL Server keeps a tag index (indexes_row_tags); a short-lived earlier layout made it everywhere.
-        index = self.tag_index(table)
-        return Step("tag_index", f"drop {index}", (f"DROP INDEX IF EXISTS {self.index_name(table, index)}",))
+        index = self.schema.tag_index(table)
+        return Step("tag_index", f"drop {index}", (f"DROP INDEX IF EXISTS {self.engine.index_name(table, index)}",))

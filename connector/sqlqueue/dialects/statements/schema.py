@@ -10,8 +10,6 @@ keep when each migration finished; recording is an insert guarded by NOT EXISTS.
 
 from __future__ import annotations
 
-from abc import abstractmethod
-
 from ...identifiers import TableName
 from ...schema import (
     CLAIMED,
@@ -32,26 +30,33 @@ from ..engine import Engine, Statement, cached
 LEDGER_TABLE = "sqlqueue_sink_ledger"
 
 
-class Schema(Engine):
+class Schema:
+    """sqlqueue's own tables: the queue table, its indexes, staging and unpublished tables, the sink ledger
+    and the layout table, as DDL and the catalog queries about them."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
     def create_statements(self, spec: QueueSpec) -> list[str]:
         """Idempotent DDL for a queue table, its indexes, its staging table and the sink ledger.
 
         The layout is recorded first, and only when the queue table does not exist yet: running this
         over a table an earlier sqlqueue made leaves it unrecorded, for ``sqlqueue migrate``.
         """
-        t, q = spec.table, self.quote
-        lines = [self._column_sql(column, default) for column, default in LIFECYCLE]
-        lines += [self._column_sql(c) for c in spec.domain]
-        lines.append(f"CONSTRAINT {q(self.state_check_name(t))} {self._state_check(t)}")
-        if self.separate_primary_key:
+        t, e = spec.table, self.engine
+        q = e.quote
+        lines = [e.column_sql(column, default) for column, default in LIFECYCLE]
+        lines += [e.column_sql(c) for c in spec.domain]
+        lines.append(f"CONSTRAINT {q(self.state_check_name(t))} {self.state_check(t)}")
+        if e.separate_primary_key:
             lines.append(f"CONSTRAINT {q('pk_' + t.name)} PRIMARY KEY ({q('id')})")
         body = ",\n  ".join(lines)
-        statements = [self.create_layout_table(t), self.record_layout(t, self.table_absent(t))]
-        statements.append(self.create_table_guarded(t, body))
-        statements += self.table_options(t)
+        statements = [self.create_layout_table(t), self.record_layout(t, e.table_absent(t))]
+        statements.append(e.create_table_guarded(t, body))
+        statements += e.table_options(t)
         statements += self.index_statements(t, spec.order).values()
-        statements += self._staging_statements(spec)
-        statements.append(self._create_unpublished(t))
+        statements += self.create_staging(spec)
+        statements.append(self.create_unpublished(t))
         statements.append(self.create_ledger(t))
         return statements
 
@@ -59,22 +64,23 @@ class Schema(Engine):
         """Where the sink's tasks stage a batch until Spark commits it (beside the queue table)."""
         return TableName(f"{table.name}_staging", table.schema)
 
-    def _staging_statements(self, spec: QueueSpec) -> list[str]:
+    def create_staging(self, spec: QueueSpec) -> list[str]:
         # The columns a producer may write, all nullable: publish inserts only the columns a batch
         # has, so the queue's defaults and NOT NULL checks apply then. Nothing is claimed from it.
         columns = [STAGE_TAG, *(Column(n, LIFECYCLE_TYPES[n].type) for n in WRITABLE_LIFECYCLE)]
         return self.staging_statements(
-            self.staging(spec.table), [self._column_sql(c) for c in [*columns, *spec.domain]]
+            self.staging(spec.table), [self.engine.column_sql(c) for c in [*columns, *spec.domain]]
         )
 
     def staging_statements(self, staging: TableName, lines: list[str]) -> list[str]:
         """A staging table of column definitions ``lines`` (the tag's first): unlogged where the engine can,
         since publish checks every staged row is there, and clustered on the tag."""
+        e = self.engine
         return [
-            self.create_table_guarded(staging, ",\n  ".join(lines), unlogged=True),
-            *self.table_options(staging),
-            self.create_index_guarded(
-                staging, f"ix_{staging.name}_tag", self.quote(STAGE_TAG.name), [], None, clustered=True
+            e.create_table_guarded(staging, ",\n  ".join(lines), unlogged=True),
+            *e.table_options(staging),
+            e.create_index_guarded(
+                staging, f"ix_{staging.name}_tag", e.quote(STAGE_TAG.name), [], None, clustered=True
             ),
         ]
 
@@ -82,14 +88,14 @@ class Schema(Engine):
         """The tags of sink batches written into the queue table but not committed by Spark yet."""
         return TableName(f"{table.name}_unpublished", table.schema)
 
-    def _create_unpublished(self, table: TableName) -> str:
+    def create_unpublished(self, table: TableName) -> str:
         # Logged like the queue table, whose rows it hides: a crash must not publish them. Each tag
         # records the id range its rows lie in, so dropping them seeks the primary key.
-        q = self.quote
+        q = self.engine.quote
         bigints = [Column(n, "bigint", False) for n in ("id_after", "id_upto", "row_count")]
-        lines = [self._column_sql(c) for c in (STAGE_TAG, *bigints)]
+        lines = [self.engine.column_sql(c) for c in (STAGE_TAG, *bigints)]
         lines.append(f"CONSTRAINT {q('pk_' + self.unpublished(table).name)} PRIMARY KEY ({q(STAGE_TAG.name)})")
-        return self.create_table_guarded(self.unpublished(table), ",\n  ".join(lines))
+        return self.engine.create_table_guarded(self.unpublished(table), ",\n  ".join(lines))
 
     def ready_index(self, table: TableName) -> str:
         """The filtered index of ready rows, in the order the queue was created for."""
@@ -97,7 +103,7 @@ class Schema(Engine):
 
     def index_statements(self, table: TableName, order: str) -> dict[str, str]:
         """{index name: idempotent CREATE INDEX} for every index a queue table needs (see the README)."""
-        t, q = table, self.quote
+        t, q = table, self.engine.quote
         key = ", ".join(f"{q(c)} {d}" for c, d in READY_INDEX_KEY[order])
         # The ready index covers every column the claim's WHERE reads (stage_tag too), so rows a claim
         # passes over are judged from the index alone, without a lookup that locks the base row.
@@ -114,12 +120,12 @@ class Schema(Engine):
             (f"ix_{t.name}_done", q("completed_at"), [], f"{q('state')} = '{DONE}'", False),
             (f"ux_{t.name}_dedup", q("dedup_key"), [], f"{q('dedup_key')} IS NOT NULL", True),
         )
-        if self.indexes_row_tags:
+        if self.engine.indexes_row_tags:
             # Rows still carrying a sink tag (unpublished, or published and not yet claimed): dropping
             # a tag's rows outside its recorded id range seeks here instead of scanning the table.
             indexes += ((f"ix_{t.name}_tag", q(STAGE_TAG.name), [], f"{q(STAGE_TAG.name)} IS NOT NULL", False),)
         return {
-            name: self.create_index_guarded(t, name, key, inc, where, unique)
+            name: self.engine.create_index_guarded(t, name, key, inc, where, unique)
             for name, key, inc, where, unique in indexes
         }
 
@@ -130,63 +136,62 @@ class Schema(Engine):
     def create_ledger(self, table: TableName) -> str:
         # The key stays within SQL Server's 900-byte clustered key: queue names have at most 201
         # characters and writer ids (option writerId, or a query id) at most 200.
-        q = self.quote
-        ledger = self.ledger(table)
+        e = self.engine
+        q, ledger = e.quote, self.ledger(table)
         body = (
-            f"{q('queue_name')} {self.type_sql(Column('queue_name', 'string'))} NOT NULL,\n"
-            f"  {q('writer_id')} {self.type_sql(Column('writer_id', 'string'))} NOT NULL,\n"
-            f"  {q('batch_id')} {self.type_sql(Column('batch_id', 'bigint'))} NOT NULL,\n"
-            f"  {q('row_count')} {self.type_sql(Column('row_count', 'bigint'))} NOT NULL,\n"
-            f"  {q('committed_at')} {self.type_sql(Column('committed_at', 'timestamp'))} NOT NULL"
-            f" DEFAULT {self.default_sql('now')},\n"
+            f"{q('queue_name')} {e.type_sql(Column('queue_name', 'string'))} NOT NULL,\n"
+            f"  {q('writer_id')} {e.type_sql(Column('writer_id', 'string'))} NOT NULL,\n"
+            f"  {q('batch_id')} {e.type_sql(Column('batch_id', 'bigint'))} NOT NULL,\n"
+            f"  {q('row_count')} {e.type_sql(Column('row_count', 'bigint'))} NOT NULL,\n"
+            f"  {q('committed_at')} {e.type_sql(Column('committed_at', 'timestamp'))} NOT NULL"
+            f" DEFAULT {e.default_sql('now')},\n"
             f"  CONSTRAINT {q('pk_' + LEDGER_TABLE)} PRIMARY KEY ({q('queue_name')}, {q('writer_id')}, {q('batch_id')})"
         )
-        return self.create_table_guarded(ledger, body)
+        return e.create_table_guarded(ledger, body)
 
     def state_check_name(self, table: TableName) -> str:
         return f"ck_{table.name}_state"
 
-    def _state_check(self, table: TableName) -> str:
+    def state_check(self, table: TableName) -> str:
         states = ", ".join(f"'{s}'" for s in STATES)
-        return f"CHECK ({self.quote('state')} IN ({states}))"
+        return f"CHECK ({self.engine.quote('state')} IN ({states}))"
 
     def tag_index(self, table: TableName) -> str:
         return f"ix_{table.name}_tag"
 
     @cached
     def table_columns(self, table: TableName) -> Statement:
-        return self.compile(self.columns_sql(table))
+        return self.engine.compile(self.engine.columns_sql(table))
 
     def layout_table(self, table: TableName) -> TableName:
         return TableName(f"{table.name}_layout", table.schema)
 
     def create_layout_table(self, table: TableName) -> str:
-        q, layouts = self.quote, self.layout_table(table)
+        e, layouts = self.engine, self.layout_table(table)
+        q = e.quote
         body = (
-            f"{q('layout')} {self.type_sql(Column('layout', 'int'))} NOT NULL,\n"
-            f"  {q('recorded_at')} {self.type_sql(Column('recorded_at', 'timestamp'))} NOT NULL"
-            f" DEFAULT {self.default_sql('now')},\n"
+            f"{q('layout')} {e.type_sql(Column('layout', 'int'))} NOT NULL,\n"
+            f"  {q('recorded_at')} {e.type_sql(Column('recorded_at', 'timestamp'))} NOT NULL"
+            f" DEFAULT {e.default_sql('now')},\n"
             f"  CONSTRAINT {q('pk_' + layouts.name)} PRIMARY KEY ({q('layout')})"
         )
-        return self.create_table_guarded(layouts, body)
+        return e.create_table_guarded(layouts, body)
 
     def record_layout(self, table: TableName, when: str) -> str:
         """Record the current layout, once, if the SQL condition ``when`` holds."""
-        q, layouts = self.quote, self.table(self.layout_table(table))
+        q, layouts = self.engine.quote, self.engine.table(self.layout_table(table))
         recorded = f"SELECT 1 FROM {layouts} WHERE {q('layout')} = {LAYOUT}"
         return f"INSERT INTO {layouts} ({q('layout')}) SELECT {LAYOUT} WHERE NOT EXISTS ({recorded}) AND {when}"
-
-    @abstractmethod
-    def table_absent(self, table: TableName) -> str:
-        """An SQL condition that holds while ``table`` does not exist (create records its layout then)."""
 
     @cached
     def has_layout_table(self, table: TableName) -> Statement:
         """1 when the queue's layout table exists. From the catalog every login reads (on PostgreSQL
         information_schema lists only the tables a login may use)."""
-        return self.compile(f"SELECT CASE WHEN {self.table_absent(self.layout_table(table))} THEN 0 ELSE 1 END")
+        absent = self.engine.table_absent(self.layout_table(table))
+        return self.engine.compile(f"SELECT CASE WHEN {absent} THEN 0 ELSE 1 END")
 
     @cached
     def recorded_layout(self, table: TableName) -> Statement:
         """The highest layout recorded for the queue; NULL when none is."""
-        return self.compile(f"SELECT MAX({self.quote('layout')}) FROM {self.table(self.layout_table(table))}")
+        e = self.engine
+        return e.compile(f"SELECT MAX({e.quote('layout')}) FROM {e.table(self.layout_table(table))}")

@@ -1,4 +1,4 @@
-"""Sink statements: unpublished and staged batches, and the ledger.
+"""Sink statements: unpublished and staged batches, the ledger, and publishing a batch.
 
 A sink task writes its rows into the queue table under a stage tag of writer, batch, run and task,
 and lists the tag as unpublished; the commit deletes the batch's tags from that list in one
@@ -6,48 +6,65 @@ transaction that also records the batch in the ledger. Batches with dedup keys a
 staging table instead and copied into the queue by the commit. Stage tags of one batch share a
 prefix; ``:lo``/``:hi`` bounds select a prefix as a range, which seeks the tag index (a LIKE would
 not on every engine and collation).
+
+Into a table sqlqueue adopted, the sink's tasks stage their rows in sqlqueue's staging table beside
+the user's table, under stage tags as for sqlqueue's own tables. Publish, in the ledger's transaction,
+inserts a task's rows into the table with what the profile gives a new row: the first ready status, no
+attempt, due and enqueued now (unless the rows give them), and the token. So the table's own workers
+never see a batch Spark did not commit, and no column of sqlqueue's goes on their table.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ...identifiers import TableName
-from ...schema import (
-    STAGE_TAG,
-)
-from ..engine import Statement, cached
+from ...profile import Profile
+from ...schema import STAGE_TAG
+from ..engine import Engine, Statement, cached
+from .adoption import Adoption
+from .lifecycle import Lifecycle
 from .schema import Schema
 
 
-class Sink(Schema):
+class Sink:
+    """What the sink's tasks and its commit run: staged and unpublished batches, the ledger, publish."""
+
+    def __init__(self, engine: Engine, schema: Schema, lifecycle: Lifecycle, adoption: Adoption) -> None:
+        self.engine, self.schema, self.lifecycle, self.adoption = engine, schema, lifecycle, adoption
+
     def _writer_batches(self, table: TableName, batch: str) -> str:
         """FROM the ledger, WHERE: one writer's batches into one queue, ``batch`` picking which."""
-        q = self.quote
+        e = self.engine
+        q = e.quote
         return (
-            f"{self.table(self.ledger(table))} "
+            f"{e.table(self.schema.ledger(table))} "
             f"WHERE {q('queue_name')} = :queue AND {q('writer_id')} = :writer AND {q('batch_id')} {batch}"
         )
 
     @cached
     def ledger_contains(self, table: TableName) -> Statement:
-        return self.compile(f"SELECT COUNT(*) FROM {self._writer_batches(table, '= :batch')}")
+        return self.engine.compile(f"SELECT COUNT(*) FROM {self._writer_batches(table, '= :batch')}")
 
     @cached
     def ledger_record(self, table: TableName) -> Statement:
-        q = self.quote
-        return self.compile(
-            f"INSERT INTO {self.table(self.ledger(table))} "
+        e = self.engine
+        q = e.quote
+        return e.compile(
+            f"INSERT INTO {e.table(self.schema.ledger(table))} "
             f"({q('queue_name')}, {q('writer_id')}, {q('batch_id')}, {q('row_count')}) "
             "VALUES (:queue, :writer, :batch, :row_count)"
         )
 
     @cached
     def ledger_prune(self, table: TableName) -> Statement:
-        return self.compile(f"DELETE FROM {self._writer_batches(table, '< :before')}")
+        return self.engine.compile(f"DELETE FROM {self._writer_batches(table, '< :before')}")
 
     @cached
     def ledger_last(self, table: TableName) -> Statement:
         """One writer's highest batch in the ledger (a redrive publishes its chunks in order)."""
-        return self.compile(f"SELECT MAX({self.quote('batch_id')}) FROM {self._writer_batches(table, '>= 0')}")
+        e = self.engine
+        return e.compile(f"SELECT MAX({e.quote('batch_id')}) FROM {self._writer_batches(table, '>= 0')}")
 
     @cached
     def last_id(self, table: TableName) -> Statement:
@@ -55,65 +72,141 @@ class Sink(Schema):
 
         Rows other writers hold locked are skipped rather than waited for; they are older anyway.
         """
-        return self.compile(
-            f"SELECT COALESCE(MAX({self.quote('id')}), 0) FROM {self.table(table)}{self.skip_locked_hints()}"
-        )
+        e = self.engine
+        return e.compile(f"SELECT COALESCE(MAX({e.quote('id')}), 0) FROM {e.table(table)}{e.skip_locked_hints()}")
 
     @cached
     def register_unpublished(self, table: TableName) -> Statement:
-        q = self.quote
-        return self.compile(
-            f"INSERT INTO {self.table(self.unpublished(table))} "
+        e = self.engine
+        q = e.quote
+        return e.compile(
+            f"INSERT INTO {e.table(self.schema.unpublished(table))} "
             f"({q(STAGE_TAG.name)}, {q('id_after')}, {q('id_upto')}, {q('row_count')}) "
             "VALUES (:tag, :id_after, :id_upto, :row_count)"
         )
 
     def _tag_range(self, table: TableName, hints: str = "") -> str:
-        tag = self.quote(STAGE_TAG.name)
-        return f"{self.table(table)}{hints} WHERE {tag} >= :lo AND {tag} <= :hi"
+        tag = self.engine.quote(STAGE_TAG.name)
+        return f"{self.engine.table(table)}{hints} WHERE {tag} >= :lo AND {tag} <= :hi"
 
     @cached
     def unpublished_in(self, table: TableName) -> Statement:
         """The unpublished tags in [lo, hi], with where their rows are and how many."""
-        q = self.quote
-        return self.compile(
+        e = self.engine
+        q = e.quote
+        return e.compile(
             f"SELECT {q(STAGE_TAG.name)}, {q('id_after')}, {q('id_upto')}, {q('row_count')} "
-            f"FROM {self._tag_range(self.unpublished(table))}"
+            f"FROM {self._tag_range(self.schema.unpublished(table))}"
         )
 
     @cached
     def delete_unpublished_rows(self, table: TableName, ranged: bool) -> Statement:
         """The queue rows of one unpublished tag (a batch that will not be published): ``ranged``,
         those in the id range the tag recorded, a primary-key seek; else wherever they are."""
-        q = self.quote
+        e = self.engine
+        q = e.quote
         where = f"{q(STAGE_TAG.name)} = :tag"
         if ranged:
             where = f"{q('id')} > :id_after AND {q('id')} <= :id_upto AND {where}"
-        return self.compile(f"DELETE FROM {self.table(table)}{self.row_lock_hints()} WHERE {where}")
+        return e.compile(f"DELETE FROM {e.table(table)}{e.row_lock_hints()} WHERE {where}")
 
     @cached
     def delete_unpublished(self, table: TableName) -> Statement:
         """One unpublished tag: its rows become claimable, unless deleted first."""
-        return self.compile(
-            f"DELETE FROM {self.table(self.unpublished(table))}{self.row_lock_hints()} "
-            f"WHERE {self.quote(STAGE_TAG.name)} = :tag"
+        e = self.engine
+        return e.compile(
+            f"DELETE FROM {e.table(self.schema.unpublished(table))}{e.row_lock_hints()} "
+            f"WHERE {e.quote(STAGE_TAG.name)} = :tag"
         )
 
     @cached
     def delete_staged(self, staging: TableName) -> Statement:
         """Rows of the staging table ``staging`` whose tag lies in [lo, hi]."""
-        return self.compile(f"DELETE FROM {self._tag_range(staging, self.row_lock_hints())}")
+        return self.engine.compile(f"DELETE FROM {self._tag_range(staging, self.engine.row_lock_hints())}")
 
     @cached
     def count_staged(self, staging: TableName) -> Statement:
         """Rows one task staged in ``staging``, all of which publish must find."""
-        tag = self.quote(STAGE_TAG.name)
-        return self.compile(f"SELECT COUNT(*) FROM {self.table(staging)} WHERE {tag} = :tag")
+        e = self.engine
+        return e.compile(f"SELECT COUNT(*) FROM {e.table(staging)} WHERE {e.quote(STAGE_TAG.name)} = :tag")
 
     @cached
     def count_unpublished(self, table: TableName) -> Statement:
         """Rows of sink batches not published into sqlqueue's own table: in it under listed tags, and staged."""
-        return self.compile(
-            f"SELECT (SELECT COUNT(*) FROM {self.table(self.staging(table))}) + "
-            f"(SELECT COALESCE(SUM({self.quote('row_count')}), 0) FROM {self.table(self.unpublished(table))})"
+        e = self.engine
+        return e.compile(
+            f"SELECT (SELECT COUNT(*) FROM {e.table(self.schema.staging(table))}) + "
+            f"(SELECT COALESCE(SUM({e.quote('row_count')}), 0) FROM {e.table(self.schema.unpublished(table))})"
+        )
+
+    # ---- publish, into either kind of table ------------------------------------------------------------
+    def staging_of(self, table: TableName, profile: Profile) -> TableName:
+        """Where the sink's batches wait: the staging table of sqlqueue's own layout, or sqlqueue's beside
+        an adopted table (its name says whose it is, as the claims table's does)."""
+        return self.schema.staging(table) if profile.owned else self.lifecycle.beside(table, "staging")
+
+    def create_adopted_staging(self, table: TableName, columns: Sequence[tuple[str, str]]) -> list[str]:
+        """The staging table for ``table``: the tag, then ``columns`` (name, exact type as the table has it),
+        nullable: publish inserts only the columns a batch has, so the table's defaults and checks apply."""
+        lines = [self.engine.column_sql(STAGE_TAG), *self.adoption.copied_columns(columns)]
+        return self.schema.staging_statements(self.lifecycle.beside(table, "staging"), lines)
+
+    @cached
+    def defaults(self, table: TableName) -> Statement:
+        return self.engine.compile(self.engine.defaults_sql(table))
+
+    @cached
+    def local_offset(self) -> Statement:
+        return self.engine.compile(self.engine.local_offset_sql())
+
+    def new_row(self, profile: Profile, given: Sequence[str]) -> dict[str, str]:
+        """{column: SQL value} the profile writes into a new row besides the ``given`` columns: the first
+        ready status, no attempt, the token now, due and enqueued now where the rows leave them NULL or
+        out, and NULL where the profile reads NULL as ready (done-at; the claimer, or the started-at mark,
+        without a status), whatever the table's defaults say. A key column is never filled: rows enqueued
+        together would share its value. sqlqueue's own table gives a new row all that by its defaults."""
+        if profile.owned:
+            return {}
+        q, now = self.engine.quote, self.lifecycle.clock(profile)
+        named = {c.lower(): c for c in given}
+        keys = {k.lower() for k in profile.key}
+        values: dict[str, str] = {}
+        for column in (profile.due, profile.enqueued):
+            if column is not None and column.lower() not in keys:
+                spelled = named.get(column.lower())
+                values[spelled or column] = f"COALESCE({q(spelled)}, {now})" if spelled else now
+        if profile.status is not None and profile.ready:
+            values[profile.status] = self.engine.literal(profile.ready[0])
+        if profile.attempts is not None:
+            values[profile.attempts] = "0"
+        if profile.token is not None:
+            values[profile.token] = now
+        for column in self._open_marks(profile):
+            values[column] = "NULL"
+        return values
+
+    @staticmethod
+    def _open_marks(profile: Profile) -> list[str]:
+        """The columns whose NULL the profile's ready predicate reads (Claims.ready)."""
+        if profile.take:
+            return [profile.done_at] if profile.done_at else []
+        marks = [profile.done_at]
+        if profile.status is None:
+            marks.append(profile.claimer if profile.claimer is not None else profile.started)
+        return [c for c in marks if c is not None]
+
+    @cached
+    def publish(self, table: TableName, profile: Profile, columns: tuple[str, ...]) -> Statement:
+        """Insert one task's staged rows (:tag) of ``columns`` into the table, as new ready rows of the
+        profile (Sink.new_row); into sqlqueue's own table, keyed rows with a dedup key it does not hold
+        yet only (a batch's keys are checked when it is published)."""
+        e = self.engine
+        q = e.quote
+        staging, where = e.table(self.staging_of(table, profile)), f"{q(STAGE_TAG.name)} = :tag"
+        if profile.owned and "dedup_key" in columns:
+            return e.compile(e.insert_new_keys(table, columns, staging, where))
+        values = {**{c: q(c) for c in columns}, **self.new_row(profile, columns)}
+        names = ", ".join(q(c) for c in values)
+        return e.compile(
+            f"INSERT INTO {e.table(table)} ({names}) SELECT {', '.join(values.values())} FROM {staging} WHERE {where}"
         )
