@@ -141,7 +141,7 @@ class Claims(ABC):
         plan = self.claim_into(table, profile, columns, where, order)
         if profile.take or profile.guard is None:
             return plan
-        return replace(plan, settle=self.engine.compile(self._settle(table, profile)))
+        return replace(plan, settle=e.compile(self._settle(table, profile)))
 
     def held_copy(self, table: TableName, profile: Profile) -> str:
         """A copy in the claims table shows :consumer holds this row of ``table``. The two tables are
