@@ -39,7 +39,7 @@ FAULTS = ("kill", "outage", "restart", "reset", "stall", "worker")
 # marked for good (that design has no lease to give it back), which no consumer can fix.
 WORKED = ("relational", "claimer", "dequeue")
 LEASE_SECONDS = 8
-BATCH = 500
+BATCH = 1000
 ROUND_TIMEOUT_S = 300
 FENCED = re.compile(r"(\d+) (?:rows of .*|acknowledgements of batch \d+ changed nothing.*)fenced out")
 
