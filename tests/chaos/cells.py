@@ -40,7 +40,7 @@ FAULTS = ("kill", "outage", "restart", "reset", "stall", "worker")
 WORKED = ("relational", "claimer", "dequeue")
 LEASE_SECONDS = 8
 BATCH = 1000
-ROUND_TIMEOUT_S = 300
+ROUND_TIMEOUT_S = 600
 FENCED = re.compile(r"(\d+) (?:rows of .*|acknowledgements of batch \d+ changed nothing.*)fenced out")
 
 
