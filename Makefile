@@ -160,7 +160,7 @@ system-packages:
 # The fault matrix (tests/chaos, docs/guarantees.md "Fault matrix"): the real jobs under kills, outages longer than
 # the lease, database restarts, reset and stalled connections and the table's own worker, on every table
 # design; a verifier that shares no code with sqlqueue counts lost, duplicated and unexpected keys.
-# PostgreSQL runs every cell (10 rounds of 5,000 keys), SQLite and Babelfish the kill and outage cells.
+# PostgreSQL runs every cell (10 rounds of 5,000 keys), SQLite and Babelfish the kill and outage cells (2 rounds).
 # Hours on 2 cores: CHAOS_ARGS="--only 'postgres/queue-to-delta/*'" picks cells. SEED replays a plan.
 CHAOS_ARGS ?=
 CHAOS_JOBS ?= 2

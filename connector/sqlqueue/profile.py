@@ -2,14 +2,16 @@
 
 sqlqueue adopts a user's queue table as it is. A profile names the table's own columns and values for
 each part of sqlqueue's lifecycle (what ready means, what a claim sets, what done does), so the same
-statement builders serve every design. The presets follow the designs in ``shared/seeds``:
+statement builders serve every design. The presets follow the queue table designs teams already run:
 
 - ``relational``: a status column with a vocabulary (Pending, Processing, Error, Failed, Completed),
   attempts, a due time, a started-at that expires abandoned work, duration and an updated-at token
-  (a relational queue, seed 004);
-- ``started-mark``: ready while a started-at mark is NULL; the claim sets it; done deletes (seed 002);
-- ``claimer``: who claimed the row, when, how many attempts, and a done-at mark (seed 003);
-- ``dequeue``: the claim deletes the rows it takes, heap, FIFO, LIFO or pending (seeds 000/001).
+  (a relational queue with a status table);
+- ``started-mark``: ready while a started-at mark is NULL; the claim sets it; done deletes (a started-at
+  mark table);
+- ``claimer``: who claimed the row, when, how many attempts, and a done-at mark (a retry table with a
+  claimer column);
+- ``dequeue``: the claim deletes the rows it takes, heap, FIFO, LIFO or pending (a delete-on-dequeue table).
 
 Every field can be set over a preset (option ``profile.<field>``). Bookkeeping (which consumer took
 which rows under which claim number) never goes on the user's table: the claim statement copies the
@@ -29,7 +31,7 @@ from .schema import CLAIMED, DONE, FAILED, ORDERS, READY, STAGE_TAG, Column
 TIMES = ("timestamp",)
 COUNTS = ("int", "bigint")
 TEXTS = ("string", "text")
-# A status may be a word (Pending), a flag (seed 003's in_process bit) or a code.
+# A status may be a word (Pending), a flag (a retry table's in_process bit) or a code.
 STATUSES = (*TEXTS, "boolean", *COUNTS)
 ROLE_TYPES: dict[str, tuple[str, ...]] = {
     "status": STATUSES,
@@ -220,7 +222,7 @@ PRESETS: dict[str, Profile] = {
         clock="local",
     ),
     "started-mark": Profile("started-mark", key=("Id",), started="ProcessingStartedAt", error="Errors"),
-    # Seed 003's retry table: in_process 0 is ready and 1 in flight; an end_date on a row in flight is
+    # The retry table with a claimer column: in_process 0 is ready and 1 in flight; an end_date on a row in flight is
     # done. Its primary key is (in_process, id), so that is the key (id alone is not declared unique).
     "claimer": Profile(
         "claimer",
@@ -318,7 +320,7 @@ def profile_from(preset: str, settings: Mapping[str, str]) -> Profile:
 
 
 # What a column's name suggests it holds, by role: the first column of the right type whose lowercased
-# name (underscores dropped) matches wins. Names from the seeds, Hangfire, Rebus and common ORMs.
+# name (underscores dropped) matches wins. Names from the designs above, Hangfire, Rebus and common ORMs.
 _SUGGESTIONS = {
     "status": ("status", "state", "inprocess"),
     "attempts": ("attemptnum", "attempts", "attempt", "retries", "retrycount", "dequeuecount"),
@@ -348,7 +350,7 @@ def propose(columns: Sequence[Column], unique_keys: Sequence[Sequence[str]]) -> 
     if not unique_keys:
         raise SchemaError("the table has no primary key or unique index: sqlqueue needs a unique key to adopt it")
     key = tuple(unique_keys[0])
-    flag = "status" in found and types[found["status"]] == "boolean"  # seed 003's in_process
+    flag = "status" in found and types[found["status"]] == "boolean"  # a retry table's in_process
     preset = (
         "claimer"
         if "claimer" in found and ("status" not in found or flag)

@@ -95,7 +95,7 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--engines", nargs="+", default=list(ENGINES), choices=ENGINES)
     parser.add_argument("--rounds", type=int, default=10, help="rounds of each PostgreSQL cell")
-    parser.add_argument("--other-rounds", type=int, default=3, help="rounds of each SQLite and Babelfish cell")
+    parser.add_argument("--other-rounds", type=int, default=2, help="rounds of each SQLite and Babelfish cell")
     parser.add_argument("--keys", type=int, default=5000, help="keys a round produces")
     parser.add_argument("--report", type=Path, help="also write the table (Markdown) to this file")
     parser.add_argument("--jobs", type=int, default=1, help="cells run side by side (each job is a Spark driver)")

@@ -39,8 +39,8 @@ FAULTS = ("kill", "outage", "restart", "reset", "stall", "worker")
 # marked for good (that design has no lease to give it back), which no consumer can fix.
 WORKED = ("relational", "claimer", "dequeue")
 LEASE_SECONDS = 8
-BATCH = 500
-ROUND_TIMEOUT_S = 300
+BATCH = 1000
+ROUND_TIMEOUT_S = 600
 FENCED = re.compile(r"(\d+) (?:rows of .*|acknowledgements of batch \d+ changed nothing.*)fenced out")
 
 

@@ -140,7 +140,7 @@ class Adopted:
         new_row = queue.dialect.sink.new_row(p, names)
         given = {n.lower() for n in names}
         per_row = given | {n for n, kind in kinds.items() if kind in (GENERATED, ASSIGNED)}
-        # A key column the profile fills (seed 003's in_process) is the same in every new row: fine beside
+        # A key column the profile fills (the retry table's in_process) is the same in every new row: fine beside
         # a key column that tells the rows apart (its identity id).
         filled = {c.lower() for c in new_row} if per_row & {k.lower() for k in p.key} else set()
         for key in p.key:
@@ -232,7 +232,7 @@ def claim_index(queue: Served) -> str | None:
     leads with that column: the one change to the user's table sqlqueue proposes, applied only when
     asked for. Filtered to the rows a claim may take where the profile says which (status values,
     else done-at unset), so rows done and kept drop out of it (not where done leaves the status in
-    flight, as seed 003's does); it includes what the claim's filter reads.
+    flight, as the retry table's does); it includes what the claim's filter reads.
     SQL Server takes IN and IS NULL in a filter predicate ("Create filtered indexes",
     learn.microsoft.com/sql/relational-databases/indexes/create-filtered-indexes); writers of the
     table then need QUOTED_IDENTIFIER and ANSI_NULLS ON, as for any filtered index."""

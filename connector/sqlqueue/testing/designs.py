@@ -1,9 +1,9 @@
-"""Tables of the designs sqlqueue adopts as they are (the seeds' queue tables), made for tests.
+"""Tables of the designs sqlqueue adopts as they are (queue tables teams already run), made for tests.
 
 A user testing a pipeline over their own queue table gets a throwaway table of the same design, with
 the preset's column names: ``make_queue.adopted("relational", rows=100)``. The project's own tests
 make theirs here too. Rows are inserted the way the table's own producers would, with plain SQL, in
-local time (the seeds write SYSDATETIME()).
+local time (these designs write SYSDATETIME()).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ STATUSES = ("Pending", "Processing", "Error", "Failed", "Completed")
 
 
 def relational(engine: str, name: str, audit: bool = False) -> list[str]:
-    """Seed 004: EnqueuedAt is the key (no identity column), the statuses are a vocabulary in a table
+    """A relational queue: EnqueuedAt is the key (no identity column), the statuses are a vocabulary in a table
     Status references; ``audit``: a trigger records every change of Status in ``<name>_Audit``."""
     _, ts, text, string, integer = TYPES[engine]
     statuses = f"{name}_Status"
@@ -78,19 +78,19 @@ def _audit_trigger(engine: str, table: str, audit: str) -> list[str]:
 
 
 def dequeue(engine: str, name: str) -> list[str]:
-    """Seeds 000/001: an identity key and a payload; a dequeue deletes the row."""
+    """A delete-on-dequeue table: an identity key and a payload; a dequeue deletes the row."""
     identity, _, text, _, _ = TYPES[engine]
     return [f"CREATE TABLE {name} (Id {identity}, Payload {text} NULL)"]
 
 
 def started_mark(engine: str, name: str) -> list[str]:
-    """Seed 002: ready while ProcessingStartedAt is NULL; done deletes the row; failures keep Errors."""
+    """A started-at mark table: ready while ProcessingStartedAt is NULL; done deletes the row; failures keep Errors."""
     identity, ts, text, _, _ = TYPES[engine]
     return [f"CREATE TABLE {name} (Id {identity}, Payload {text} NULL, ProcessingStartedAt {ts} NULL, Errors {text})"]
 
 
 def claimer(engine: str, name: str, computed: bool = True) -> list[str]:
-    """Seed 003's retry table: an in_process flag in the primary key (in_process, id), who claimed the
+    """A retry table with a claimer column: an in_process flag in the primary key (in_process, id), who claimed the
     row, its attempts, a scheduled start, and start and end dates whose defaults are now (an end_date
     just after), with the duration computed from them. SQLite gives id alone the key (its automatic
     rowid) and declares (in_process, id) unique instead. ``computed=False`` leaves the duration out
