@@ -480,7 +480,10 @@ class Queue:
         profile = self.profile
         if self.holding.in_place and not keep:
             profile = profile.deleting()
-        limit = chunk or self.engine.default_chunk
+        # PostgreSQL's and SQLite's limited statement picks rows by sqlqueue's id column, which only rows
+        # held in place have (on an adopted table SQLite reads an unknown "id" as the string 'id' and
+        # would touch every row): copies are chunked only where the engine needs it (SQL Server's TOP).
+        limit = (chunk if self.holding.in_place else None) or self.engine.default_chunk
         values = {"consumer": consumer, "upto_seq": upto_seq, "limit": limit, **self._values()}
         statements = self.dialect.claims.complete(self.table, profile, limit is not None)
         if self.holding.in_place:

@@ -1,9 +1,11 @@
-"""One cell of the fault matrix: an engine, a pipeline, a table design and a fault, run for some rounds.
+"""One cell of the fault matrix: an engine, a pipeline and a table design, run for some rounds, each
+round under one of the engine's faults.
 
-A round produces a new set of keys into the pipeline's input, injects the cell's fault once at a random
-moment while they flow (after a random share of them arrived), and waits until every key produced so
-far has arrived. After the last round the cell waits for the input to drain and sqlqueue's side tables
-to empty, stops the job and hands the outputs to the verifier.
+A round produces a new set of keys into the pipeline's input, injects its fault once at a random moment
+while they flow (after a random share of them arrived), and waits until every key produced so far has
+arrived. A cell's rounds take its faults in a seeded order, each once before any comes again. After the
+last round the cell waits for the input to drain and sqlqueue's side tables to empty, stops the job and
+hands the outputs to the verifier.
 
 Faults:
 - kill: SIGKILL of the job (every process of it), restarted at once;
@@ -38,6 +40,8 @@ FAULTS = ("kill", "outage", "restart", "reset", "stall", "worker")
 # Designs whose own worker the matrix runs: a worker killed on a started-at mark table leaves its row
 # marked for good (that design has no lease to give it back), which no consumer can fix.
 WORKED = ("relational", "claimer", "dequeue")
+# Designs whose table supports per-row outcomes (the sink's ack operation): sqlqueue's own layout.
+ACKED = ("native",)
 LEASE_SECONDS = 8
 BATCH = 1000
 ROUND_TIMEOUT_S = 600
@@ -49,27 +53,31 @@ class Cell:
     engine: str
     pipeline: str
     design: str
-    fault: str
+    faults: tuple[str, ...]  # what its rounds inject, in turn
 
     @property
     def name(self) -> str:
-        return f"{self.engine}/{self.pipeline}/{self.design}/{self.fault}"
+        return f"{self.engine}/{self.pipeline}/{self.design}"
+
+
+def faults_for(engine: str, pipeline: str, design: str) -> tuple[str, ...]:
+    """PostgreSQL's cells take every fault; SQLite's and Babelfish's the kill and the outage. A worker
+    needs a design that has one, beside a source or a sink (the ack pipeline acknowledges its own rows)."""
+    if engine != "postgres":
+        return ("kill", "outage")
+    worked = design in WORKED and pipeline != "ack"
+    return tuple(f for f in FAULTS if f != "worker" or worked)
 
 
 def matrix(engines: tuple[str, ...]) -> list[Cell]:
-    """Every cell: PostgreSQL runs every fault; SQLite and Babelfish the kill and outage cells. The ack
-    pipeline runs on sqlqueue's own layout (the sink's ack operation serves it); a worker fault needs a
-    design with a worker."""
-    cells = []
-    for engine in engines:
-        faults = FAULTS if engine == "postgres" else ("kill", "outage")
-        for pipeline in PIPELINES:
-            for design in ("native",) if pipeline == "ack" else designs.DESIGNS:
-                for fault in faults:
-                    if fault == "worker" and (design not in WORKED or pipeline == "ack"):
-                        continue
-                    cells.append(Cell(engine, pipeline, design, fault))
-    return cells
+    """Every cell: each pipeline on sqlqueue's own layout and each adopted design, on each engine. The ack
+    pipeline runs on the designs whose table supports per-row outcomes (ACKED)."""
+    return [
+        Cell(engine, pipeline, design, faults_for(engine, pipeline, design))
+        for engine in engines
+        for pipeline in PIPELINES
+        for design in (ACKED if pipeline == "ack" else designs.DESIGNS)
+    ]
 
 
 @dataclass
@@ -94,7 +102,7 @@ class Run:
 
     def __init__(self, cell: Cell, db: Database, workdir: Path, rng: random.Random, proxy=None) -> None:
         self.cell, self.db, self.dir, self.rng, self.proxy = cell, db, workdir, rng, proxy
-        stem = re.sub(r"\W", "_", f"cx_{cell.pipeline}_{cell.design}_{cell.fault}")[:40] + f"_{rng.randrange(10**6)}"
+        stem = re.sub(r"\W", "_", f"cx_{cell.pipeline}_{cell.design}")[:40] + f"_{rng.randrange(10**6)}"
         queues = cell.pipeline in ("queue-to-delta", "queue-to-queue", "ack")
         self.source = Table(cell.design, f"{stem}_s") if queues else None
         target_design = "native" if cell.pipeline == "queue-to-queue" else cell.design
@@ -110,7 +118,7 @@ class Run:
 
     # ---- set-up --------------------------------------------------------------------------------
     def _worked_table(self) -> str | None:
-        if self.cell.fault != "worker":
+        if "worker" not in self.cell.faults:
             return None
         worked_on = self.source if self.cell.pipeline != "delta-to-queue" else self.target
         return f"{worked_on.name}_worked" if worked_on else None
@@ -269,8 +277,7 @@ class Run:
             sql = f"SELECT COUNT(DISTINCT sqlqueue_claim_seq) FROM {self.source.name}_sqlqueue_claims"
         return self.db.query(sql)[0][0]
 
-    def inject(self, deadline: float) -> str:
-        fault = self.cell.fault
+    def inject(self, fault: str) -> str:
         if fault == "kill":
             self.job.kill()
             self.job.start()
@@ -314,22 +321,26 @@ class Run:
 
     def play(self, rounds: int, keys: int) -> Result:
         result = Result(self.cell)
+        injected: dict[str, int] = {}
         out = self.output_of()
         self.set_up()
         self.job.start()
-        if self.cell.fault == "worker":
+        if self.worked is not None:
             self.start_worker()
         try:
+            order = self.rng.sample(self.cell.faults, len(self.cell.faults))
             for r in range(rounds):
+                fault = order[r % len(order)]
                 began = time.monotonic()
                 deadline = began + ROUND_TIMEOUT_S
                 some = self.arrived(out) + self.rng.uniform(0.1, 0.7) * keys
                 self.produce(range(r * keys, (r + 1) * keys))
                 self.wait_for(lambda: self.arrived(out) >= some, deadline, f"round {r}: no progress")  # noqa: B023
-                note = self.inject(deadline)
+                note = self.inject(fault)
+                injected[fault] = injected.get(fault, 0) + 1
                 self.wait_for(lambda: self.arrived(out) >= len(self.produced), deadline, f"round {r}: keys missing")
                 took = time.monotonic() - began
-                print(f"  {self.cell.name} round {r + 1}/{rounds} in {took:.0f} s {note}".rstrip(), flush=True)
+                print(f"  {self.cell.name} round {r + 1}/{rounds}: {fault} in {took:.0f} s {note}".rstrip(), flush=True)
                 result.rounds += 1
             self.wait_for(
                 lambda: not leftovers(self.db, self.source, self.side_tables()),
@@ -351,6 +362,7 @@ class Run:
             result.notes.append(f"left: {left}")
         if self.job.deaths:
             result.notes.append(f"job died {len(self.job.deaths)}x (exit {self.job.deaths})")
+        result.seen.append(", ".join(f"{f} {n}" for f, n in injected.items()))
         if self.worked is not None:
             result.seen.append(f"worker took {sum(table_keys(self.db, self.worked, 'Payload').values())}")
         log = (self.dir / "job.log").read_text(errors="replace") if (self.dir / "job.log").exists() else ""

@@ -396,6 +396,16 @@ def test_completion_runs_in_chunks_within_one_transaction_where_the_engine_needs
     assert queue.count_claimed("etl", 1) == 0
 
 
+def test_completion_with_a_chunk_size_completes_only_the_rows_of_the_claims_it_names(engine):
+    queue = seeds.relational(engine)
+    seeds.enqueue_relational(queue, 6)
+    assert queue.claim("etl", 1, 2) == 2
+    assert queue.claim("etl", 2, 2) == 2
+    assert queue.complete("etl", 1, chunk=700) == 2
+    assert by_status(queue) == {"Completed": 2, "Processing": 2, "Pending": 2}
+    assert queue.count_claimed("etl", 2) == 2
+
+
 TOUCH = {
     "sqlite": [
         "CREATE TRIGGER {t}_touch AFTER UPDATE OF Status ON {t} BEGIN UPDATE {t} SET UpdatedAt = "
