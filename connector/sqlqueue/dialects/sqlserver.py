@@ -251,7 +251,7 @@ class SqlServerEngine(Engine):
         return f"DELETE {top}FROM {self.table(table)}{self.row_lock_hints()} WHERE {where}"
 
     def columns_sql(self, table: TableName) -> str:
-        # An alias type (the seeds' _Timestamp, AttemptNum) is read as its system type: sys.types' row
+        # An alias type (a relational queue's _Timestamp, AttemptNum) is read as its system type: sys.types' row
         # whose user_type_id is the column's system_type_id (sys.columns reference, as exact_columns_sql).
         return (
             "SELECT c.name, CASE WHEN c.max_length = -1 THEN t.name + '(max)' ELSE t.name END, c.is_nullable "
@@ -263,7 +263,7 @@ class SqlServerEngine(Engine):
         return _PORTABLE.get(db_type.lower(), "text")
 
     def exact_columns_sql(self, table: TableName) -> str:
-        # The system type under an alias type (the seeds' _Timestamp, QueueState): sys.types' row whose
+        # The system type under an alias type (a relational queue's _Timestamp, QueueState): sys.types' row whose
         # user_type_id is the column's system_type_id. Lengths in sys.columns are bytes, two per
         # character for the N types, -1 for MAX; rowversion copies as binary(8)
         # (learn.microsoft.com/sql/relational-databases/system-catalog-views/sys-columns-transact-sql);
@@ -557,7 +557,7 @@ class SqlServerClaims(Claims):
     def claim_into(
         self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str
     ) -> ClaimPlan:
-        # The claim's own shapes, with the adopted table's columns, or the DELETE forms of the seeds'
+        # The claim's own shapes, with the adopted table's columns, or the DELETE forms of delete-on-dequeue tables'
         # dequeues (DELETE TOP ... WITH (ROWLOCK, READPAST); NServiceBus's WITH message AS (SELECT TOP(1) ...
         # WITH (UPDLOCK, READPAST, ROWLOCK) ORDER BY ...) DELETE FROM message OUTPUT ...). OUTPUT ... INTO
         # writes the copies: OUTPUT without INTO fails with error 334 on a table with an enabled trigger, as

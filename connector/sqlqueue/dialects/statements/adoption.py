@@ -57,7 +57,7 @@ class Adoption:
     @cached
     def adopted_fail_expired(self, table: TableName, profile: Profile) -> Statement | None:
         """Rows whose claimer's lease ran out with no attempt left become failed (the table's terminal
-        value), as the seed's Modify_ procedure forces Failed once attempts are spent."""
+        value), as a relational queue's own Modify_ procedure forces Failed once attempts are spent."""
         if None in (profile.status, profile.failed, profile.attempts, profile.max_attempts, profile.started):
             return None
         e, now = self.engine, self.lifecycle.clock(profile)
