@@ -61,8 +61,15 @@ def claimer(engine, outage: Outage) -> Consumer:
     return Consumer(outage.queue, "outage-test", ClaimPolicy(order=engine.order))
 
 
-def test_a_claim_rides_out_an_outage_shorter_than_retry_timeout(engine, outage):
+@pytest.fixture
+def consumer(engine, outage: Outage):
+    """``claimer``, closed after the test: its heartbeat would go on renewing against a proxy that is gone."""
     consumer = claimer(engine, outage)
+    yield consumer
+    consumer.close()
+
+
+def test_a_claim_rides_out_an_outage_shorter_than_retry_timeout(outage, consumer):
     with retry_lines(after=2, then=outage.end) as logged:
         outage.begin()
         assert RETRIED_BY.run(lambda: consumer.advance(0, 10), "claim 1") == 1
@@ -71,8 +78,7 @@ def test_a_claim_rides_out_an_outage_shorter_than_retry_timeout(engine, outage):
     assert all("claim 1 failed (" in line and "of retryTimeout 30 s gone" in line for line in logged.lines)
 
 
-def test_a_claim_fails_after_an_outage_longer_than_retry_timeout_naming_the_option(engine, outage):
-    consumer = claimer(engine, outage)
+def test_a_claim_fails_after_an_outage_longer_than_retry_timeout_naming_the_option(outage, consumer):
     outage.begin()
     try:
         with retry_lines() as logged, pytest.raises(DatabaseError) as failure:
@@ -142,5 +148,5 @@ def test_a_claim_rides_out_connections_reset_until_the_resets_stop(server_engine
             outage.begin()
             assert RETRIED_BY.run(lambda: consumer.advance(0, 10), "claim 1") == 1
     finally:
-        queue.close()
+        consumer.close()
     assert len(logged.lines) >= 2

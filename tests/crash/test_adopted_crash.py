@@ -58,7 +58,7 @@ def test_every_row_of_an_adopted_table_arrives_once_after_repeated_kills(
     # 16 batches: a random kill after up to three of them still leaves batches for the windows after it.
     args += ["--max-rows", str(ROWS // 16)]
     # One kill in each window of the protocol and one at random (the source's own crash test runs more).
-    run_killed_then_whole(args, crash_plan(sink, rng, rounds=1), rng, tmp_path)
+    run_killed_then_whole(args, crash_plan(sink, rng), rng, tmp_path)
 
     delta = spark.read.format("delta").load(str(tmp_path / "delta"))
     payload = next(c for c in delta.columns if c.lower() == "payload")

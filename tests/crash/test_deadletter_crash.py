@@ -68,6 +68,8 @@ def enqueue_and_fail(queue, start: int, seq: int) -> list[int]:
 
 
 def test_every_failed_row_lands_in_delta_once_across_kills_during_the_move(engine, spark, tmp_path, monkeypatch):
+    if engine.name == "sqlite":
+        pytest.skip("the move's crash test runs on PostgreSQL and SQL Server, the redrive's on SQLite")
     rng = seeded()
     queue = engine.new_queue(domain=(Column("key", "bigint", nullable=False),))
     dead = tmp_path / "dead"
@@ -106,6 +108,8 @@ def test_every_failed_row_lands_in_delta_once_across_kills_during_the_move(engin
 
 
 def test_every_redriven_row_is_back_in_the_queue_once_across_kills(engine, spark, tmp_path, monkeypatch):
+    if engine.name != "sqlite":
+        pytest.skip("the redrive's crash test runs on SQLite, the move's on PostgreSQL and SQL Server")
     rng = seeded()
     queue = engine.new_queue(domain=(Column("key", "bigint", nullable=False),))
     queue.enqueue([{"key": k} for k in range(REDRIVEN)])

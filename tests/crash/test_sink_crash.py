@@ -35,7 +35,7 @@ ROWS, FILES = 20_000, 80
 
 
 def crash_plan(rng: random.Random) -> list[dict]:
-    rounds = max(3, int(os.environ.get("SQLQUEUE_CRASH_ROUNDS", "3")))
+    rounds = int(os.environ.get("SQLQUEUE_CRASH_ROUNDS", "1"))
     plan = [{"window": "published"}] + [{"window": "progress", "after": rng.randint(1, 8)} for _ in range(rounds)]
     rng.shuffle(plan)
     return plan
