@@ -14,7 +14,7 @@ export JAVA_HOME
 export SQLQUEUE_JARS_DIR := $(abspath $(CACHE)/jars)
 PYTEST_ARGS ?=
 
-.PHONY: setup system venv jars toxiproxy demo docs docs-serve lint test test-fast test-cluster test-sqlserver test-babelfish test-pyspark-upper lint-workflows system-packages chaos chaos-ci bench clean
+.PHONY: setup system venv jars toxiproxy demo docs docs-serve lint test test-crash test-cluster test-sqlserver test-babelfish test-pyspark-upper lint-workflows system-packages chaos chaos-ci bench clean
 setup: system venv jars toxiproxy
 
 system: $(CACHE)/system.stamp
@@ -75,11 +75,15 @@ lint: setup
 	$(VENV)/bin/mypy
 	PYTHONPATH=connector $(VENV)/bin/lint-imports --no-cache
 
+# Every test but the kill-and-restart scenarios and the cluster's: the inner loop, under 30 minutes on 2 cores.
 test: setup lint
-	$(PY) -m pytest -m "not cluster" $(PYTEST_ARGS)
-
-test-fast: setup lint
 	$(PY) -m pytest -m "not crash and not cluster" $(PYTEST_ARGS)
+
+# The kill-and-restart scenarios (tests/crash, marker crash): Spark drivers SIGKILLed inside every crash
+# window of the protocols and restarted from their checkpoint, a database restarted under a job. Each
+# run of a job starts a JVM, so these take 15-25 minutes on 2 cores; .ci/run runs them after `test`.
+test-crash: setup
+	$(PY) -m pytest -m crash tests/crash $(PYTEST_ARGS)
 
 # The jobs under spark-submit on a Spark standalone cluster started on this host from pyspark's own
 # scripts (a master, two 1-core workers), against PostgreSQL: 2.6-4.6 minutes on a shared 2-core
@@ -104,19 +108,22 @@ endif
 # (a clone with ../shared beside it, as CI's has), once per SQL Server driver. Babelfish is a witness of
 # drivers, binding, DDL and statement shapes, not of SQL Server's locking: its gaps are strict expected
 # failures (tests/support/babelfish.py). Microsoft's Driver 18, the one production runs, takes the whole
-# suite (Spark and crash tests included); the other drivers (FreeTDS, and mssql-python, which `setup`
-# installs through the dev extra) take the tests of what a driver carries: bulk writes, every value
-# type, the driver's own behaviour, and an adopted table's sink (docs/sqlserver.md "What has run
-# against a live server"). The runs go one after another: on 2 cores, Driver 18's suite took 21 minutes and each
-# subset about 4 (Babelfish's own backends take the rest of the machine, so running them side by side
-# gained nothing). The server starts fresh (`reset`): Babelfish's catalog views slow down with every
-# table a database holds, and the tests drop theirs (tests/support/engines.py) but an interrupted run
-# cannot. First the recording TDS stub runs again with Driver 18 registered. Without ../shared it says
-# so and passes.
+# suite (Spark tests included, and one kill-and-restart scenario: LIVE_CRASH); the other drivers
+# (FreeTDS, and mssql-python, which `setup` installs through the dev extra) take the tests of what a
+# driver carries: bulk writes, every value type, the driver's own behaviour, and an adopted table's sink
+# (docs/sqlserver.md "What has run against a live server"). The runs go one after another (Babelfish's
+# own backends take the rest of the machine, so running them side by side gained nothing). The server
+# starts fresh (`reset`): Babelfish's catalog views slow down with every table a database holds, and the
+# tests drop theirs (tests/support/engines.py) but an interrupted run cannot. First the recording TDS
+# stub runs again with Driver 18 registered. Without ../shared it says so and passes.
 BABELFISH := $(abspath ../shared/babelfish)
 BABELFISH_URL := sqlserver://babelfish_user:12345678@127.0.0.1:1433/babelfish_db?TrustServerCertificate=yes
 LIVE_FULL_DRIVER := ODBC Driver 18 for SQL Server
 LIVE_SUBSET_DRIVERS := FreeTDS mssql-python
+# Babelfish ignores table hints, so a kill proves statements and drivers there, not SQL Server's locking:
+# the adopted relational table's scenario runs (the SQL Server statements this phase changed most); the
+# others run on SQLite and PostgreSQL (make test-crash), and all of them on a real server (make test-sqlserver).
+LIVE_CRASH := tests/crash/test_adopted_crash.py
 LIVE_SUBSET := tests/conformance/test_producer.py tests/conformance/test_payloads.py \
   tests/conformance/test_sqlserver_driver.py tests/conformance/test_adopted_sink.py
 test-babelfish: setup
@@ -127,9 +134,11 @@ test-babelfish: setup
 	status=0; \
 	echo "== the recording TDS stub, with every driver now registered"; \
 	$(PY) -m pytest tests/drivers $(PYTEST_ARGS) || status=1; \
-	echo "== sqlserver suite on Babelfish, driver $(LIVE_FULL_DRIVER): all of it"; \
+	echo "== sqlserver suite on Babelfish, driver $(LIVE_FULL_DRIVER): all of it but the kill-and-restart scenarios of sqlqueue's own layout"; \
 	SQLQUEUE_TEST_SQLSERVER='$(BABELFISH_URL)' SQLQUEUE_TEST_SQLSERVER_DRIVER='$(LIVE_FULL_DRIVER)' \
-	  $(SQLSERVER_PYTEST) || status=1; \
+	  $(PY) -m pytest -m "sqlserver and not crash" $(PYTEST_ARGS) || status=1; \
+	SQLQUEUE_TEST_SQLSERVER='$(BABELFISH_URL)' SQLQUEUE_TEST_SQLSERVER_DRIVER='$(LIVE_FULL_DRIVER)' \
+	  $(SQLSERVER_PYTEST) $(LIVE_CRASH) || status=1; \
 	for driver in $(LIVE_SUBSET_DRIVERS); do \
 	  echo "== sqlserver suite on Babelfish, driver $$driver: $(LIVE_SUBSET)"; \
 	  SQLQUEUE_TEST_SQLSERVER='$(BABELFISH_URL)' SQLQUEUE_TEST_SQLSERVER_DRIVER="$$driver" \
