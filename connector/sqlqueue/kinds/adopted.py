@@ -287,7 +287,8 @@ def _check_vocabulary(queue: Served, profile: Profile) -> None:
     reference, or one a CHECK constraint on that column does not name."""
     if profile.status is None:
         return
-    values = [v for v in (*profile.ready, profile.in_flight, profile.done, profile.failed) if v is not None]
+    written = (profile.in_flight, profile.done, profile.failed, profile.retry)
+    values = [v for v in (*profile.ready, *written) if v is not None]
     names = {**queue.catalog_names(), "column": profile.status}
     for referenced, column in queue.fetch(queue.dialect.adoption.referenced(queue.table), names):
         allowed = {str(v) for (v,) in queue.fetch(queue.engine.compile(f"SELECT {column} FROM {referenced}"), {})}
