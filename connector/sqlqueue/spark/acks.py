@@ -62,5 +62,5 @@ def acks_from(batches: Iterable[pa.RecordBatch], options: SinkOptions) -> Iterat
                     )
             attempts = row.get("attempts")
             yield Ack(
-                int(row["id"]), outcome, row.get("error"), int(delay), None if attempts is None else int(attempts)
+                (int(row["id"]),), outcome, row.get("error"), int(delay), None if attempts is None else int(attempts)
             )
