@@ -303,7 +303,7 @@ def _check_vocabulary(queue: Served, profile: Profile) -> None:
     if profile.status is None:
         return
     written = (profile.in_flight, profile.done, profile.failed, profile.retry)
-    values = [v for v in (*profile.ready, *written) if v is not None]
+    values = [v for v in dict.fromkeys((*profile.ready, *written)) if v is not None]
     names = {**queue.catalog_names(), "column": profile.status}
     for referenced, column in queue.fetch(queue.dialect.adoption.referenced(queue.table), names):
         allowed = {str(v) for (v,) in queue.fetch(queue.engine.compile(f"SELECT {column} FROM {referenced}"), {})}
