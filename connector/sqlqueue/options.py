@@ -277,9 +277,10 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "operation",
         "enqueue",
-        "enqueue: the rows become new queue rows. ack: each row (columns id, outcome, and "
-        "optionally error, retryAfterSeconds, attempts) acknowledges a claimed row: outcome done, retry (back "
-        "after retryAfterSeconds, or backoffSeconds doubled per attempt) or failed.",
+        "enqueue: the rows become new queue rows. ack: each row (columns id, or an adopted table's key "
+        "(profile.key), outcome, and optionally error, response, step, retryAfterSeconds, attempts) acknowledges "
+        "a claimed row: outcome done, retry (back after retryAfterSeconds, or backoffSeconds doubled per attempt) "
+        "or failed.",
         roles=(SINK,),
         parse=one_of("enqueue", "ack"),
     ),

@@ -40,6 +40,8 @@ ROLE_TYPES: dict[str, tuple[str, ...]] = {
     "started": TIMES,
     "claimer": TEXTS,
     "error": TEXTS,
+    "response": TEXTS,
+    "step": TEXTS,
     "duration": COUNTS,
     "token": TIMES,
     "enqueued": TIMES,
@@ -63,12 +65,18 @@ class Profile:
     # The status value done sets; None with no done_at: done deletes the row.
     done: str | None = None
     failed: str | None = None
+    # The status value a row an acknowledgement retries takes (a ready value): a relational queue's Error.
+    retry: str | None = None
     attempts: str | None = None
     max_attempts: int | None = None
     due: str | None = None
     started: str | None = None
     claimer: str | None = None
     error: str | None = None
+    # What an acknowledgement reports besides its outcome: the response of the call a row made (done),
+    # and the step of a multi-step job a retry resumes from.
+    response: str | None = None
+    step: str | None = None
     duration: str | None = None
     token: str | None = None
     enqueued: str | None = None
@@ -82,9 +90,10 @@ class Profile:
     # How long a claim's started-at holds a row before the row counts as abandoned by its claimer
     # (the source's leaseSeconds): after that a claim, ours or the table's own worker's, may take it.
     lease_seconds: int = 300
-    # The three fields below are sqlqueue's own layout's only: its rows carry their bookkeeping, where
-    # an adopted table's go in the claims table beside it. None for every adopted table, and no option
-    # sets them. The column a claim writes its claim number to (the consumer goes in ``claimer``):
+    # The four fields below are sqlqueue's own layout's only: its rows carry their bookkeeping (and their
+    # own maximum attempts), where an adopted table's go in the claims table beside it. None for every
+    # adopted table, and no option sets them. The column a claim writes its claim number to (the
+    # consumer goes in ``claimer``):
     claim_seq: str | None = None
     # The column a claim writes its lease's end to and done clears. A sweep (rescue_expired) gives rows
     # whose lease ran out back to ready, so a claim takes ready rows only: it stays on the ready index.
@@ -92,6 +101,8 @@ class Profile:
     # The column holding a sink batch's tag on the rows it wrote, until a claim clears it: rows of a
     # batch Spark has yet to commit (the tag listed as unpublished) are not ready.
     tag: str | None = None
+    # The column holding a row's own maximum attempts, which overrides the stream's maxAttempts.
+    attempts_cap: str | None = None
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -210,11 +221,14 @@ PRESETS: dict[str, Profile] = {
         in_flight="Processing",
         done="Completed",
         failed="Failed",
+        retry="Error",
         attempts="AttemptNum",
         max_attempts=3,
         due="ScheduledFor",
         started="StartedAt",
         error="Error",
+        response="Response",
+        step="Step",
         duration="Duration",
         token="UpdatedAt",
         enqueued="EnqueuedAt",
@@ -252,6 +266,7 @@ NATIVE = Profile(
     in_flight=CLAIMED,
     done=DONE,
     failed=FAILED,
+    retry=READY,
     attempts="attempts",
     due="due_at",
     started="claimed_at",
@@ -262,6 +277,7 @@ NATIVE = Profile(
     claim_seq="claim_seq",
     lease="lease_until",
     tag=STAGE_TAG.name,
+    attempts_cap="max_attempts",
 )
 
 
@@ -274,7 +290,7 @@ def native(order: str) -> Profile:
 _TUPLES = {"key", "ready"}
 _INTS = {"max_attempts", "lease_seconds"}
 _BOOLS = {"take"}
-_FIELDS = [f.name for f in fields(Profile) if f.name not in ("name", "claim_seq", "lease", "tag")]
+_FIELDS = [f.name for f in fields(Profile) if f.name not in ("name", "claim_seq", "lease", "tag", "attempts_cap")]
 
 
 def _order(text: str) -> tuple[tuple[str, str], ...]:
@@ -331,6 +347,8 @@ _SUGGESTIONS = {
     "enqueued": ("enqueuedat", "createdat", "insertedat", "queuedat"),
     "done_at": ("enddate", "completedat", "finishedat", "doneat"),
     "error": ("error", "errors", "lasterror", "exception"),
+    "response": ("response", "result", "webresponse"),
+    "step": ("step", "queuestep", "currentstep"),
     "duration": ("duration", "durationms"),
 }
 
@@ -399,13 +417,17 @@ FIELD_DOCS = {
     "ready": "Status values that mean ready, comma-separated (e.g. Pending, Error).",
     "in_flight": "The status value a claim sets (e.g. Processing).",
     "done": "The status value done sets (e.g. Completed); unset with no done_at: done deletes the row.",
-    "failed": "The terminal status of rows out of attempts whose claimer's lease ran out (e.g. Failed).",
+    "failed": "The terminal status of rows out of attempts whose claimer's lease ran out, or acknowledged failed "
+    "(e.g. Failed).",
+    "retry": "The status value a row acknowledged for retry takes, one of the ready values (e.g. Error).",
     "attempts": "The attempts column, incremented by each claim.",
     "max_attempts": "Rows with this many attempts are not claimed again.",
     "due": "A time column: rows are claimed once it has passed (e.g. ScheduledFor).",
     "started": "A time column the claim sets; past the lease it marks an abandoned row (e.g. StartedAt).",
     "claimer": "A column the claim sets to the consumer's id (e.g. app_server).",
     "error": "The column a failure's error text goes to.",
+    "response": "The column an acknowledgement's response text goes to (done).",
+    "step": "The column holding a multi-step job's step: an acknowledgement that names a step writes it.",
     "duration": "A column done sets to the milliseconds since started.",
     "token": "The optimistic-concurrency column (e.g. UpdatedAt): every transition sets it, and completion "
     "touches a row only while it holds what the claim wrote.",

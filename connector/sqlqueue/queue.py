@@ -51,13 +51,17 @@ def retry_delay(attempts: int, base_seconds: int, cap_seconds: int, jitter: floa
 @dataclass(frozen=True)
 class Ack:
     """A consumer's verdict on one claimed row: done, retry after a delay, or failed for good.
-    ``attempts``: the row's attempts as the claim delivered them, its fencing token (None: unfenced)."""
+    ``key``: the row's key values in its key's order (sqlqueue's own layout: the id). ``attempts``: the
+    row's attempts as the claim delivered them, its fencing token (None: unfenced). ``response`` and
+    ``step``: what the row's work reports, where the table has columns for them (None: keep the row's)."""
 
-    id: int
+    key: tuple[Any, ...]
     outcome: str
     error: str | None = None
     delay_seconds: int = 0
     attempts: int | None = None
+    response: str | None = None
+    step: str | None = None
 
 
 class Queue:
@@ -571,23 +575,32 @@ class Queue:
 
     def apply_acks(self, cur: Any, acks: Sequence[Ack], *, keep: bool, max_attempts: int) -> int:
         """Per-row outcomes inside the caller's transaction; returns how many changed nothing (fenced out).
-        Only rows still claimed are touched, so applying the same acknowledgements twice changes nothing
-        the second time; an acknowledgement that carries the row's attempts touches the row only while
-        the claim that delivered it holds it."""
+        Only rows the claim that delivered them still holds are touched (Outcomes), so applying the same
+        acknowledgements twice changes nothing the second time. sqlqueue's own rows done are deleted
+        unless ``keep``; an adopted table's done transition is its profile's, and its rows' attempts are
+        spent at its profile's max_attempts where it names one (what its own worker reads too)."""
         self.require(Capability.ACK)
+        profile, outcomes = self.profile, self.dialect.outcomes
+        # Only done deletes: a failed row keeps its done-at (its fail time).
+        deleting = profile if keep or not self.holding.in_place else profile.deleting()
+        params = outcomes.key_params(profile)
+        spent_at = profile.max_attempts or max_attempts
         groups: dict[tuple[str, bool], list[dict[str, Any]]] = {}
         for a in acks:
-            values = {"id": a.id, "error": a.error, "attempts": a.attempts}
+            values = dict(zip(params, a.key)) | {"error": a.error, "attempts": a.attempts}
+            values |= {"response": a.response, "step": a.step}
             if a.outcome == RETRY_OUTCOME:
-                values |= {"delay_seconds": a.delay_seconds, "max_attempts": max_attempts}
+                values |= {"delay_seconds": a.delay_seconds, "max_attempts": spent_at}
             groups.setdefault((a.outcome, a.attempts is not None), []).append(values)
         builders = {
-            DONE_OUTCOME: lambda fenced: self.dialect.housekeeping.ack_done(self.table, keep, fenced),
-            FAILED_OUTCOME: lambda fenced: self.dialect.housekeeping.ack_failed(self.table, fenced),
-            RETRY_OUTCOME: lambda fenced: self.dialect.housekeeping.ack_retry(self.table, fenced),
+            DONE_OUTCOME: lambda fenced: outcomes.ack_done(self.table, deleting, fenced),
+            FAILED_OUTCOME: lambda fenced: outcomes.ack_failed(self.table, profile, fenced),
+            RETRY_OUTCOME: lambda fenced: outcomes.ack_retry(self.table, profile, fenced),
         }
         run = self.engine.run_each
         changed = sum(run(cur, builders[outcome](fenced), values) for (outcome, fenced), values in groups.items())
+        if not self.holding.in_place and acks:
+            run(cur, outcomes.forget_acked(self.table, profile), [dict(zip(params, a.key)) for a in acks])
         return len(acks) - changed
 
     def purge(

@@ -347,7 +347,8 @@ def table_beside(queue: Queue, suffix: str, profile: Profile, *ddl: str) -> Queu
 
 def test_a_status_value_a_check_constraint_refuses_is_named(engine):
     profile = replace(seeds.PRESETS["relational"], key=("Id",), failed="Failed", attempts=None, due=None, started=None)
-    profile = replace(profile, error=None, duration=None, token=None, enqueued=None, order=(), clock="utc")
+    profile = replace(profile, error=None, response=None, step=None, duration=None, token=None, enqueued=None)
+    profile = replace(profile, order=(), clock="utc")
     checked = table_beside(
         seeds.started_mark(engine),
         "checked",

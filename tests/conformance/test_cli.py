@@ -107,7 +107,7 @@ def fail_all(queue) -> None:
     queue.enqueue([{"payload": p, "dedup_key": p} for p in "abc"])
     queue.claim("c", 1, 3, order="heap")
     with queue.transaction() as cur:
-        queue.apply_acks(cur, [Ack(i, "failed", "boom") for i in range(1, 4)], keep=False, max_attempts=5)
+        queue.apply_acks(cur, [Ack((i,), "failed", "boom") for i in range(1, 4)], keep=False, max_attempts=5)
 
 
 def test_requeue_sends_failed_rows_back_by_dedup_key_or_all(run):

@@ -168,7 +168,9 @@ def test_an_acknowledgement_carrying_the_claims_attempts_settles_the_row(engine)
     queue.enqueue([{"payload": "p0"}, {"payload": "p1"}])
     queue.claim("etl", 1, 2, order=engine.order, lease_seconds=LEASE_SECONDS)
     ids = sorted(r[0] for r in queue.fetch(queue.engine.compile(f"SELECT id FROM {queue.table}"), {}))
-    assert acked(queue, [Ack(ids[0], DONE_OUTCOME, attempts=1), Ack(ids[1], FAILED_OUTCOME, "bad", attempts=1)]) == 0
+    assert (
+        acked(queue, [Ack((ids[0],), DONE_OUTCOME, attempts=1), Ack((ids[1],), FAILED_OUTCOME, "bad", attempts=1)]) == 0
+    )
     assert set(queue.stats()) == {"failed"}
 
 
@@ -180,6 +182,6 @@ def test_an_acknowledgement_after_another_claim_took_the_row_changes_nothing_and
     assert queue.rescue_expired(5) == 2
     assert queue.claim("rival", 1, 2, order=engine.order, lease_seconds=LEASE_SECONDS) == 2
     ids = [r[0] for r in queue.fetch(queue.engine.compile(f"SELECT id FROM {queue.table}"), {})]
-    late = [Ack(ids[0], DONE_OUTCOME, attempts=1), Ack(ids[1], RETRY_OUTCOME, "again", 5, attempts=1)]
+    late = [Ack((ids[0],), DONE_OUTCOME, attempts=1), Ack((ids[1],), RETRY_OUTCOME, "again", 5, attempts=1)]
     assert acked(queue, late) == 2
     assert queue.count_claimed("rival", 1) == 2

@@ -125,7 +125,7 @@ def test_a_row_failed_by_an_acknowledgement_failed_then(engine):
     queue.enqueue([{"payload": "x"}, {"payload": "y"}])
     queue.claim("c", 1, 2, order=engine.order)
     with queue.transaction() as cur:
-        queue.apply_acks(cur, [Ack(1, "failed", "bad"), Ack(2, "retry", "again")], keep=False, max_attempts=1)
+        queue.apply_acks(cur, [Ack((1,), "failed", "bad"), Ack((2,), "retry", "again")], keep=False, max_attempts=1)
     for id_ in (1, 2):
         assert row(queue, id_)["state"] == "failed"
         assert abs((fail_time(queue, id_) - ago(0)).total_seconds()) < 60
@@ -147,7 +147,7 @@ def test_retry_returns_the_row_after_its_backoff_with_the_error(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
     queue.claim("c", 1, 1, order=engine.order)
-    ack(queue, [Ack(1, "retry", "timeout talking to the mailer", delay_seconds=60)])
+    ack(queue, [Ack((1,), "retry", "timeout talking to the mailer", delay_seconds=60)])
     assert row(queue, 1) == {
         "state": "ready",
         "attempts": 1,
@@ -163,7 +163,7 @@ def test_retry_on_the_last_attempt_fails_the_row_with_its_error(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
     queue.claim("c", 1, 1, order=engine.order)
-    ack(queue, [Ack(1, "retry", "still broken")], max_attempts=1)
+    ack(queue, [Ack((1,), "retry", "still broken")], max_attempts=1)
     assert row(queue, 1)["state"] == "failed"
     assert row(queue, 1)["last_error"] == "still broken"
 
@@ -172,7 +172,7 @@ def test_a_rows_own_max_attempts_overrides_the_queue_default(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x", "max_attempts": 3}])
     queue.claim("c", 1, 1, order=engine.order)
-    ack(queue, [Ack(1, "retry", "e")], max_attempts=1)
+    ack(queue, [Ack((1,), "retry", "e")], max_attempts=1)
     assert row(queue, 1)["state"] == "ready"
 
 
@@ -180,7 +180,7 @@ def test_done_and_failed_outcomes(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": p} for p in "abc"])
     queue.claim("c", 1, 3, order=engine.order)
-    ack(queue, [Ack(1, "done"), Ack(2, "failed", "bad input"), Ack(3, "done")], keep=True)
+    ack(queue, [Ack((1,), "done"), Ack((2,), "failed", "bad input"), Ack((3,), "done")], keep=True)
     assert [row(queue, i)["state"] for i in (1, 2, 3)] == ["done", "failed", "done"]
     assert row(queue, 2)["last_error"] == "bad input"
 
@@ -189,9 +189,9 @@ def test_acknowledging_twice_changes_nothing_the_second_time(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
     queue.claim("c", 1, 1, order=engine.order)
-    ack(queue, [Ack(1, "retry", "e")])
+    ack(queue, [Ack((1,), "retry", "e")])
     queue.claim("other", 1, 1, order=engine.order)  # someone else holds it now
-    ack(queue, [Ack(1, "retry", "e")])  # a replay of the first acknowledgement
+    ack(queue, [Ack((1,), "retry", "e")])  # a replay of the first acknowledgement
     assert row(queue, 1)["consumer"] is None or row(queue, 1)["consumer"] == "other"
     assert row(queue, 1)["state"] == "ready"
 
@@ -226,7 +226,7 @@ def test_requeue_failed_rows_by_id_by_key_or_all(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": p, "dedup_key": f"k{p}"} for p in "abcd"])
     queue.claim("c", 1, 4, order=engine.order)
-    ack(queue, [Ack(i, "failed", "boom") for i in (1, 2, 3, 4)])
+    ack(queue, [Ack((i,), "failed", "boom") for i in (1, 2, 3, 4)])
     assert queue.requeue_failed(ids=[1]) == 1
     assert queue.requeue_failed(dedup_keys=["kb"]) == 1
     assert queue.requeue_failed() == 2

@@ -63,7 +63,7 @@ def enqueue_and_fail(queue, start: int, seq: int) -> list[int]:
     queue.claim("worker", seq, FAILED_PER_RUN, order="heap")
     ids = held(queue, "worker", seq, "id")
     with queue.transaction() as cur:
-        queue.apply_acks(cur, [Ack(i, FAILED_OUTCOME, "poison") for i in ids], keep=False, max_attempts=5)
+        queue.apply_acks(cur, [Ack((i,), FAILED_OUTCOME, "poison") for i in ids], keep=False, max_attempts=5)
     return ids
 
 
@@ -116,7 +116,7 @@ def test_every_redriven_row_is_back_in_the_queue_once_across_kills(engine, spark
     queue.claim("worker", 1, REDRIVEN, order=engine.order)
     ids = held(queue, "worker", 1, "id")
     with queue.transaction() as cur:
-        queue.apply_acks(cur, [Ack(i, FAILED_OUTCOME, "poison") for i in ids], keep=False, max_attempts=5)
+        queue.apply_acks(cur, [Ack((i,), FAILED_OUTCOME, "poison") for i in ids], keep=False, max_attempts=5)
     dead = str(tmp_path / "dead")
     mover = DeadLetterMover(QueueAddress(engine.connection(), queue.table), dead, "setup", chunk=500, every_seconds=0)
     assert mover.move(spark) == REDRIVEN

@@ -8,6 +8,7 @@ from pyspark.sql import functions as F
 from sqlqueue.schema import Column
 from sqlqueue.spark.delta import append_once
 from sqlqueue.testing import assert_dead_lettered, assert_each_key_once, assert_queue_holds, run_until, wait_until
+from tests.support import seeds
 
 pytestmark = pytest.mark.spark
 KEYED = (Column("key", "bigint", nullable=False),)
@@ -101,3 +102,36 @@ def test_unknown_ack_column_is_refused_before_anything_is_written(spark, engine)
     df = spark.createDataFrame([(1, "done", "x")], "id bigint, outcome string, payload string")
     with pytest.raises(Exception, match="unknown column\\(s\\) payload"):
         df.write.format("sqlqueue").options(**engine.sink_options(queue, operation="ack")).mode("append").save()
+
+
+def test_an_adopted_relational_queue_takes_each_rows_outcome_the_tables_way(spark, engine, tmp_path):
+    queue = seeds.relational(engine)
+    seeds.enqueue_relational(queue, 30)
+    adopted = {**engine.options, "queue": str(queue.table), "profile": "relational", "profile.order": ""}
+    options = {**adopted, "completion": "ack", "maxRowsPerTrigger": "10", "emptyPollIntervalMs": "100"}
+    n = F.expr("CAST(substring(Payload, 2) AS INT)")
+    outcome = F.when(n < 10, "done").when(n < 20, "retry").otherwise("failed")
+    acks = source(spark, options).select(
+        "EnqueuedAt",
+        outcome.alias("outcome"),
+        F.when(outcome == "done", F.concat(F.lit("sent "), "Payload")).alias("response"),
+        F.when(outcome != "done", F.lit("mailbox full")).alias("error"),
+        F.when(outcome == "retry", F.lit(600)).alias("retryAfterSeconds"),
+        F.lit("Send").alias("step"),
+    )
+    query = (
+        acks.writeStream.format("sqlqueue")
+        .options(**adopted, operation="ack")
+        .option("checkpointLocation", str(tmp_path / "cp"))
+        .trigger(processingTime="300 milliseconds")
+        .start()
+    )
+    sql = queue.engine.compile(f"SELECT Payload, Status, Response, Error, Step FROM {queue.table}")
+    settled = {"Completed", "Error", "Failed"}
+    run_until(query, lambda: {s for _, s, *_ in queue.fetch(sql, {})} <= settled, timeout=120)
+    rows = {payload: tuple(rest) for payload, *rest in queue.fetch(sql, {})}
+    assert rows == {
+        **{f"p{i}": ("Completed", f"sent p{i}", None, "Send") for i in range(10)},
+        **{f"p{i}": ("Error", None, "mailbox full", "Send") for i in range(10, 20)},
+        **{f"p{i}": ("Failed", None, "mailbox full", "Send") for i in range(20, 30)},
+    }

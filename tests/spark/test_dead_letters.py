@@ -36,7 +36,7 @@ def fail_rows(queue, count: int, consumer: str = "worker-7", seq: int = 1) -> li
         for r in rows
     ]
     with queue.transaction() as cur:
-        queue.apply_acks(cur, [Ack(i, FAILED_OUTCOME, f"bad row {i}") for i in ids], keep=False, max_attempts=5)
+        queue.apply_acks(cur, [Ack((i,), FAILED_OUTCOME, f"bad row {i}") for i in ids], keep=False, max_attempts=5)
     return sorted(ids)
 
 

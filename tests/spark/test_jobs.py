@@ -65,7 +65,7 @@ def test_queue_to_delta_with_a_dead_letter_table_moves_the_failed_rows_there(spa
     queue.enqueue([{"payload": f"p{i}"} for i in range(30)])
     queue.claim("worker", 1, 10, order=engine.order)
     with queue.transaction() as cur:
-        queue.apply_acks(cur, [Ack(i, FAILED_OUTCOME, "poison") for i in range(1, 11)], keep=False, max_attempts=5)
+        queue.apply_acks(cur, [Ack((i,), FAILED_OUTCOME, "poison") for i in range(1, 11)], keep=False, max_attempts=5)
     status = run_job(
         "queue_to_delta",
         "-c",

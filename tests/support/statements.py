@@ -236,6 +236,11 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
                     statement.sql,
                 )
     relational, relational_columns = ADOPTED["relational"]
+    for fenced in (False, True):
+        token = "_fenced" if fenced else ""
+        for outcome in (dialect.outcomes.ack_done, dialect.outcomes.ack_retry, dialect.outcomes.ack_failed):
+            yield made(dialect, f"adopted_relational_{outcome.__name__}{token}", outcome, t, relational, fenced)
+    yield made(dialect, "adopted_relational_forget_acked", dialect.outcomes.forget_acked, t, relational)
     bounded = dialect.claims.claim(t, relational, relational_columns, bound="EnqueuedAt").claim
     yield Entry("adopted_relational_claim_bounded", "claims.claim", bounded.sql)
     yield made(dialect, "adopted_max_ready", dialect.claims.max_ready, t, relational, "EnqueuedAt")
@@ -326,10 +331,11 @@ def catalog(dialect: Dialect) -> list[Entry]:
         add("renew_held" + ("_chunked" if limited else ""), dialect.leases.renew_held, limited)
     for fenced in (False, True):
         token = "_fenced" if fenced else ""
-        add(f"ack_retry{token}", dialect.housekeeping.ack_retry, fenced)
-        add(f"ack_failed{token}", dialect.housekeeping.ack_failed, fenced)
+        add(f"ack_retry{token}", dialect.outcomes.ack_retry, NATIVE, fenced)
+        add(f"ack_failed{token}", dialect.outcomes.ack_failed, NATIVE, fenced)
         for keep in (False, True):
-            add("ack_done_" + ("keep" if keep else "delete") + token, dialect.housekeeping.ack_done, keep, fenced)
+            done = NATIVE if keep else NATIVE.deleting()
+            add("ack_done_" + ("keep" if keep else "delete") + token, dialect.outcomes.ack_done, done, fenced)
     for state in ("done", "failed"):
         add(f"purge_{state}_chunked", dialect.housekeeping.purge, state, True)
     for by in ("id", "dedup_key", "all"):

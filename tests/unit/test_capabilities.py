@@ -3,13 +3,15 @@ refuses in one line naming the table, the capability and what to use instead."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from sqlqueue.capabilities import Capability
 from sqlqueue.connection import parse_connection
 from sqlqueue.errors import ConfigError
 from sqlqueue.identifiers import TableName
-from sqlqueue.kinds.adopted import INSTEAD
+from sqlqueue.kinds.adopted import INSTEAD, capabilities_of
 from sqlqueue.options import SinkOptions, SourceOptions
 from sqlqueue.profile import PRESETS
 from sqlqueue.queue import Queue
@@ -45,7 +47,7 @@ def test_default_options_need_nothing_beyond_every_tables_basics():
     assert SourceOptions.parse(BASE).needs == frozenset() and SinkOptions.parse(BASE).needs == frozenset()
 
 
-@pytest.mark.parametrize("capability", list(Capability))
+@pytest.mark.parametrize("capability", [c for c in Capability if c is not Capability.ACK])
 def test_an_adopted_table_refuses_a_capability_in_one_line_naming_the_table_and_what_to_use_instead(capability):
     with pytest.raises(ConfigError) as refused:
         adopted().require(capability)
@@ -59,3 +61,17 @@ def test_sqlqueues_own_layout_supports_every_capability():
     own = Queue(parse_connection("sqlite:///q.db"), TableName("t"))
     assert all(own.supports(c) for c in Capability)
     own.require(*Capability)
+
+
+def test_a_relational_queue_takes_per_row_outcomes():
+    assert adopted().supports(Capability.ACK)
+
+
+@pytest.mark.parametrize(
+    ("preset", "settings"),
+    [("dequeue", {}), ("started-mark", {}), ("claimer", {}), ("relational", {"retry": None}),
+     ("relational", {"retry": "Completed"})],
+    ids=["take", "no-status", "no-done-value", "no-retry-value", "retry-not-ready"],
+)  # fmt: skip
+def test_per_row_outcomes_need_a_status_with_done_failed_and_a_ready_retry_value(preset, settings):
+    assert Capability.ACK not in capabilities_of(replace(PRESETS[preset], **settings))

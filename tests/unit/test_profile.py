@@ -52,6 +52,12 @@ def test_a_status_word_beside_a_claimer_column_is_proposed_as_relational():
     assert (profile.name, profile.status, profile.claimer) == ("relational", "Status", "LockedBy")
 
 
+def test_the_proposal_maps_the_response_and_step_an_acknowledgement_writes():
+    columns = [Column("Id", "bigint", False), Column("Status", "string"), Column("Response", "text")]
+    profile = propose([*columns, Column("Step", "string")], [["Id"]])
+    assert (profile.response, profile.step) == ("Response", "Step")
+
+
 def test_a_table_without_lifecycle_columns_is_proposed_as_a_dequeue():
     assert propose([Column("Id", "bigint", False), Column("Payload", "text")], [["Id"]]).name == "dequeue"
 

@@ -16,6 +16,7 @@ from .statements.housekeeping import Housekeeping
 from .statements.leases import Leases
 from .statements.lifecycle import Lifecycle
 from .statements.migrations import Migrations
+from .statements.outcomes import Outcomes
 from .statements.schema import Schema
 from .statements.sink import Sink
 
@@ -38,6 +39,7 @@ class Dialect:
         self.adoption = Adoption(engine, self.lifecycle)
         self.leases = Leases(engine, self.lifecycle, self.claims)
         self.sink = Sink(engine, self.schema, self.lifecycle, self.adoption)
+        self.outcomes = Outcomes(engine, self.lifecycle, self.claims)
         self.housekeeping = Housekeeping(engine, self.lifecycle)
         self.doctor = doctor(engine, self.schema, self.lifecycle, self.claims)
         self.migrations = migrations(engine, self.schema)

@@ -7,16 +7,18 @@ claims table beside it, a replay reads those copies again, completion applies th
 transition to the rows still the stream's (fenced by the profile's guard), held claims renew their
 lease, and the sink writes batches into it exactly once (staged beside it, published in the ledger's
 transaction as new ready rows of the profile). ``sqlqueue peek``, ``stats``, ``doctor`` and ``adopt`` serve
-it. None of the capabilities of ``capabilities.Capability``: ``CAPABILITIES`` is empty, and ``INSTEAD``
-says, for each, what to use on such a table. sqlqueue never changes the table itself: its tables go
-beside it, and the one index ``sqlqueue adopt --index`` proposes is created only when asked for.
+it. Of the capabilities of ``capabilities.Capability``, only those ``OFFERED`` names, where its profile
+has what they need: per-row outcomes (ack) on a table whose rows carry a status with done, failed and
+retry values, as a relational queue's do. ``INSTEAD`` says, for every other, what to use on such a table.
+sqlqueue never changes the table itself: its tables go beside it, and the one index ``sqlqueue adopt
+--index`` proposes is created only when asked for.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..capabilities import Capability
 from ..dialects.engine import ASSIGNED, GENERATED
@@ -27,7 +29,13 @@ from ..profile import Profile
 from ..schema import Column, picked_columns
 from .kind import Served
 
-CAPABILITIES: frozenset[Capability] = frozenset()
+# The capabilities an adopted table may have, and what each needs of its profile. Per-row outcomes write
+# the profile's transitions (Lifecycle.done_reported_sets, retry_sets, failed_sets): a status with a done,
+# a failed and a retry value, the retry value a ready one so the row is claimed again; not where the
+# claim takes the rows out of the table, which leaves no row to write an outcome on.
+OFFERED: dict[Capability, Callable[[Profile], bool]] = {
+    Capability.ACK: lambda p: not p.take and None not in (p.status, p.done, p.failed, p.retry) and p.retry in p.ready,
+}
 INSTEAD = {
     Capability.CREATE: "it exists already: `sqlqueue adopt` checks it against its profile and makes sqlqueue's "
     "tables beside it",
@@ -38,7 +46,9 @@ INSTEAD = {
     Capability.PRIORITY: "its profile's order (option profile.order) on the table's own columns",
     Capability.DEDUP_KEYS: "a unique key of the table itself",
     Capability.KEEP_DONE: "its profile's done transition (options profile.done and profile.done_at)",
-    Capability.ACK: "completion by its profile's done transition when Spark commits a batch",
+    Capability.ACK: "a profile whose status has done, failed and retry values (options profile.status, "
+    "profile.done, profile.failed, and profile.retry, one of profile.ready), and that does not take the rows "
+    "(profile.take); else completion by its profile's done transition when Spark commits a batch",
     Capability.DEAD_LETTERS: "its profile's failed status (option profile.failed), which keeps such rows in the table",
     Capability.REQUEUE: "the table's own tools to set a failed row's status back",
     Capability.PURGE: "the table's own housekeeping: its done rows are its own",
@@ -46,12 +56,17 @@ INSTEAD = {
 }
 
 
+def capabilities_of(profile: Profile) -> frozenset[Capability]:
+    """What a table adopted through ``profile`` supports beyond every table's basics (OFFERED)."""
+    return frozenset(c for c, fits in OFFERED.items() if fits(profile))
+
+
 class Adopted:
     shown_lifecycle: tuple[str, ...] = ()  # a source shows the table's columns but those the lifecycle writes
-    capabilities = CAPABILITIES
 
     def __init__(self, declared: Profile) -> None:
         self.declared: Profile | None = declared
+        self.capabilities = capabilities_of(declared)
         self.profile_name = declared.name
         self._declared = declared
         self._checked: Profile | None = None
@@ -287,7 +302,8 @@ def _check_vocabulary(queue: Served, profile: Profile) -> None:
     reference, or one a CHECK constraint on that column does not name."""
     if profile.status is None:
         return
-    values = [v for v in (*profile.ready, profile.in_flight, profile.done, profile.failed) if v is not None]
+    written = (profile.in_flight, profile.done, profile.failed, profile.retry)
+    values = [v for v in dict.fromkeys((*profile.ready, *written)) if v is not None]
     names = {**queue.catalog_names(), "column": profile.status}
     for referenced, column in queue.fetch(queue.dialect.adoption.referenced(queue.table), names):
         allowed = {str(v) for (v,) in queue.fetch(queue.engine.compile(f"SELECT {column} FROM {referenced}"), {})}

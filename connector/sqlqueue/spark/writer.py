@@ -40,7 +40,7 @@ from ..options import SinkOptions
 from ..producer import Producer, Written
 from ..queue import Ack
 from ..schema import Column
-from .acks import acks_from, check_ack_schema
+from .acks import ack_key, acks_from, check_ack_schema
 from .logs import worker_logger
 from .reader import check_table, shared_queue
 from .types import batch_rows, sink_columns
@@ -277,7 +277,7 @@ def stream_writer(
     if options.batch_id is not None:
         raise ConfigError("option 'batchId' is for df.write only: a stream's batch ids come from Spark; remove it")
     if options.operation == "ack":
-        check_ack_schema(schema)
+        check_ack_schema(schema, ack_key(options))
         return QueueStreamAckWriter(options)
     return QueueStreamWriter(options, checked_columns(options, schema))
 
@@ -289,6 +289,6 @@ def batch_writer(raw: Mapping[str, str], schema: StructType, overwrite: bool) ->
     options = SinkOptions.parse(raw)
     check_table(options.address, options.needs)
     if options.operation == "ack":
-        check_ack_schema(schema)
+        check_ack_schema(schema, ack_key(options))
         return QueueBatchAckWriter(options)
     return QueueBatchWriter(options, checked_columns(options, schema))

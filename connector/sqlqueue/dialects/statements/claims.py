@@ -190,24 +190,27 @@ class Claims(ABC):
         return f"{e.table(self.lifecycle.claims_table(table))} ({names})", lead
 
     # ---- completion ----------------------------------------------------------------------------------
-    def copy_holds(self, table: TableName, profile: Profile, claims: str) -> str:
-        """A copy of :consumer's claims that ``claims`` names (Lifecycle.held: UPTO, AFTER or ONE) holds this
-        row of ``table`` unchanged since the claim (or the last renewal) wrote it: its guard column (the
-        token, else the started-at, else the claimer) still holds that value. A row whose lease ran out
-        and that the table's own worker took has another value there. The two tables are named, not
-        aliased: their names differ by construction, where an alias could be the table's."""
+    def copy_holds(self, table: TableName, profile: Profile, claims: str | None) -> str:
+        """A copy of :consumer's claims that ``claims`` names (Lifecycle.held: UPTO, AFTER or ONE; None: a
+        copy of any claim of any consumer) holds this row of ``table`` unchanged since the claim (or the
+        last renewal) wrote it: its guard column (the token, else the started-at, else the claimer) still
+        holds that value. A row whose lease ran out and that the table's own worker took has another value
+        there. The two tables are named, not aliased: their names differ by construction, where an alias
+        could be the table's."""
         q, copies = self.engine.quote, self.lifecycle.claims_table(table)
         c, t = q(copies.name), q(table.name)
         same = self.key_match(profile, c, t)
         if profile.guard is not None:
             same += f" AND {c}.{q(profile.guard)} = {t}.{q(profile.guard)}"
-        held = self.lifecycle.held(self.lifecycle.holding(table, profile), claims, c)
-        return f"EXISTS (SELECT 1 FROM {self.engine.table(copies)} WHERE {held} AND {same})"
+        if claims is not None:
+            same = f"{self.lifecycle.held(self.lifecycle.holding(table, profile), claims, c)} AND {same}"
+        return f"EXISTS (SELECT 1 FROM {self.engine.table(copies)} WHERE {same})"
 
-    def still_ours(self, table: TableName, profile: Profile) -> str:
-        """A row of ``table`` that a copy of claims up to :upto_seq holds unchanged (copy_holds)."""
+    def still_ours(self, table: TableName, profile: Profile, claims: str | None = UPTO) -> str:
+        """A row of ``table`` in flight that a copy of claims up to :upto_seq holds unchanged (copy_holds;
+        ``claims`` None: a copy of any consumer's claim, for an acknowledgement, which names no consumer)."""
         q = self.engine.quote
-        ours = self.copy_holds(table, profile, UPTO)
+        ours = self.copy_holds(table, profile, claims)
         # Done sets done-at and may leave the status in flight (a started-mark table): a done row is no longer ours,
         # or chunked completion, which repeats while a pass fills its chunk, would never end.
         open_ = f"{q(profile.done_at)} IS NULL AND " if profile.done_at is not None else ""

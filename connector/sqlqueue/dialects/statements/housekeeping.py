@@ -1,5 +1,5 @@
-"""Housekeeping statements: leases that ran out, per-row acknowledgements, purge, requeue, and
-the move of failed rows to the dead-letter table.
+"""Housekeeping statements: leases that ran out, purge, requeue, and the move of failed rows to the
+dead-letter table.
 
 A move to the dead-letter table tags a chunk of failed rows in one transaction (stage_tag, which
 failed rows otherwise never carry: a claim clears it), appends them to Delta under the tag's number,
@@ -22,8 +22,8 @@ READY, CLAIMED, FAILED = NATIVE.ready[0], str(NATIVE.in_flight), str(NATIVE.fail
 
 
 class Housekeeping:
-    """What keeps sqlqueue's own table healthy: expired leases, acknowledgements, purge, requeue, and the
-    move of failed rows to the dead-letter table."""
+    """What keeps sqlqueue's own table healthy: expired leases, purge, requeue, and the move of failed rows
+    to the dead-letter table."""
 
     def __init__(self, engine: Engine, lifecycle: Lifecycle) -> None:
         self.engine, self.lifecycle = engine, lifecycle
@@ -32,23 +32,6 @@ class Housekeeping:
         """A row of sqlqueue's own layout in ``state`` (a value of its profile's status)."""
         return self.lifecycle.status_in(NATIVE, (state,))
 
-    def _give_back(self, error: str, failed_at: str) -> str:
-        """SET list that returns a claimed row to the queue, or fails it once its attempts are spent.
-
-        A failed row keeps the consumer and claim number that gave up on it, and records when in
-        ``completed_at`` (its fail time, ``failed_at`` in the dead-letter table): the SQL expression
-        ``failed_at``, read before the SET applies.
-        """
-        q, literal = self.engine.quote, self.engine.literal
-        spent = f"{q('attempts')} >= COALESCE({q('max_attempts')}, :max_attempts)"
-        return (
-            f"{q(str(NATIVE.status))} = CASE WHEN {spent} THEN {literal(FAILED)} ELSE {literal(READY)} END, "
-            f"{q('consumer')} = CASE WHEN {spent} THEN {q('consumer')} ELSE NULL END, "
-            f"{q('claim_seq')} = CASE WHEN {spent} THEN {q('claim_seq')} ELSE NULL END, "
-            f"{q('completed_at')} = CASE WHEN {spent} THEN {failed_at} ELSE NULL END, "
-            f"{q('lease_until')} = NULL, {q('last_error')} = {error}"
-        )
-
     @cached
     def rescue_expired(self, table: TableName, limited: bool) -> Statement:
         """Claimed rows whose lease ran out (their consumer died) go back to the queue, or fail."""
@@ -56,42 +39,8 @@ class Housekeeping:
         where = f"{self._in_state(CLAIMED)} AND {e.quote('lease_until')} < {e.now()}"
         # A row whose last lease ran out failed then, not when some consumer came to notice: that can
         # be up to a quarter of the lease later, or hours later when no consumer ran meanwhile.
-        set_sql = self._give_back("'lease expired'", e.quote("lease_until"))
+        set_sql = self.lifecycle.give_back(NATIVE, "'lease expired'", e.quote("lease_until"))
         return e.compile(e.limited_update(table, set_sql, where, limited))
-
-    def _one_claimed_row(self, fenced: bool) -> str:
-        """Only a row still claimed: applying an acknowledgement twice changes nothing the second time.
-        ``fenced``: and still under the claim that delivered it, its attempts being the claim's token (every
-        claim adds one), so an acknowledgement that comes after the row's lease ran out and another
-        claim took it changes nothing (Kleppmann's fencing token)."""
-        q = self.engine.quote
-        token = f" AND {q('attempts')} = :attempts" if fenced else ""
-        return f"{q('id')} = :id AND {self._in_state(CLAIMED)}{token}"
-
-    @cached
-    def ack_retry(self, table: TableName, fenced: bool) -> Statement:
-        """One claimed row back to the queue after ``:delay_seconds``, with its error, or failed."""
-        e = self.engine
-        set_sql = self._give_back(":error", e.now()) + f", {e.quote('due_at')} = {e.now_plus('delay_seconds')}"
-        return e.compile(e.limited_update(table, set_sql, self._one_claimed_row(fenced), False))
-
-    @cached
-    def ack_failed(self, table: TableName, fenced: bool) -> Statement:
-        e = self.engine
-        q = e.quote
-        set_sql = (
-            f"{q(str(NATIVE.status))} = {e.literal(FAILED)}, {q('last_error')} = :error, "
-            f"{q('completed_at')} = {e.now()}, "
-            f"{q('lease_until')} = NULL"
-        )
-        return e.compile(e.limited_update(table, set_sql, self._one_claimed_row(fenced), False))
-
-    @cached
-    def ack_done(self, table: TableName, keep: bool, fenced: bool) -> Statement:
-        e, where = self.engine, self._one_claimed_row(fenced)
-        if keep:
-            return e.compile(e.limited_update(table, self.lifecycle.done_sets(NATIVE), where, False))
-        return e.compile(e.limited_delete(table, where, False))
 
     @cached
     def purge(self, table: TableName, state: str, limited: bool) -> Statement:

@@ -53,15 +53,16 @@ class Lifecycle:
         """The current time in the clock the table's times are written in."""
         return self.engine.local_now() if profile.clock == "local" else self.engine.now()
 
-    def status_in(self, profile: Profile, values: Sequence[str]) -> str:
+    def status_in(self, profile: Profile, values: Sequence[str], qualifier: str = "") -> str:
         """The status is one of ``values``. Status values are string literals whatever the column's type:
         against a flag or a code (a started-mark table's bit in_process), or a Unicode column, the literal is what
         converts, since bit, int and nvarchar outrank varchar ("Data type precedence",
         learn.microsoft.com/sql/t-sql/data-types/data-type-precedence-transact-sql), which a filtered
         index allows on the right of the comparison ("Create filtered indexes", data conversion operators
         in the filter predicate; SqlServerEngine.literal); PostgreSQL and SQLite type the literal by the
-        column."""
-        status, literals = self.engine.quote(str(profile.status)), [self.engine.literal(v) for v in values]
+        column. ``qualifier``: a quoted table name, where another table is in scope."""
+        of = f"{qualifier}." if qualifier else ""
+        status, literals = of + self.engine.quote(str(profile.status)), [self.engine.literal(v) for v in values]
         return f"{status} = {literals[0]}" if len(literals) == 1 else f"{status} IN ({', '.join(literals)})"
 
     def claim_sets(self, profile: Profile) -> str:
@@ -105,6 +106,84 @@ class Lifecycle:
         if profile.lease is not None:
             sets.append(f"{q(profile.lease)} = NULL")
         return ", ".join(sets)
+
+    # ---- outcomes: what an acknowledgement writes (Outcomes), done_sets above for done -----------------
+    def later(self, profile: Profile, seconds_param: str) -> str:
+        """The current time plus ``:seconds_param`` seconds, in the clock the table's times are written in."""
+        if profile.clock == "local":
+            return self.engine.add_seconds(self.engine.local_now(), seconds_param)
+        return self.engine.now_plus(seconds_param)
+
+    def spent(self, profile: Profile) -> str | None:
+        """The row has no attempt left: its attempts reached its own maximum where it carries one (sqlqueue's
+        own layout), else :max_attempts; None where the profile counts no attempts."""
+        if profile.attempts is None:
+            return None
+        q = self.engine.quote
+        cap = f"COALESCE({q(profile.attempts_cap)}, :max_attempts)" if profile.attempts_cap else ":max_attempts"
+        return f"{q(profile.attempts)} >= {cap}"
+
+    def give_back(self, profile: Profile, error: str, failed_at: str) -> str:
+        """SET list that returns a claimed row to the queue with the retry status, or fails it once its
+        attempts are spent, as a relational queue's Modify_ procedure forces Failed at its maximum.
+
+        A failed row keeps the claimer and claim number that gave up on it, and records when in its
+        done-at: the SQL expression ``failed_at``, read before the SET applies. ``error``: the error text's
+        SQL expression."""
+        q, literal, spent = self.engine.quote, self.engine.literal, self.spent(profile)
+
+        def unless_spent(if_spent: str, otherwise: str) -> str:
+            return otherwise if spent is None else f"CASE WHEN {spent} THEN {if_spent} ELSE {otherwise} END"
+
+        sets = [f"{q(str(profile.status))} = {unless_spent(literal(str(profile.failed)), literal(str(profile.retry)))}"]
+        sets += [
+            f"{q(c)} = {unless_spent(q(c), 'NULL')}" for c in (profile.claimer, profile.claim_seq) if c is not None
+        ]
+        if profile.done_at is not None:
+            sets.append(f"{q(profile.done_at)} = {unless_spent(failed_at, 'NULL')}")
+        if profile.lease is not None:
+            sets.append(f"{q(profile.lease)} = NULL")
+        if profile.error is not None:
+            sets.append(f"{q(profile.error)} = {error}")
+        return ", ".join(sets)
+
+    def retry_sets(self, profile: Profile) -> str:
+        """What a retry writes: the row back to the queue (give_back) with the error, due after
+        :delay_seconds, and the token and step where the table has them."""
+        sets = [self.give_back(profile, ":error", self.clock(profile))]
+        if profile.due is not None:
+            sets.append(f"{self.engine.quote(profile.due)} = {self.later(profile, 'delay_seconds')}")
+        return ", ".join([*sets, *self._reported(profile)])
+
+    def failed_sets(self, profile: Profile) -> str:
+        """What a failed outcome writes: the failed status, the error, the time in done-at, no lease; the
+        token and step where the table has them."""
+        q = self.engine.quote
+        sets = [f"{q(str(profile.status))} = {self.engine.literal(str(profile.failed))}"]
+        if profile.error is not None:
+            sets.append(f"{q(profile.error)} = :error")
+        if profile.done_at is not None:
+            sets.append(f"{q(profile.done_at)} = {self.clock(profile)}")
+        if profile.lease is not None:
+            sets.append(f"{q(profile.lease)} = NULL")
+        return ", ".join([*sets, *self._reported(profile)])
+
+    def done_reported_sets(self, profile: Profile) -> str:
+        """What a done outcome writes: the done transition (done_sets, which sets the token), with the
+        response and the step the acknowledgement reports."""
+        q = self.engine.quote
+        response = [f"{q(profile.response)} = COALESCE(:response, {q(profile.response)})"] if profile.response else []
+        return ", ".join([self.done_sets(profile), *response, *self._step(profile)])
+
+    def _reported(self, profile: Profile) -> list[str]:
+        token = [f"{self.engine.quote(profile.token)} = {self.clock(profile)}"] if profile.token is not None else []
+        return [*token, *self._step(profile)]
+
+    def _step(self, profile: Profile) -> list[str]:
+        """The step an acknowledgement names, else the row's own: a relational queue's Modify_ procedure
+        writes Step = ISNULL(@Step, Step), so a retry resumes where the last attempt stopped."""
+        q = self.engine.quote
+        return [f"{q(profile.step)} = COALESCE(:step, {q(profile.step)})"] if profile.step is not None else []
 
     def beside(self, table: TableName, role: str) -> TableName:
         """One of sqlqueue's tables beside an adopted ``table`` (claims, staging): its name says whose it is."""

@@ -1,0 +1,105 @@
+"""Per-row outcomes on an adopted relational queue (a status table with Pending, Processing, Error, Failed,
+Completed): each acknowledgement writes the table's own way, as its Modify_ procedure does, and only
+while the claim that delivered the row still holds it."""
+
+from __future__ import annotations
+
+from sqlqueue.queue import DONE_OUTCOME, FAILED_OUTCOME, RETRY_OUTCOME, Ack, Queue
+from tests.support import seeds
+
+COLUMNS = ("Status", "AttemptNum", "Error", "Response", "Step", "Duration")
+
+
+def claimed_keys(queue: Queue, consumer: str = "etl", seq: int = 1) -> dict[str, tuple]:
+    """{payload: key} of the rows ``consumer`` holds under claim ``seq``, the key as the claim copied it."""
+    keys = {}
+    for lo, hi in queue.partition_bounds(consumer, seq - 1, seq, 1):
+        for chunk in queue.read_claimed(consumer, seq - 1, seq, lo, hi, ["Payload", "EnqueuedAt"]):
+            keys |= {payload: (key,) for payload, key in chunk}
+    return keys
+
+
+def acked(queue: Queue, acks: list[Ack]) -> int:
+    """Apply ``acks`` in one transaction; how many changed nothing."""
+    with queue.transaction() as cur:
+        return queue.apply_acks(cur, acks, keep=False, max_attempts=5)
+
+
+def row(queue: Queue, payload: str) -> dict:
+    sql = f"SELECT {', '.join(COLUMNS)} FROM {queue.table} WHERE Payload = :payload"
+    (found,) = queue.fetch(queue.engine.compile(sql), {"payload": payload})
+    return dict(zip(COLUMNS, found))
+
+
+def test_done_writes_completed_with_the_response_the_duration_and_the_step(engine):
+    queue = seeds.relational(engine)
+    seeds.enqueue_relational(queue, 1)
+    queue.claim("etl", 1, 1)
+    key = claimed_keys(queue)["p0"]
+    assert acked(queue, [Ack(key, DONE_OUTCOME, response="250 OK", step="Confirm")]) == 0
+    done = row(queue, "p0")
+    assert (done["Status"], done["Response"], done["Step"]) == ("Completed", "250 OK", "Confirm")
+    assert done["Duration"] is not None and done["Duration"] >= 0
+    assert queue.count_claimed("etl", 1) == 0  # the claim's copy is forgotten
+
+
+def test_retry_writes_error_and_the_row_is_claimed_again_once_its_delay_has_passed(engine):
+    queue = seeds.relational(engine)
+    seeds.enqueue_relational(queue, 1)
+    queue.claim("etl", 1, 1)
+    acked(queue, [Ack(claimed_keys(queue)["p0"], RETRY_OUTCOME, "SMTP 451", delay_seconds=600, step="Send")])
+    retried = row(queue, "p0")
+    assert (retried["Status"], retried["Error"], retried["Step"]) == ("Error", "SMTP 451", "Send")
+    assert queue.claim("etl", 2, 1) == 0  # not due for ten minutes
+    ago = seeds._plus_ms(engine.name, seeds.NOW[engine.name], -1_000)
+    seeds.run(queue, f"UPDATE {queue.table} SET ScheduledFor = {ago}")  # the ten minutes have passed
+    assert queue.claim("etl", 2, 1) == 1
+    assert row(queue, "p0")["AttemptNum"] == 2
+
+
+def test_retry_on_the_last_attempt_writes_failed(engine):
+    queue = seeds.relational(engine, max_attempts=1)
+    seeds.enqueue_relational(queue, 1)
+    queue.claim("etl", 1, 1)
+    acked(queue, [Ack(claimed_keys(queue)["p0"], RETRY_OUTCOME, "SMTP 550")])
+    assert (row(queue, "p0")["Status"], row(queue, "p0")["Error"]) == ("Failed", "SMTP 550")
+
+
+def test_failed_writes_failed_with_the_error(engine):
+    queue = seeds.relational(engine)
+    seeds.enqueue_relational(queue, 1)
+    queue.claim("etl", 1, 1)
+    acked(queue, [Ack(claimed_keys(queue)["p0"], FAILED_OUTCOME, "no such mailbox")])
+    assert (row(queue, "p0")["Status"], row(queue, "p0")["Error"]) == ("Failed", "no such mailbox")
+
+
+def test_a_step_the_acknowledgement_does_not_name_keeps_the_rows_own(engine):
+    queue = seeds.relational(engine)
+    seeds.enqueue_relational(queue, 1)
+    seeds.run(queue, f"UPDATE {queue.table} SET Step = 'Render'")
+    queue.claim("etl", 1, 1)
+    acked(queue, [Ack(claimed_keys(queue)["p0"], RETRY_OUTCOME, "timeout")])
+    assert row(queue, "p0")["Step"] == "Render"
+
+
+def test_an_ack_for_a_row_the_tables_worker_took_after_our_lease_ran_out_changes_nothing_and_is_counted(engine):
+    queue = seeds.relational(engine)
+    seeds.enqueue_relational(queue, 2)
+    queue.claim("etl", 1, 2)
+    keys = claimed_keys(queue)
+    # The table's own worker took p0 over (Next_ writes StartedAt and the UpdatedAt token), and is still at it.
+    later = seeds._plus_ms(engine.name, seeds.NOW[engine.name], 5_000)
+    seeds.run(queue, f"UPDATE {queue.table} SET StartedAt = {later}, UpdatedAt = {later} WHERE Payload = 'p0'")
+    assert acked(queue, [Ack(keys["p0"], DONE_OUTCOME), Ack(keys["p1"], DONE_OUTCOME)]) == 1
+    assert (row(queue, "p0")["Status"], row(queue, "p1")["Status"]) == ("Processing", "Completed")
+    assert queue.count_claimed("etl", 1) == 0  # the copy of the row it lost is forgotten too
+
+
+def test_applying_the_same_acks_twice_changes_nothing_the_second_time(engine):
+    queue = seeds.relational(engine)
+    seeds.enqueue_relational(queue, 1)
+    queue.claim("etl", 1, 1)
+    acks = [Ack(claimed_keys(queue)["p0"], RETRY_OUTCOME, "timeout", delay_seconds=0)]
+    assert acked(queue, acks) == 0
+    assert acked(queue, acks) == 1  # a replay: the row is no longer in flight under that claim
+    assert (row(queue, "p0")["Status"], row(queue, "p0")["AttemptNum"]) == ("Error", 1)

@@ -1,0 +1,1 @@
+DELETE FROM "jobs_sqlqueue_claims" WHERE "EnqueuedAt" = %s AND NOT EXISTS (SELECT 1 FROM "jobs" WHERE "jobs"."EnqueuedAt" = "jobs_sqlqueue_claims"."EnqueuedAt" AND "jobs"."Status" = 'Processing' AND "jobs"."UpdatedAt" = "jobs_sqlqueue_claims"."UpdatedAt")

@@ -1,0 +1,1 @@
+UPDATE "jobs" SET "Status" = 'Failed', "Error" = ?, "UpdatedAt" = strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime'), "Step" = COALESCE(?, "Step") WHERE "EnqueuedAt" = ? AND "Status" = 'Processing' AND EXISTS (SELECT 1 FROM "jobs_sqlqueue_claims" WHERE "jobs_sqlqueue_claims"."EnqueuedAt" = "jobs"."EnqueuedAt" AND "jobs_sqlqueue_claims"."UpdatedAt" = "jobs"."UpdatedAt")

@@ -1,0 +1,1 @@
+DELETE FROM [dbo].[jobs_sqlqueue_claims] WITH (ROWLOCK) WHERE [EnqueuedAt] = ? AND NOT EXISTS (SELECT 1 FROM [dbo].[jobs] WHERE [jobs].[EnqueuedAt] = [jobs_sqlqueue_claims].[EnqueuedAt] AND [jobs].[Status] = 'Processing' AND [jobs].[UpdatedAt] = [jobs_sqlqueue_claims].[UpdatedAt])
