@@ -22,6 +22,7 @@ from ..capabilities import Capability
 from ..consumer import ClaimOffset, ClaimPolicy, Consumer
 from ..options import QueueAddress, SourceOptions
 from ..queue import UNLIMITED, Queue
+from ..retry import RetryPolicy
 from ..waits import duration
 from .logs import worker_logger
 from .types import arrow_schema, record_batch
@@ -49,16 +50,23 @@ def shared_queue(address: QueueAddress, *, proven: bool = False) -> Queue:
 _CURRENT_LAYOUT: set[tuple] = set()
 
 
-def check_table(address: QueueAddress, needs: frozenset[Capability]) -> None:
+def check_table(address: QueueAddress, needs: frozenset[Capability], retry: RetryPolicy) -> None:
     """Refuse, on the driver before any task runs, a table that lacks a capability the options use
     (``needs``), or is not ready to serve (of another layout than this code's: one line naming `sqlqueue
-    migrate`; an adopted table whose mapping does not fit), rather than fail halfway through a batch."""
+    migrate`; an adopted table whose mapping does not fit), rather than fail halfway through a batch.
+    Spark also builds a sink's writer again for each batch's commit, in a fresh Python process, so the
+    check rides out a transient error as every other step does (a first connection that fails is
+    still a wrong address and fails at once)."""
     queue = shared_queue(address)
-    queue.require(*needs)
-    key = (address.connection.cache_key, address.table)
-    if key not in _CURRENT_LAYOUT:
-        queue.require_layout()
-        _CURRENT_LAYOUT.add(key)
+
+    def check() -> None:
+        queue.require(*needs)
+        key = (address.connection.cache_key, address.table)
+        if key not in _CURRENT_LAYOUT:
+            queue.require_layout()
+            _CURRENT_LAYOUT.add(key)
+
+    retry.run(check, f"checking table {address.table}")
 
 
 @dataclass(frozen=True)

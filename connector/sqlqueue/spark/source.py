@@ -64,7 +64,7 @@ class SqlQueueDataSource(DataSource):
         from .reader import QueueStreamReader, check_table
 
         options = SourceOptions.parse(self.options)
-        check_table(options.address, options.needs)
+        check_table(options.address, options.needs, options.retry)
         return QueueStreamReader(options, schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:

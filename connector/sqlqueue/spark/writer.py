@@ -273,7 +273,7 @@ def stream_writer(
     if overwrite:
         raise append_only("outputMode 'complete'", "outputMode('append') or outputMode('update')")
     options = SinkOptions.parse(raw)
-    check_table(options.address, options.needs)
+    check_table(options.address, options.needs, options.retry)
     if options.batch_id is not None:
         raise ConfigError("option 'batchId' is for df.write only: a stream's batch ids come from Spark; remove it")
     if options.operation == "ack":
@@ -287,7 +287,7 @@ def batch_writer(raw: Mapping[str, str], schema: StructType, overwrite: bool) ->
         # Spark itself refuses 'ignore' and 'error' for Python data sources, before asking for a writer.
         raise append_only("mode 'overwrite'", "mode('append')")
     options = SinkOptions.parse(raw)
-    check_table(options.address, options.needs)
+    check_table(options.address, options.needs, options.retry)
     if options.operation == "ack":
         check_ack_schema(schema, ack_key(options))
         return QueueBatchAckWriter(options)
