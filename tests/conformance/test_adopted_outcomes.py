@@ -31,11 +31,16 @@ def row(queue: Queue, payload: str) -> dict:
     return dict(zip(COLUMNS, found))
 
 
-def test_done_writes_completed_with_the_response_the_duration_and_the_step(engine):
-    queue = seeds.relational(engine)
+def one_claimed(engine, **settings) -> tuple[Queue, tuple]:
+    """A relational queue holding one row, p0, that etl claimed under claim 1: the queue and p0's key."""
+    queue = seeds.relational(engine, **settings)
     seeds.enqueue_relational(queue, 1)
     queue.claim("etl", 1, 1)
-    key = claimed_keys(queue)["p0"]
+    return queue, claimed_keys(queue)["p0"]
+
+
+def test_done_writes_completed_with_the_response_the_duration_and_the_step(engine):
+    queue, key = one_claimed(engine)
     assert acked(queue, [Ack(key, DONE_OUTCOME, response="250 OK", step="Confirm")]) == 0
     done = row(queue, "p0")
     assert (done["Status"], done["Response"], done["Step"]) == ("Completed", "250 OK", "Confirm")
@@ -44,10 +49,8 @@ def test_done_writes_completed_with_the_response_the_duration_and_the_step(engin
 
 
 def test_retry_writes_error_and_the_row_is_claimed_again_once_its_delay_has_passed(engine):
-    queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, 1)
-    queue.claim("etl", 1, 1)
-    acked(queue, [Ack(claimed_keys(queue)["p0"], RETRY_OUTCOME, "SMTP 451", delay_seconds=600, step="Send")])
+    queue, key = one_claimed(engine)
+    acked(queue, [Ack(key, RETRY_OUTCOME, "SMTP 451", delay_seconds=600, step="Send")])
     retried = row(queue, "p0")
     assert (retried["Status"], retried["Error"], retried["Step"]) == ("Error", "SMTP 451", "Send")
     assert queue.claim("etl", 2, 1) == 0  # not due for ten minutes
@@ -58,18 +61,14 @@ def test_retry_writes_error_and_the_row_is_claimed_again_once_its_delay_has_pass
 
 
 def test_retry_on_the_last_attempt_writes_failed(engine):
-    queue = seeds.relational(engine, max_attempts=1)
-    seeds.enqueue_relational(queue, 1)
-    queue.claim("etl", 1, 1)
-    acked(queue, [Ack(claimed_keys(queue)["p0"], RETRY_OUTCOME, "SMTP 550")])
+    queue, key = one_claimed(engine, max_attempts=1)
+    acked(queue, [Ack(key, RETRY_OUTCOME, "SMTP 550")])
     assert (row(queue, "p0")["Status"], row(queue, "p0")["Error"]) == ("Failed", "SMTP 550")
 
 
 def test_failed_writes_failed_with_the_error(engine):
-    queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, 1)
-    queue.claim("etl", 1, 1)
-    acked(queue, [Ack(claimed_keys(queue)["p0"], FAILED_OUTCOME, "no such mailbox")])
+    queue, key = one_claimed(engine)
+    acked(queue, [Ack(key, FAILED_OUTCOME, "no such mailbox")])
     assert (row(queue, "p0")["Status"], row(queue, "p0")["Error"]) == ("Failed", "no such mailbox")
 
 
