@@ -19,7 +19,7 @@ from sqlqueue.options import SourceOptions
 from sqlqueue.spark import reader as reader_module
 from sqlqueue.spark import writer as writer_module
 from sqlqueue.spark.reader import QueueStreamReader
-from sqlqueue.spark.writer import batch_writer
+from sqlqueue.spark.writer import QueueStreamWriter, batch_writer, stream_writer
 from tests.support.retries import retry_lines
 
 ROWS = 40
@@ -30,6 +30,7 @@ SCHEMA = StructType([StructField("id", LongType(), False), StructField("payload"
 def fresh_process(monkeypatch):
     """An executor process that has not connected yet: no queue in the reader's cache (and none left after)."""
     monkeypatch.setattr(reader_module, "_QUEUES", {})
+    monkeypatch.setattr(reader_module, "_CURRENT_LAYOUT", set())
     yield
     for queue in reader_module._QUEUES.values():
         queue.close()
@@ -98,3 +99,18 @@ def test_a_write_task_in_a_fresh_process_rides_out_a_refused_connection_and_writ
     (bounds,) = queue.partition_bounds("check", 0, 1, 1)
     read = [r[0] for chunk in queue.read_claimed("check", 0, 1, *bounds, ["payload"]) for r in chunk]
     assert sorted(read) == sorted(f"p{i}" for i in range(30))
+
+
+def test_a_stream_writer_built_again_in_a_fresh_process_rides_out_a_refused_connection(
+    server_engine, toxiproxy, fresh_process
+):
+    """Spark builds a stream's writer again to plan and to commit every micro-batch, in a Python worker
+    that may be new: its table check meets the outage as any other step does."""
+    queue = server_engine.new_queue()
+    proxy = toxiproxy.proxy(server_engine.server_address())
+    raw = {**server_engine.options_through(proxy.listen), "queue": str(queue.table), "retryBackoffMs": "100"}
+    proxy.disable()
+    with retry_lines(after=1, then=proxy.enable) as logged:
+        writer = stream_writer(raw, StructType([StructField("payload", StringType())]), overwrite=False)
+    assert isinstance(writer, QueueStreamWriter)
+    assert logged.lines[0].startswith(f"checking table {queue.table} failed ({server_engine.name}: ")

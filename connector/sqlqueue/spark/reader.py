@@ -50,14 +50,14 @@ def shared_queue(address: QueueAddress, *, proven: bool = False) -> Queue:
 _CURRENT_LAYOUT: set[tuple] = set()
 
 
-def check_table(address: QueueAddress, needs: frozenset[Capability], retry: RetryPolicy) -> None:
+def check_table(
+    address: QueueAddress, needs: frozenset[Capability], retry: RetryPolicy, *, proven: bool = False
+) -> None:
     """Refuse, on the driver before any task runs, a table that lacks a capability the options use
     (``needs``), or is not ready to serve (of another layout than this code's: one line naming `sqlqueue
     migrate`; an adopted table whose mapping does not fit), rather than fail halfway through a batch.
-    Spark also builds a sink's writer again for each batch's commit, in a fresh Python process, so the
-    check rides out a transient error as every other step does (a first connection that fails is
-    still a wrong address and fails at once)."""
-    queue = shared_queue(address)
+    The check rides out a transient error as every other step does; ``proven`` as for ``shared_queue``."""
+    queue = shared_queue(address, proven=proven)
 
     def check() -> None:
         queue.require(*needs)

@@ -273,7 +273,11 @@ def stream_writer(
     if overwrite:
         raise append_only("outputMode 'complete'", "outputMode('append') or outputMode('update')")
     options = SinkOptions.parse(raw)
-    check_table(options.address, options.needs, options.retry)
+    # Spark builds a stream's writer again for every micro-batch, to plan it and to commit it, each time
+    # in a Python worker that may be new, and nothing tells the query's first build from later ones: a
+    # refused or lost connection here is an outage to ride out (a wrong host or port fails after
+    # retryTimeout; a wrong password or database, which the server answers, fails at once).
+    check_table(options.address, options.needs, options.retry, proven=True)
     if options.batch_id is not None:
         raise ConfigError("option 'batchId' is for df.write only: a stream's batch ids come from Spark; remove it")
     if options.operation == "ack":
