@@ -47,13 +47,16 @@ def plan(args: argparse.Namespace) -> list[tuple[Cell, int, int]]:
 
 
 def table(results: list[Result]) -> str:
-    head = "| cell | rounds | keys | lost | duplicated | unexpected | fenced-out writes | faults injected; notes |"
-    rows = [head, "|" + "---|" * 8]
+    head = (
+        "| cell | rounds | keys | lost | duplicated | unexpected | taken again after expiry | fenced-out writes "
+        "| faults injected; notes |"
+    )
+    rows = [head, "|" + "---|" * 9]
     for r in results:
         notes = "; ".join(r.notes or ["ok" if r.passed else "FAILED", *r.seen])
         rows.append(
-            f"| {r.cell.name} | {r.rounds} | {r.keys:,} | {r.lost} | {r.duplicated} | {r.unexpected} | {r.fenced} "
-            f"| {notes} |"
+            f"| {r.cell.name} | {r.rounds} | {r.keys:,} | {r.lost} | {r.duplicated} | {r.unexpected} | {r.expired} "
+            f"| {r.fenced} | {notes} |"
         )
     return "\n".join(rows)
 

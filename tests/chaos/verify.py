@@ -2,6 +2,9 @@
 
 Like Jepsen's total-queue checker it counts three things apart: keys produced that never arrived
 (lost), arrivals beyond a key's first (duplicated), and arrivals of keys nobody produced (unexpected).
+Of the duplicates it sets apart those the delivery guarantee leaves open (``after_expiry``): a key the
+stream had delivered, then the table's own worker took from the stream's claim once its lease ran out
+(the stream was down longer than leaseSeconds before it completed the key).
 Outputs are read as any client reads them: Delta tables through delta-rs (the deltalake package, not
 Spark), queue tables and a worker's output through the database's own driver. It also checks the end
 state: the source table drained as its design says, and sqlqueue's side tables left empty.
@@ -34,6 +37,13 @@ def tally(produced: set[int], arrivals: Counter[int]) -> Tally:
     )
 
 
+def after_expiry(arrivals: Counter[int], delivered: dict[int, float], taken: dict[int, float]) -> int:
+    """Arrivals beyond a key's first where the worker took the key from the stream's expired claim
+    (``taken``: key -> when) after the stream had delivered it (``delivered``: key -> when, earliest).
+    One the stream delivered after the worker took it is a defect and stays among the duplicates."""
+    return sum(1 for k, at in taken.items() if arrivals[k] > 1 and delivered.get(k, at) < at)
+
+
 def delta_keys(path: Path, column: str, where: tuple[str, str] | None = None) -> Counter[int]:
     """The keys in a Delta table's ``column`` (rows whose ``where`` column equals its value)."""
     from deltalake import DeltaTable
@@ -49,24 +59,69 @@ def delta_keys(path: Path, column: str, where: tuple[str, str] | None = None) ->
     return Counter(int(r[key]) for r in rows if where is None or r[filtered] == where[1])
 
 
+def delta_times(path: Path, column: str) -> dict[int, float]:
+    """{key: when its first data file was written (this host's clock, seconds)} of a Delta table."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    try:
+        table = DeltaTable(str(path))
+    except TableNotFoundError:
+        return {}
+    spelled = {f.name.lower(): f.name for f in table.schema().fields}
+    first: dict[int, float] = {}
+    for action in pa.table(table.get_add_actions(flatten=True)).to_pylist():
+        written = action["modification_time"] / 1000  # milliseconds since the epoch
+        for value in pq.read_table(path / action["path"], columns=[spelled[column.lower()]]).column(0).to_pylist():
+            first[int(value)] = min(first.get(int(value), written), written)
+    return first
+
+
 def table_keys(db: Database, table: str, column: str, where: str = "1 = 1") -> Counter[int]:
     return Counter(int(v) for (v,) in db.query(f"SELECT {column} FROM {table} WHERE {where}"))
 
 
 @dataclass
 class Output:
-    """Where a cell's keys arrive: Delta tables (path, column, row filter) and tables (name, column)."""
+    """Where a cell's keys arrive: Delta tables (path, column, row filter), tables (name, column, and the
+    column saying when a row arrived, where the time matters) and the table's own worker's output."""
 
     delta: list[tuple[Path, str, tuple[str, str] | None]] = field(default_factory=list)
-    tables: list[tuple[str, str]] = field(default_factory=list)
+    tables: list[tuple[str, str, str | None]] = field(default_factory=list)
+    worked: str | None = None
 
     def arrivals(self, db: Database) -> Counter[int]:
         found: Counter[int] = Counter()
         for path, column, where in self.delta:
             found += delta_keys(path, column, where)
-        for table, column in self.tables:
+        for table, column, _ in self.tables:
             found += table_keys(db, table, column)
+        if self.worked is not None:
+            found += table_keys(db, self.worked, "Payload")
         return found
+
+    def delivered(self, db: Database) -> dict[int, float]:
+        """{key: when the stream first delivered it}. Only PostgreSQL's cells run a worker, so a table's
+        time is read the PostgreSQL way (its column a timestamptz)."""
+        first: dict[int, float] = {}
+        times = [delta_times(path, column) for path, column, _ in self.delta]
+        for table, column, at in self.tables:
+            if at is not None:
+                rows = db.query(f"SELECT {column}, EXTRACT(EPOCH FROM {at}) FROM {table}")
+                times.append({int(k): float(t) for k, t in rows})
+        for found in times:
+            for key, at in found.items():
+                first[key] = min(first.get(key, at), at)
+        return first
+
+    def taken_after_expiry(self, db: Database) -> dict[int, float]:
+        """{key: when the worker took it} of the keys it took from a claim whose lease had run out."""
+        if self.worked is None:
+            return {}
+        rows = db.query(f"SELECT Payload, TakenAt FROM {self.worked} WHERE Expired = '1'")
+        return {int(k): float(t) for k, t in rows}
 
 
 def leftovers(db: Database, source: Table | None, side_tables: list[str]) -> dict[str, int]:

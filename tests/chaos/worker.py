@@ -5,7 +5,10 @@
 It takes one row at a time the design's way, works on it, and completes it. What it completed is its
 output: the row's payload goes into ``<table>_worked`` in the transaction that completes the row, so a
 worker killed before its commit has done nothing, and a completion another claimer fenced out (the
-row's token, started-at or claimer changed since this worker took it) records nothing either.
+row's token, started-at or claimer changed since this worker took it) records nothing either. Beside
+the payload it records when it took the row (this host's clock, seconds) and whether the row was in
+flight then: taken from another claimer whose lease had run out (``Expired`` 1), which the verifier
+tells apart (verify.after_expiry).
 
 - relational: Next_ takes a Pending or Error row, or one in flight whose StartedAt is older than the
   timeout (abandoned), sets Processing, StartedAt and AttemptNum; Modify_ completes it only while
@@ -21,12 +24,20 @@ import json
 import random
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from tests.chaos.databases import Database
 from tests.chaos.designs import NOW
 
 WHO = "worker"
+
+
+@dataclass(frozen=True)
+class Taken:
+    payload: str
+    at: float  # time.time() when the row was taken
+    expired: bool  # the row was in flight: another claimer's, whose lease had run out
 
 
 def picker(db: Database, table: str, where: str, order: str, key: str) -> str:
@@ -85,11 +96,11 @@ class Worker:
     def _take(self, cur):
         t, m, now = self.table, self.mark, NOW[self.db.name]
         if self.design == "relational":
-            cur.execute(picker(self.db, t, self.ready, "ScheduledFor, EnqueuedAt", "EnqueuedAt"))
+            cur.execute(picker(self.db, t, self.ready, "ScheduledFor, EnqueuedAt", "EnqueuedAt, Status"))
             rows = cur.fetchall()
             if not rows:
                 return None
-            key = rows[0][0]
+            key, expired = rows[0][0], rows[0][1] == "Processing"
             cur.execute(
                 f"UPDATE {t} SET Status = 'Processing', StartedAt = {now}, AttemptNum = AttemptNum + 1 "
                 f"WHERE EnqueuedAt = {m}",
@@ -97,12 +108,12 @@ class Worker:
             )
             cur.execute(f"SELECT UpdatedAt, Payload FROM {t} WHERE EnqueuedAt = {m}", (key,))
             token, payload = cur.fetchall()[0]
-            return key, token, payload
-        cur.execute(picker(self.db, t, self.ready, "id", "id"))
+            return key, token, Taken(payload, time.time(), expired)
+        cur.execute(picker(self.db, t, self.ready, "id", "id, in_process"))
         rows = cur.fetchall()
         if not rows:
             return None
-        key = rows[0][0]
+        key, expired = rows[0][0], str(rows[0][1]).lower() in ("1", "true")
         cur.execute(
             f"UPDATE {t} SET in_process = '1', app_server = '{WHO}', start_date = {now}, end_date = NULL, "
             f"attempts = attempts + 1 WHERE id = {m}",
@@ -110,9 +121,9 @@ class Worker:
         )
         cur.execute(f"SELECT start_date, Payload FROM {t} WHERE id = {m}", (key,))
         token, payload = cur.fetchall()[0]
-        return key, token, payload
+        return key, token, Taken(payload, time.time(), expired)
 
-    def _complete(self, cur, key, token, payload) -> None:
+    def _complete(self, cur, key, token, taken: Taken) -> None:
         t, m, now = self.table, self.mark, NOW[self.db.name]
         if self.design == "relational":
             cur.execute(f"UPDATE {t} SET Status = 'Completed' WHERE EnqueuedAt = {m} AND UpdatedAt = {m}", (key, token))
@@ -123,7 +134,10 @@ class Worker:
                 (key, token),
             )
         if cur.rowcount == 1:
-            cur.execute(f"INSERT INTO {t}_worked (Payload) VALUES ({m})", (payload,))
+            cur.execute(
+                f"INSERT INTO {t}_worked (Payload, TakenAt, Expired) VALUES ({m}, {m}, {m})",
+                (taken.payload, f"{taken.at:.3f}", "1" if taken.expired else "0"),
+            )
 
     def _dequeue(self, cur) -> bool:
         t, m = self.table, self.mark
@@ -132,7 +146,10 @@ class Worker:
         if not rows:
             return False
         cur.execute(f"DELETE FROM {t} WHERE Id = {m}", (rows[0][0],))
-        cur.execute(f"INSERT INTO {t}_worked (Payload) VALUES ({m})", (rows[0][1],))
+        cur.execute(
+            f"INSERT INTO {t}_worked (Payload, TakenAt, Expired) VALUES ({m}, {m}, '0')",
+            (rows[0][1], f"{time.time():.3f}"),
+        )
         return True
 
 
