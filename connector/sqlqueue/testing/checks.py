@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..queue import Queue
-from ..schema import FAILED, STATES, UNPUBLISHED
+from ..schema import STATES, UNPUBLISHED
 
 SHOWN = 20  # keys listed per kind of mismatch
 
@@ -34,13 +34,20 @@ def assert_each_key_once(data: Any, keys: Iterable[Any], column: str = "id", spa
 
 
 def assert_queue_holds(queue: Queue, **rows_per_state: int) -> None:
-    """The queue holds these many rows in each state (ready, claimed, done, failed, unpublished) and
-    none in the states not named: ``assert_queue_holds(queue)`` says it is empty."""
-    known = (*STATES, UNPUBLISHED)
+    """The queue holds these many rows in each state and none in the states not named:
+    ``assert_queue_holds(queue)`` says it is empty. sqlqueue's own layout's states are ready, claimed,
+    done, failed and unpublished; an adopted table's are its profile's status values, as the profile
+    spells them (``Pending=1, Completed=2, Error=1``), and unpublished (rows of sink batches not
+    committed yet)."""
+    p = queue.profile
+    values = (*p.ready, p.in_flight, p.done, p.failed, p.retry)
+    known = (*STATES, UNPUBLISHED) if p.owned else (*dict.fromkeys(v for v in values if v is not None), UNPUBLISHED)
     unknown = sorted(set(rows_per_state) - set(known))
     if unknown:
         raise ValueError(f"unknown state(s) {', '.join(unknown)}: use {', '.join(known)}")
     held = {state: figures["rows"] for state, figures in queue.stats().items()}
+    if not p.owned:
+        held[UNPUBLISHED] = queue.unpublished_rows()
     wrong = [
         f"{state} {held.get(state, 0)} (expected {rows_per_state.get(state, 0)})"
         for state in known
@@ -50,13 +57,17 @@ def assert_queue_holds(queue: Queue, **rows_per_state: int) -> None:
         raise AssertionError(f"queue {queue.table} holds rows per state: {', '.join(wrong)}")
 
 
-def assert_dead_lettered(source: Any, errors: Mapping[Any, str], column: str = "id", spark: Any = None) -> None:
+def assert_dead_lettered(source: Any, errors: Mapping[Any, str], column: str | None = None, spark: Any = None) -> None:
     """Exactly the rows whose ``column`` values are the keys of ``errors`` were dead-lettered, each with
-    a last error containing its value. ``source``: a queue (its failed rows) or a dead-letter Delta
-    table (a DataFrame, path or name). Fails listing missing, unexpected and wrongly explained rows."""
+    a last error containing its value. ``source``: a queue (its failed rows: sqlqueue's own layout's
+    state failed, or an adopted table's failed status with the text of its error column) or a
+    dead-letter Delta table (a DataFrame, path or name). ``column``: the queue's key where it has one
+    column, else id. Fails listing missing, unexpected and wrongly explained rows."""
     if isinstance(source, Queue):
-        described, failed = f"queue {source.table}", _failed_rows(source, column)
+        column, failed = _failed_rows(source, column)
+        described = f"queue {source.table}"
     else:
+        column = column or "id"
         frame, described = _frame(source, spark)
         failed = {row[0]: row[1] for row in frame.select(column, "last_error").collect()}
     problems = {
@@ -98,14 +109,27 @@ def _frame(data: Any, spark: Any) -> tuple[Any, str]:
     return spark.table(data), f"table {data}"
 
 
-def _failed_rows(queue: Queue, column: str) -> dict[Any, str | None]:
-    d = queue.engine
-    with queue.transaction() as cur:
-        cur.execute(
-            f"SELECT {d.quote(column)}, {d.quote('last_error')} FROM {d.table(queue.table)} "
-            f"WHERE {d.quote('state')} = '{FAILED}'"
+def _key_of(queue: Queue) -> str:
+    key = queue.profile.key
+    if len(key) != 1:
+        raise ValueError(f"table {queue.table} has a key of {len(key)} columns ({', '.join(key)}): name one in column=")
+    return key[0]
+
+
+def _failed_rows(queue: Queue, column: str | None) -> tuple[str, dict[Any, str | None]]:
+    """The key column, and {key: error text} of the rows in the profile's failed status (of the
+    stream's filter)."""
+    p, d = queue.profile, queue.engine
+    if p.status is None or p.failed is None:
+        raise ValueError(
+            f"table {queue.table} (profile {p.name}) has no failed status (profile.failed): no row is dead-lettered"
         )
-        return {key: error for key, error in cur.fetchall()}
+    column = column or _key_of(queue)
+    error = d.quote(p.error) if p.error is not None else "NULL"
+    where = f"{d.quote(p.status)} = {d.literal(p.failed)}" + (f" AND ({p.filter})" if p.filter else "")
+    with queue.transaction() as cur:
+        cur.execute(f"SELECT {d.quote(column)}, {error} FROM {d.table(queue.table)} WHERE {where}")
+        return column, {key: error for key, error in cur.fetchall()}
 
 
 def _sorted(items: Iterable[Any]) -> list[Any]:
