@@ -42,6 +42,18 @@ def test_columns_option_selects_lifecycle_and_domain_columns(spark, engine, delt
     assert_frame_equal(got, spark.createDataFrame([("a", 3)], "payload string, priority int"))
 
 
+def test_columns_option_matches_the_tables_names_ignoring_case_and_reads_them_as_the_table_spells_them(
+    spark, engine, delta_path, checkpoint_path
+):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": "a", "priority": 3}])
+    drain(spark, engine.source_options(queue, columns="Payload,PRIORITY"), delta_path, checkpoint_path)
+    got = spark.read.format("delta").load(delta_path)
+    assert_frame_equal(
+        got, spark.createDataFrame([("a", 3)], "payload string, priority int"), ignore_column_order=False
+    )
+
+
 def test_unknown_column_is_refused_with_the_table_columns_listed(spark, engine):
     queue = engine.new_queue()
     reader = spark.readStream.format("sqlqueue")

@@ -51,14 +51,16 @@ class SqlQueueDataSource(DataSource):
             wanted = options.columns or [c.name for c in queue.source_columns()]
         finally:
             queue.close()
-        by_name = {c.name: c for c in columns}
-        missing = [n for n in wanted if n not in by_name]
+        # Names match ignoring case, as Spark's and the profile's do: PostgreSQL folds an unquoted
+        # EnqueuedAt to enqueuedat. The schema, and so every read, takes the table's own spelling.
+        by_name = {c.name.lower(): c for c in columns}
+        missing = [n for n in wanted if n.lower() not in by_name]
         if missing:
             raise SchemaError(
                 f"option 'columns' names {', '.join(missing)}, which queue table {options.address.table} does not "
-                f"have; its columns are: {', '.join(by_name)}"
+                f"have; its columns are: {', '.join(c.name for c in columns)}"
             )
-        return spark_ddl([by_name[n] for n in wanted])
+        return spark_ddl([by_name[n.lower()] for n in wanted])
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         from .reader import QueueStreamReader, check_table
