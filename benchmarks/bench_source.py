@@ -15,8 +15,10 @@ same number of rows from memory, batch by batch. The Delta writers compared: the
 txnAppId/txnVersion, and the Delta streaming sink. The ratios of issue 12 come last.
 
 --profile relational dequeue compares, instead, the queue core's claim, read and completion on tables
-of the seeds' designs adopted through those presets with the same on sqlqueue's own layout, and for
-relational, with the seed's own worker logic (batched, no sqlqueue code) on the same table:
+of those designs (a relational queue with a status table, a delete-on-dequeue table) adopted through
+the presets with the same on sqlqueue's own layout, and for relational, with the table's own worker
+logic (its Next_ and Modify_, batched, no sqlqueue code) on the same table, and with per-row outcomes:
+claim, read, then acknowledge each row done with a response (completion=ack):
 
     .venv/bin/python benchmarks/bench_source.py --profile relational dequeue --rows 200000 --batches 10000 50000
 
@@ -50,7 +52,7 @@ from sqlqueue.consumer import ClaimPolicy, Consumer
 from sqlqueue.identifiers import TableName
 from sqlqueue.kinds.adopted import claim_index
 from sqlqueue.options import SourceOptions
-from sqlqueue.queue import Queue
+from sqlqueue.queue import DONE_OUTCOME, Ack, Queue
 from sqlqueue.schema import Column
 from sqlqueue.spark.delta import append_once
 from sqlqueue.spark.reader import QueueStreamReader, shared_queue
@@ -103,11 +105,11 @@ def drain_core(queue: Queue, rows: int, batch: int, columns: list[str], keep: bo
 
 
 def adopted_table(options: dict, preset: str, rows: int) -> tuple[Queue, list[str]]:
-    """A filled table of the seeds' design for ``preset`` (tests/support/seeds.py), with the claim index
+    """A filled table of the design for ``preset`` (tests/support/seeds.py), with the claim index
     `sqlqueue adopt --apply --index` creates, and the columns a stream of it reads."""
     engine = Engine("postgres", options)
     if preset == "relational":
-        queue = seeds.relational(engine, audit=False)  # the seed's design: its status vocabulary, no audit trigger
+        queue = seeds.relational(engine, audit=False)  # its status vocabulary, no audit trigger
         seeds.enqueue_relational(queue, rows)
         columns = ["EnqueuedAt", "Type", "Payload"]
     else:
@@ -119,6 +121,39 @@ def adopted_table(options: dict, preset: str, rows: int) -> tuple[Queue, list[st
     return queue, columns
 
 
+def drain_acked(queue: Queue, rows: int, batch: int, columns: list[str]) -> float:
+    """Seconds the queue core takes to claim and read every row, then acknowledge each one done with a
+    response in one transaction a claim (completion=ack, what a job that calls a service per row does),
+    ``batch`` rows a claim; ``columns`` start with the table's key."""
+    consumer = Consumer(queue, "core", ClaimPolicy(complete_on_commit=False))
+    width = len(queue.profile.key)
+    started, seq, seen = time.perf_counter(), 0, 0
+    while True:
+        nxt = consumer.advance(seq, batch)
+        if nxt == seq:
+            break
+        acks = [
+            Ack(tuple(row[:width]), DONE_OUTCOME, response="200 OK")
+            for lo, hi in queue.partition_bounds("core", seq, nxt, 1)
+            for chunk in queue.read_claimed("core", seq, nxt, lo, hi, columns)
+            for row in chunk
+        ]
+        with queue.transaction() as cur:
+            queue.apply_acks(cur, acks, keep=True, max_attempts=3)
+        seen, seq = seen + len(acks), nxt
+    elapsed = time.perf_counter() - started
+    assert seen == rows, (seen, rows)
+    queue.close()
+    return elapsed
+
+
+def acked_rate(options: dict, rows: int, batch: int) -> float:
+    """The queue core's claim, read and per-row acknowledgement (done, with a response) on a relational table."""
+    queue, columns = adopted_table(options, "relational", rows)
+    elapsed = drain_acked(queue, rows, batch, columns)
+    return report("adopted relational table: claim, read, acknowledge each row done", rows, elapsed)
+
+
 def adopted_rate(options: dict, preset: str, rows: int, batch: int) -> float:
     """The queue core's claim, read and completion on an adopted table of ``preset``."""
     queue, columns = adopted_table(options, preset, rows)
@@ -126,39 +161,40 @@ def adopted_rate(options: dict, preset: str, rows: int, batch: int) -> float:
     return report(f"adopted {preset} table: claim, read, complete", rows, elapsed)
 
 
-# Seed 004's worker (its Next_ and Modify_), batched, with no sqlqueue code: claim by the seed's ready
-# rule skipping locked rows, then mark each row Completed while UpdatedAt still holds the claim's token.
-SEED_WORKER_CLAIM = (
+# The relational queue's own worker (its Next_ and Modify_), batched, with no sqlqueue code: claim by the
+# table's ready rule skipping locked rows, then mark each row Completed while UpdatedAt still holds the
+# claim's token.
+WORKER_CLAIM = (
     "UPDATE {t} SET Status = 'Processing', StartedAt = LOCALTIMESTAMP, AttemptNum = AttemptNum + 1, "
     "UpdatedAt = LOCALTIMESTAMP WHERE EnqueuedAt = ANY(ARRAY(SELECT EnqueuedAt FROM {t} WHERE Status IN "
     "('Pending', 'Error') AND ScheduledFor <= LOCALTIMESTAMP AND AttemptNum < 3 ORDER BY ScheduledFor, EnqueuedAt "
     "LIMIT %s FOR UPDATE SKIP LOCKED)) RETURNING EnqueuedAt, UpdatedAt, Type, Payload"
 )
-SEED_WORKER_DONE = (
+WORKER_DONE = (
     "UPDATE {t} AS t SET Status = 'Completed', UpdatedAt = LOCALTIMESTAMP, "
     "Duration = CAST(date_part('epoch', LOCALTIMESTAMP - t.StartedAt) * 1000 AS BIGINT) "
     "FROM unnest(%s::timestamp[], %s::timestamp[]) AS d(k, token) WHERE t.EnqueuedAt = d.k AND t.UpdatedAt = d.token"
 )
 
 
-def seed_worker_rate(options: dict, rows: int, batch: int) -> float:
-    """The same relational table drained by the seed's own worker logic, batched: no copies, no replay."""
+def worker_rate(options: dict, rows: int, batch: int) -> float:
+    """The same relational table drained by its own worker logic, batched: no copies, no replay."""
     queue, _ = adopted_table(options, "relational", rows)
     t, seen = queue.table, 0
     conn = queue.conn
     started = time.perf_counter()
     while True:
         with conn.transaction():
-            claimed = conn.execute(SEED_WORKER_CLAIM.format(t=t), (batch,)).fetchall()
+            claimed = conn.execute(WORKER_CLAIM.format(t=t), (batch,)).fetchall()
         if not claimed:
             break
         seen += len(claimed)
         with conn.transaction():
-            conn.execute(SEED_WORKER_DONE.format(t=t), ([r[0] for r in claimed], [r[1] for r in claimed]))
+            conn.execute(WORKER_DONE.format(t=t), ([r[0] for r in claimed], [r[1] for r in claimed]))
     elapsed = time.perf_counter() - started
     assert seen == rows, (seen, rows)
     queue.close()
-    return report("relational table, the seed's worker batched (no sqlqueue code)", rows, elapsed)
+    return report("relational table, its own worker batched (no sqlqueue code)", rows, elapsed)
 
 
 def compare_profiles(options: dict, presets: list[str], rows: int, batches: list[int]) -> None:
@@ -174,8 +210,10 @@ def compare_profiles(options: dict, presets: list[str], rows: int, batches: list
                 # completion=keep, the like-for-like cycle.
                 kept = raw_rate(options, f"native_keep_{batch}", rows, batch, keep=True)
                 print(f"  ratio adopted relational / native keeping done rows: {adopted / kept:.2f}")
-                worker = seed_worker_rate(options, rows, batch)
-                print(f"  ratio adopted relational / the seed's worker on the same table: {adopted / worker:.2f}")
+                worker = worker_rate(options, rows, batch)
+                print(f"  ratio adopted relational / the table's own worker: {adopted / worker:.2f}")
+                acked = acked_rate(options, rows, batch)
+                print(f"  ratio adopted relational acknowledged per row / the table's own worker: {acked / worker:.2f}")
 
 
 TEXTBOOK_CLAIM = (

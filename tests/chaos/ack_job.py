@@ -4,6 +4,10 @@ through the sink's ack operation (exactly once per batch, by its ledger). A key 
 retried once (after a second) before it is done, so give-backs run under the faults too.
 
     python -m tests.chaos.ack_job -c chaos.toml     # [source] and [sink] name the same queue
+
+The acknowledgements name rows by the table's key and carry the attempts the claim delivered (the
+fencing token): sqlqueue's own layout's id and attempts, or the key and attempts column of the profile
+an adopted table is read through.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from sqlqueue.config import Config
-from sqlqueue.options import SINK, SOURCE
+from sqlqueue.options import SINK, SOURCE, SourceOptions
 from sqlqueue.spark.delta import append_once
 from sqlqueue.spark.jobs import Job, queue_stream, run, start
 
@@ -32,13 +36,16 @@ def pipeline(config: Config, spark: SparkSession) -> StreamingQuery:
     checkpoint = config.required("checkpointLocation")
     audit = append_once(config.required("target"), checkpoint)
     sink = config.sink
+    profile = SourceOptions.parse(config.source).address.profile
+    key, attempts = ("id", "attempts") if profile is None else (profile.key[0], str(profile.attempts))
+    payload = F.col("payload")  # Spark resolves names ignoring case: an adopted table's Payload too
 
     def deliver(batch: DataFrame, batch_id: int) -> None:
-        retry = F.col("payload").endswith("7") & (F.col("attempts") == 1)
+        retry = payload.endswith("7") & (F.col(attempts) == 1)
         decided = batch.select(
-            "id",
-            "attempts",
-            "payload",
+            key,
+            F.col(attempts).alias("attempts"),  # the acknowledgement's fencing token
+            payload.alias("payload"),
             F.when(retry, F.lit("retry")).otherwise(F.lit("done")).alias("outcome"),
             F.when(retry, F.lit(1)).alias("retryAfterSeconds"),
         ).persist()

@@ -40,8 +40,9 @@ FAULTS = ("kill", "outage", "restart", "reset", "stall", "worker")
 # Designs whose own worker the matrix runs: a worker killed on a started-at mark table leaves its row
 # marked for good (that design has no lease to give it back), which no consumer can fix.
 WORKED = ("relational", "claimer", "dequeue")
-# Designs whose table supports per-row outcomes (the sink's ack operation): sqlqueue's own layout.
-ACKED = ("native",)
+# Designs whose table supports per-row outcomes (the sink's ack operation): sqlqueue's own layout, and
+# the relational queue, whose status has done, failed and retry values.
+ACKED = ("native", "relational")
 LEASE_SECONDS = 8
 BATCH = 1000
 ROUND_TIMEOUT_S = 600
@@ -62,11 +63,10 @@ class Cell:
 
 def faults_for(engine: str, pipeline: str, design: str) -> tuple[str, ...]:
     """PostgreSQL's cells take every fault; SQLite's and Babelfish's the kill and the outage. A worker
-    needs a design that has one, beside a source or a sink (the ack pipeline acknowledges its own rows)."""
+    needs a design that has one, beside a source, a sink or the acknowledgements."""
     if engine != "postgres":
         return ("kill", "outage")
-    worked = design in WORKED and pipeline != "ack"
-    return tuple(f for f in FAULTS if f != "worker" or worked)
+    return tuple(f for f in FAULTS if f != "worker" or design in WORKED)
 
 
 def matrix(engines: tuple[str, ...]) -> list[Cell]:
@@ -141,8 +141,10 @@ class Run:
             }
             if table.profile is None:
                 values["order"] = "heap" if self.db.name == "babelfish" else "fifo"
-                if self.cell.pipeline == "ack":
-                    values["completion"] = "ack"
+            if self.cell.pipeline == "ack":
+                values["completion"] = "ack"
+                if table.acked_columns is not None:
+                    values["columns"] = table.acked_columns
         return values
 
     def set_up(self) -> None:
@@ -152,9 +154,10 @@ class Run:
             sections["source"] = self.config("source", self.source)
         if self.target is not None:
             sections["sink"] = self.config("sink", self.target)
-        if self.cell.pipeline == "ack":
-            sections["sink"] = {"queue": self.source.name}  # type: ignore[union-attr]
         job = {"checkpointLocation": str(self.dir / "checkpoint"), "trigger": "processingTime:1 second"}
+        if self.cell.pipeline == "ack":
+            assert self.source is not None
+            sections["sink"] = self.config("sink", self.source)
         if self.cell.pipeline in ("queue-to-delta", "ack"):
             job["target"] = str(self.output)
         if self.cell.pipeline == "delta-to-queue":

@@ -74,6 +74,12 @@ class Table:
     def profile(self) -> str | None:
         return None if self.design == "native" else self.design
 
+    @property
+    def acked_columns(self) -> str | None:
+        """What an ack-mode source reads: the key, the attempts (the fencing token) and the payload; a
+        source of sqlqueue's own layout shows them by default, an adopted table's only its domain."""
+        return {"relational": "EnqueuedAt, AttemptNum, Payload"}.get(self.design)
+
 
 def ddl(db: Database, table: Table) -> list[str]:
     """CREATE statements of an adopted design (sqlqueue's own layout is made by `sqlqueue create`)."""
