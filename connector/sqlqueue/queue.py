@@ -598,6 +598,9 @@ class Queue:
             RETRY_OUTCOME: lambda fenced: outcomes.ack_retry(self.table, profile, fenced),
         }
         run = self.engine.run_each
+        lock = None if self.holding.in_place else outcomes.lock_acked(self.table, profile)
+        if lock is not None and acks:  # in key order, as two writers that lock several rows should
+            run(cur, lock, [dict(zip(params, key)) for key in sorted({a.key for a in acks})])
         changed = sum(run(cur, builders[outcome](fenced), values) for (outcome, fenced), values in groups.items())
         if not self.holding.in_place and acks:
             run(cur, outcomes.forget_acked(self.table, profile), [dict(zip(params, a.key)) for a in acks])

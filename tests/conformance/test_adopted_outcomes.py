@@ -4,7 +4,12 @@ while the claim that delivered the row still holds it."""
 
 from __future__ import annotations
 
+import threading
+
+import pytest
+
 from sqlqueue.queue import DONE_OUTCOME, FAILED_OUTCOME, RETRY_OUTCOME, Ack, Queue
+from sqlqueue.testing import wait_until
 from tests.support import seeds
 
 COLUMNS = ("Status", "AttemptNum", "Error", "Response", "Step", "Duration")
@@ -102,3 +107,34 @@ def test_applying_the_same_acks_twice_changes_nothing_the_second_time(engine):
     assert acked(queue, acks) == 0
     assert acked(queue, acks) == 1  # a replay: the row is no longer in flight under that claim
     assert (row(queue, "p0")["Status"], row(queue, "p0")["AttemptNum"]) == ("Error", 1)
+
+
+# Sessions waiting on a lock another holds: what the test waits for before the renewal commits.
+BLOCKED = {
+    "postgres": "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'",
+    "sqlserver": "SELECT COUNT(*) FROM sys.dm_exec_requests WHERE blocking_session_id <> 0",
+}
+
+
+def test_an_acknowledgement_that_waits_on_a_lease_renewal_applies_once_the_renewal_commits(engine):
+    """The stream's heartbeat renews a held row (its started-at, so the table's trigger rewrites the token,
+    and the copy takes the new token) while the sink acknowledges the row from another session. Read
+    committed lets an UPDATE that waited on the row see the row's new token but the copy's old one: the
+    acknowledgement must not take its own stream's renewal for another claimer's."""
+    if engine.name not in BLOCKED:
+        pytest.skip("one writer at a time: an acknowledgement cannot start while a renewal writes")
+    queue, key = one_claimed(engine)
+    renewal, probe = queue.twin(), queue.twin()
+    copies = queue.dialect.lifecycle.claims_table(queue.table)
+    result: list[int] = []
+    with renewal.transaction() as cur:
+        later = seeds._plus_ms(engine.name, "UpdatedAt", 1)  # as the table's token trigger writes it
+        cur.execute(f"UPDATE {queue.table} SET StartedAt = StartedAt, UpdatedAt = {later}")
+        cur.execute(f"UPDATE {copies} SET UpdatedAt = (SELECT t.UpdatedAt FROM {queue.table} AS t)")
+        acking = threading.Thread(target=lambda: result.append(acked(queue, [Ack(key, DONE_OUTCOME)])))
+        acking.start()
+        assert wait_until(lambda: probe.fetch(probe.engine.compile(BLOCKED[engine.name]), {})[0][0] > 0, 30)
+    acking.join(60)
+    probe.close()
+    assert result == [0]
+    assert row(queue, "p0")["Status"] == "Completed"

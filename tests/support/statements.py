@@ -241,6 +241,9 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
         for outcome in (dialect.outcomes.ack_done, dialect.outcomes.ack_retry, dialect.outcomes.ack_failed):
             yield made(dialect, f"adopted_relational_{outcome.__name__}{token}", outcome, t, relational, fenced)
     yield made(dialect, "adopted_relational_forget_acked", dialect.outcomes.forget_acked, t, relational)
+    lock = dialect.outcomes.lock_acked(t, relational)
+    if lock is not None:  # SQLite's one writer needs none
+        yield Entry("adopted_relational_lock_acked", built_by(dialect, dialect.outcomes.lock_acked), lock.sql)
     bounded = dialect.claims.claim(t, relational, relational_columns, bound="EnqueuedAt").claim
     yield Entry("adopted_relational_claim_bounded", "claims.claim", bounded.sql)
     yield made(dialect, "adopted_max_ready", dialect.claims.max_ready, t, relational, "EnqueuedAt")

@@ -348,6 +348,11 @@ class Engine(ABC):
         and skipping rows other sessions hold. SQLite's one writer (BEGIN IMMEDIATE) locks the database."""
         return f"SELECT {columns} FROM {self.table(table)} WHERE {where} LIMIT :limit"
 
+    def lock_rows(self, table: TableName, columns: str, where: str) -> str | None:
+        """SELECT ``columns`` of the rows ``where`` selects, locked until the transaction ends, waiting for
+        a session that holds them; None where a transaction holds the whole database already."""
+        return f"SELECT {columns} FROM {self.table(table)} WHERE {where} FOR UPDATE"
+
     def skip_locked_hints(self) -> str:
         """Table hints for a read that skips rows other sessions hold locked instead of waiting."""
         return ""

@@ -233,6 +233,12 @@ class SqlServerEngine(Engine):
         # skipped (READPAST, legal under READ_COMMITTED_SNAPSHOT with READCOMMITTEDLOCK), row locks only.
         return f"SELECT TOP (:limit) {columns} FROM {self.table(table)} WITH ({CLAIM_HINTS}) WHERE {where}"
 
+    def lock_rows(self, table: TableName, columns: str, where: str) -> str | None:
+        # UPDLOCK holds the lock to the end of the transaction and makes the read a locking one under
+        # READ_COMMITTED_SNAPSHOT too ("Table hints (Transact-SQL)", learn.microsoft.com/sql/t-sql/
+        # queries/hints-transact-sql-table); ROWLOCK keeps it off the rows of claims that skip past it.
+        return f"SELECT {columns} FROM {self.table(table)} WITH ({STRICT_HINTS}) WHERE {where}"
+
     def run_each(self, cur: Any, statement: Statement, values: Sequence[dict[str, Any]]) -> int:
         # pyodbc's executemany reports rowcount -1 (its loop keeps no total): one execute a set of values,
         # which is what that loop sends anyway.

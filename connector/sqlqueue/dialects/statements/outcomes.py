@@ -47,6 +47,19 @@ class Outcomes:
         return f"{self._key(profile)}{attempts} AND {self.claims.still_ours(table, profile, None)}"
 
     @cached
+    def lock_acked(self, table: TableName, profile: Profile) -> Statement | None:
+        """An adopted table's row an acknowledgement names, locked before its outcome is written. The
+        stream's heartbeat renews a held row (its started-at, so the table's trigger rewrites the token)
+        and the row's copy (the new token) in one transaction. An outcome that waited on that row would
+        then, under read committed, compare the row's new token with the copy's old one: PostgreSQL
+        re-checks only the row it waited on ("Read Committed Isolation Level", postgresql.org/docs/
+        current/transaction-iso.html), and SQL Server's snapshot reads keep the statement's start. The
+        acknowledgement would be fenced out by its own stream's renewal. Once the row is locked, the
+        outcome's statement starts after the renewal and reads both anew. None on SQLite (one writer)."""
+        sql = self.engine.lock_rows(table, "1", self._key(profile))
+        return None if sql is None else self.engine.compile(sql)
+
+    @cached
     def ack_done(self, table: TableName, profile: Profile, fenced: bool) -> Statement:
         """The done transition with the response and step reported; a delete where done deletes (sqlqueue's
         own layout unless completion=keep)."""

@@ -1,0 +1,1 @@
+SELECT 1 FROM "jobs" WHERE "EnqueuedAt" = %s FOR UPDATE

@@ -1,0 +1,1 @@
+SELECT 1 FROM [dbo].[jobs] WITH (UPDLOCK, ROWLOCK) WHERE [EnqueuedAt] = ?
