@@ -172,7 +172,10 @@ def main(argv: list[str]) -> None:
         except Exception as exc:  # a restarted database: reconnect and go on, as a service would
             print(f"worker: {exc}", flush=True)
             time.sleep(0.5)
-            worker.conn = db.connect()
+            try:
+                worker.conn = db.connect()
+            except Exception as down:  # still down: the next turn tries again
+                print(f"worker: {down}", flush=True)
 
 
 if __name__ == "__main__":
