@@ -26,7 +26,7 @@ from ..dialects.statements.doctor import OK, PROBLEM, Finding
 from ..errors import DatabaseError, SchemaError
 from ..identifiers import TableName
 from ..profile import Profile
-from ..schema import Column, picked_columns
+from ..schema import Column, Subtype, picked_columns
 from .kind import Served
 
 # The capabilities an adopted table may have, and what each needs of its profile. Per-row outcomes write
@@ -70,6 +70,7 @@ class Adopted:
         self.profile_name = declared.name
         self._declared = declared
         self._checked: Profile | None = None
+        self._subtypes: tuple[Subtype, ...] = ()
         self._names_by_lower: dict[str, str] = {}  # the table's columns, read with the profile's check
 
     def describe(self) -> str:
@@ -86,12 +87,18 @@ class Adopted:
             checked = self._declared.check(queue.table, columns, unique_keys(queue))
             _check_vocabulary(queue, checked)
             _try_filter(queue, checked.filter)
+            self._subtypes = _checked_subtypes(queue, checked)
             self._checked = checked
             self._names_by_lower = {c.name.lower(): c.name for c in columns}
         return self._checked
 
     def claim_profile(self, queue: Served, order: str) -> Profile:
         return self.profile(queue)  # the profile sets the order
+
+    def subtypes(self, queue: Served) -> tuple[Subtype, ...]:
+        """The profile's subtype tables (profile.include), checked against the catalog with it."""
+        self.profile(queue)
+        return self._subtypes
 
     def columns(self, queue: Served) -> tuple[Column, ...]:
         return table_columns(queue)
@@ -113,6 +120,12 @@ class Adopted:
         self.profile(queue)
         claims = queue.dialect.lifecycle.claims_table(queue.table)
         copied = self._require(queue, claims)
+        for subtype in self._subtypes:
+            for ours in (
+                queue.dialect.lifecycle.claims_table(subtype.table),
+                queue.dialect.sink.staging_of(subtype.table, self._declared),
+            ):
+                self._require(queue, ours)
         later = [n for lower, n in self._names_by_lower.items() if lower not in copied]
         if later:
             exact = dict(exact_columns(queue))
@@ -235,9 +248,19 @@ def adoption_statements(queue: Served) -> list[str]:
     exact = exact_columns(queue)
     writable = {c.name.lower() for c in _writable(queue.profile, table_columns(queue), defaults(queue))}
     staged = [(n, t) for n, t in exact if n.lower() in writable]
+    beside = []
+    for subtype in queue.subtypes():
+        # A subtype table's copies and staging take every column of it the sink may write: the key too,
+        # which a subtype row takes from its base row.
+        columns = exact_columns(queue, subtype.table)
+        generated = {n for n, kind in defaults(queue, subtype.table).items() if kind == GENERATED}
+        beside += queue.dialect.adoption.create_claims_table(subtype.table, columns)
+        sub_staged = [(n, t) for n, t in columns if n.lower() not in generated]
+        beside += queue.dialect.sink.create_adopted_staging(subtype.table, sub_staged)
     return [
         *queue.dialect.adoption.create_claims_table(queue.table, exact),
         *queue.dialect.sink.create_adopted_staging(queue.table, staged),
+        *beside,
         queue.dialect.schema.create_ledger(queue.table),
     ]
 
@@ -283,17 +306,21 @@ def _writable(profile: Profile, columns: Sequence[Column], kinds: dict[str, int]
     return tuple(c for c in _domain(profile, columns) if kinds.get(c.name.lower()) != GENERATED)
 
 
-def defaults(queue: Served) -> dict[str, int]:
-    """{column, lower case: its kind (Engine.defaults_sql)} of the columns an INSERT may leave out."""
-    rows = queue.fetch(queue.dialect.sink.defaults(queue.table), queue.catalog_names())
+def defaults(queue: Served, table: TableName | None = None) -> dict[str, int]:
+    """{column, lower case: its kind (Engine.defaults_sql)} of the columns an INSERT may leave out, of the
+    queue's table or ``table``."""
+    table = table or queue.table
+    rows = queue.fetch(queue.dialect.sink.defaults(table), queue.catalog_names(table))
     return {str(name).lower(): int(kind) for name, kind in rows}
 
 
-def exact_columns(queue: Served) -> list[tuple[str, str]]:
-    """(column, its type spelled as DDL takes it), in the table's order: what sqlqueue's copies take."""
+def exact_columns(queue: Served, table: TableName | None = None) -> list[tuple[str, str]]:
+    """(column, its type spelled as DDL takes it), in the table's order (the queue's table, or ``table``):
+    what sqlqueue's copies take."""
+    table = table or queue.table
     return [
         (str(n), str(t))
-        for n, t in queue.fetch(queue.dialect.adoption.exact_columns(queue.table), queue.catalog_names())
+        for n, t in queue.fetch(queue.dialect.adoption.exact_columns(table), queue.catalog_names(table))
     ]
 
 
@@ -358,18 +385,74 @@ def checks_on(text: str, column: str) -> list[str]:
     return [c for c in clauses or bare if named.search(c) and "'" in c]
 
 
-def table_columns(queue: Served) -> tuple[Column, ...]:
-    """A table's columns as the database reports them, each the user's (no lifecycle column of ours)."""
-    rows = queue.fetch(queue.dialect.schema.table_columns(queue.table), queue.catalog_names())
+def table_columns(queue: Served, table: TableName | None = None) -> tuple[Column, ...]:
+    """A table's columns as the database reports them (the queue's table, or ``table``), each the user's (no
+    lifecycle column of ours)."""
+    table = table or queue.table
+    rows = queue.fetch(queue.dialect.schema.table_columns(table), queue.catalog_names(table))
     if not rows:
-        raise SchemaError(f"table {queue.table} does not exist at {queue.spec.display}")
+        raise SchemaError(f"table {table} does not exist at {queue.spec.display}")
     portable = queue.engine.portable_type
     return tuple(Column(name, portable(db_type), bool(nullable)) for name, db_type, nullable in rows)
 
 
-def unique_keys(queue: Served) -> list[list[str]]:
-    """The columns of a table's primary key and of each of its unique indexes without a filter."""
+def unique_keys(queue: Served, table: TableName | None = None) -> list[list[str]]:
+    """The columns of a table's primary key and of each of its unique indexes without a filter (the queue's
+    table, or ``table``)."""
+    table = table or queue.table
     keys: dict[str, list[str]] = defaultdict(list)
-    for index, column in queue.fetch(queue.dialect.adoption.unique_keys(queue.table), queue.catalog_names()):
+    for index, column in queue.fetch(queue.dialect.adoption.unique_keys(table), queue.catalog_names(table)):
         keys[str(index)].append(column)
     return list(keys.values())
+
+
+def referencing_tables(queue: Served, key: Sequence[str]) -> list[TableName]:
+    """The tables with a foreign key from columns named as ``key``'s (the queue table's key) to those
+    columns of the queue table: its subtype tables, as ``profile.include`` takes them."""
+    foreign: dict[tuple[str | None, str, str], list[tuple[str, str]]] = defaultdict(list)
+    for schema, name, constraint, column, referenced in queue.facts(queue.dialect.adoption.referencing):
+        pairs = foreign[(None if schema is None else str(schema), str(name), str(constraint))]
+        # A NULL referenced column (SQLite) is the primary key's column in that place.
+        to = str(referenced) if referenced is not None else (key[len(pairs)] if len(pairs) < len(key) else "")
+        pairs.append((str(column), to))
+    wanted = sorted(k.lower() for k in key)
+    found = [
+        TableName(name, schema)
+        for (schema, name, _), pairs in foreign.items()
+        if sorted(c.lower() for c, _ in pairs) == wanted and all(c.lower() == to.lower() for c, to in pairs)
+    ]
+    return list(dict.fromkeys(found))
+
+
+def _checked_subtypes(queue: Served, profile: Profile) -> tuple[Subtype, ...]:
+    """The profile's subtype tables, each refused in one line unless it exists, has the key's columns, a
+    foreign key from them to the key, and holds at most one row per key (they are unique in it)."""
+    if not profile.include:
+        return ()
+    key = ", ".join(profile.key)
+    referencing = referencing_tables(queue, profile.key)
+    subtypes = []
+    for table in profile.subtypes(queue.table):
+        rows = queue.fetch(queue.dialect.schema.table_columns(table), queue.catalog_names(table))
+        if not rows:
+            raise SchemaError(f"profile.include table {table} does not exist at {queue.spec.display}")
+        columns = table_columns(queue, table)
+        spelled = {c.name.lower(): c.name for c in columns}
+        tied = any(
+            t.name.lower() == table.name.lower() and (None in (t.schema, table.schema) or t.schema == table.schema)
+            for t in referencing
+        )
+        if not tied or any(k.lower() not in spelled for k in profile.key):
+            raise SchemaError(
+                f"profile.include table {table} does not reference the key ({key}) of table {queue.table}: give it "
+                f"the columns {key} and a foreign key from them to {queue.table} ({key})"
+            )
+        if not any(
+            sorted(c.lower() for c in u) == sorted(k.lower() for k in profile.key) for u in unique_keys(queue, table)
+        ):
+            raise SchemaError(
+                f"profile.include table {table}: its columns {key} are not unique in it, so a row of {queue.table} "
+                "could have several of its rows: make them its primary key"
+            )
+        subtypes.append(Subtype(table, columns, tuple(spelled[k.lower()] for k in profile.key)))
+    return tuple(subtypes)

@@ -49,6 +49,7 @@ class SqlQueueDataSource(DataSource):
             queue.require_layout()
             columns = queue.columns()
             wanted = options.columns or [c.name for c in queue.source_columns()]
+            subtypes = queue.subtypes()
         finally:
             queue.close()
         by_name = {c.name: c for c in columns}
@@ -58,7 +59,7 @@ class SqlQueueDataSource(DataSource):
                 f"option 'columns' names {', '.join(missing)}, which queue table {options.address.table} does not "
                 f"have; its columns are: {', '.join(by_name)}"
             )
-        return spark_ddl([by_name[n] for n in wanted])
+        return spark_ddl([by_name[n] for n in wanted], subtypes)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         from .reader import QueueStreamReader, check_table

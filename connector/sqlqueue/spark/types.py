@@ -8,10 +8,10 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql.types import StructType
+from pyspark.sql.types import DataType, StructType
 
 from ..errors import SchemaError
-from ..schema import Column
+from ..schema import Column, Subtype
 
 SPARK_TYPES = {
     "string": "STRING",
@@ -59,15 +59,31 @@ _NULL_MEANS: dict[str, Callable[[], Any]] = {
 _UTC = pa.timestamp("us", tz="UTC")
 
 
-def spark_ddl(columns: Sequence[Column]) -> str:
-    return ", ".join(f"`{c.name}` {SPARK_TYPES[c.type]}" for c in columns)
+def spark_ddl(columns: Sequence[Column], subtypes: Sequence[Subtype] = ()) -> str:
+    """The source's schema: ``columns``, then a struct per subtype table (Profile.include) named after it,
+    of its columns but the key."""
+    structs = [
+        f"`{s.name}` STRUCT<{', '.join(f'`{c.name}`: {SPARK_TYPES[c.type]}' for c in s.fields)}>" for s in subtypes
+    ]
+    return ", ".join([*(f"`{c.name}` {SPARK_TYPES[c.type]}" for c in columns), *structs])
+
+
+def _arrow_type(spark_type: DataType) -> pa.DataType:
+    if isinstance(spark_type, StructType):
+        return pa.struct([pa.field(f.name, _arrow_type(f.dataType)) for f in spark_type.fields])
+    return _ARROW_BY_SPARK[spark_type.typeName()]
 
 
 def arrow_schema(schema: StructType) -> pa.Schema:
-    return pa.schema([pa.field(f.name, _ARROW_BY_SPARK[f.dataType.typeName()]) for f in schema.fields])
+    return pa.schema([pa.field(f.name, _arrow_type(f.dataType)) for f in schema.fields])
 
 
 def _array(values: list, target: pa.DataType) -> pa.Array:
+    if pa.types.is_struct(target):  # a subtype table's row (a dict, or None), each field as its own column
+        fields = [target.field(i) for i in range(target.num_fields)]
+        children = [_array([None if v is None else v[f.name] for v in values], f.type) for f in fields]
+        mask = pa.array([v is None for v in values], type=pa.bool_())
+        return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
     try:
         return pa.array(values, type=target)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
