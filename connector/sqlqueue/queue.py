@@ -28,9 +28,10 @@ from .dialects.statements.lifecycle import Holding
 from .errors import DatabaseError, SchemaError, unsupported
 from .identifiers import TableName
 from .kinds import TableKind, kind_for
+from .kinds.adopted import included_columns
 from .kinds.own import layout
 from .profile import COUNTS, NATIVE, TIMES, Profile
-from .schema import LIFECYCLE_TYPES, STAGE_TAG, Column, QueueSpec, Subtype, keyed
+from .schema import LIFECYCLE_TYPES, STAGE_TAG, Column, Included, QueueSpec, Subtype, keyed
 from .waits import Backlog, Waits
 
 T = TypeVar("T")
@@ -306,6 +307,35 @@ class Queue:
     def writable(self, names: Sequence[str]) -> tuple[Column, ...]:
         """The table's columns that receive a producer's ``names``, or one error naming what does not fit."""
         return self.kind.writable(self, names)
+
+    def included(self, given: Sequence[str], structs: Mapping[str, Sequence[str]]) -> tuple[Included, ...]:
+        """The subtype tables a producer's struct columns (``structs``: {struct column: its fields}) write
+        beside the base columns ``given``, or one error naming what does not fit."""
+        if structs and not self.subtypes():
+            raise SchemaError(
+                f"struct column(s) {', '.join(map(repr, structs))}: table {self.table} has no subtype tables "
+                "(profile.include), where a struct column's rows go"
+            )
+        return included_columns(self, given, structs) if structs else ()
+
+    def subtype_staging(self, subtype: Subtype) -> TableName:
+        return self.dialect.sink.staging_of(subtype.table, self.profile)
+
+    def stage_subtype(self, cur: Any, included: Included, rows: Iterable[Sequence[Any]], stage_tag: str) -> None:
+        """Insert rows of a subtype table (its key, then ``included.columns``) into its staging table under
+        ``stage_tag``, inside the caller's transaction ``cur``."""
+        key = self.subtype_key(included.subtype)
+        self._load_under(cur, self.subtype_staging(included.subtype), [*key, *included.columns], rows, stage_tag)
+
+    def subtype_key(self, subtype: Subtype) -> tuple[Column, ...]:
+        """A subtype table's key columns, typed as the queue table's key."""
+        types = {c.name.lower(): c for c in self.columns()}
+        return tuple(Column(k, types[k.lower()].type, False) for k in subtype.key)
+
+    def publish_subtype_statement(self, included: Included) -> Statement:
+        """Copy one task's staged rows of a subtype table (:tag) into it."""
+        names = tuple(c.name for c in (*self.subtype_key(included.subtype), *included.columns))
+        return self.dialect.sink.publish_subtype(included.subtype.table, names)
 
     def stages(self, columns: Sequence[Column]) -> bool:
         """Whether a batch of ``columns`` waits in the staging table until publish copies it over: every

@@ -74,6 +74,15 @@ class Subtype:
         return tuple(c for c in self.columns if c.name.lower() not in keys)
 
 
+@dataclass(frozen=True)
+class Included:
+    """A subtype table a sink's batch writes: the struct column named after it holds each row's row of it
+    (or none), whose fields fill ``columns`` of it; its key is the base row's."""
+
+    subtype: Subtype
+    columns: tuple[Column, ...]
+
+
 # (column, default kind) — "identity", "now", a literal, or None.
 LIFECYCLE: tuple[tuple[Column, str | None], ...] = (
     (Column("id", "bigint", False), "identity"),

@@ -3,6 +3,7 @@ rows a claim takes, as the claim found them, and forgotten with them."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import replace
 
 import pytest
@@ -10,11 +11,14 @@ import pytest
 from sqlqueue.errors import ConfigError, SchemaError
 from sqlqueue.identifiers import TableName
 from sqlqueue.kinds.adopted import make_tables
+from sqlqueue.producer import Producer
 from sqlqueue.profile import PRESETS
 from sqlqueue.queue import Queue
 from sqlqueue.testing import designs
 from tests.support import seeds
 from tests.support.engines import fresh_name
+
+DAY_AGO = dt.datetime.now().replace(microsecond=0) - dt.timedelta(days=1)
 
 
 def claimed(queue: Queue, columns: list[str], upto: int = 1) -> list[tuple]:
@@ -132,3 +136,79 @@ def test_a_table_whose_subtype_copies_are_missing_is_not_adopted_yet(engine):
 def test_include_is_refused_where_the_base_row_goes(preset, why):
     with pytest.raises(ConfigError, match=rf"^option 'profile.include' is not allowed on profile '{preset}': it {why}"):
         replace(PRESETS[preset], include=("t_email",))
+
+
+# ---- the sink ------------------------------------------------------------------------------------------
+BASE = ["EnqueuedAt", "Type", "Payload"]
+
+
+def sink_rows(n: int, email_for: tuple[int, ...] = (), reset_for: tuple[int, ...] = ()) -> list[tuple]:
+    """(EnqueuedAt, Type, Payload, email struct, reset struct) rows with keys of their own."""
+    return [
+        (
+            DAY_AGO + dt.timedelta(seconds=i),
+            "Sync",
+            f"s{i}",
+            {"address": f"u{i}@example.com", "subject": "Hi"} if i in email_for else None,
+            {"token": f"t{i}"} if i in reset_for else None,
+        )
+        for i in range(n)
+    ]
+
+
+def included(queue: Queue, names: list[str] = BASE):
+    return queue.included(names, {email(queue): ["Address", "Subject"], reset(queue): ["Token"]})
+
+
+def count(queue: Queue, table: str) -> int:
+    return queue.fetch(queue.engine.compile(f"SELECT COUNT(*) FROM {table}"), {})[0][0]
+
+
+def test_the_sink_publishes_base_and_subtype_rows_together(engine):
+    queue = seeds.notifications(engine)
+    producer, columns, subtypes = Producer(queue, "w"), queue.writable(BASE), included(queue)
+    task = producer.write(0, 0, columns, sink_rows(3, email_for=(0,), reset_for=(1,)), included=subtypes)
+    assert (count(queue, str(queue.table)), count(queue, email(queue)), count(queue, reset(queue))) == (0, 0, 0)
+    assert producer.publish(0, columns, [task], subtypes) == 3
+    assert (count(queue, str(queue.table)), count(queue, email(queue)), count(queue, reset(queue))) == (3, 1, 1)
+    queue.claim("etl", 1, 10)
+    assert claimed(queue, ["Payload", email(queue), reset(queue)]) == [
+        ("s0", {"address": "u0@example.com", "subject": "Hi"}, None),
+        ("s1", None, {"token": "t1", "expiresat": None}),
+        ("s2", None, None),
+    ]
+
+
+def test_a_row_with_two_subtype_rows_is_refused_where_they_are_exclusive_and_nothing_is_written(engine):
+    queue = seeds.notifications(engine)
+    producer, columns, subtypes = Producer(queue, "w"), queue.writable(BASE), included(queue)
+    with pytest.raises(SchemaError, match=r"^the row with key .* has rows for \w+_email and \w+_reset, but a row of "):
+        producer.write(0, 0, columns, sink_rows(2, email_for=(0, 1), reset_for=(1,)), included=subtypes)
+    assert queue.unpublished_rows() == 0
+    assert count(queue, str(queue.subtype_staging(queue.subtypes()[0]))) == 0
+
+
+def test_a_row_may_have_several_subtype_rows_where_they_are_not_exclusive(engine):
+    queue = seeds.notifications(engine, exclusive=False)
+    producer, columns, subtypes = Producer(queue, "w"), queue.writable(BASE), included(queue)
+    task = producer.write(0, 0, columns, sink_rows(1, email_for=(0,), reset_for=(0,)), included=subtypes)
+    producer.publish(0, columns, [task], subtypes)
+    assert (count(queue, email(queue)), count(queue, reset(queue))) == (1, 1)
+
+
+def test_a_struct_column_naming_no_included_table_is_refused(engine):
+    queue = seeds.notifications(engine)
+    with pytest.raises(SchemaError, match=r"^struct column 'sms' names no subtype table of .* \(profile.include: "):
+        queue.included(BASE, {"sms": ["Number"]})
+
+
+def test_a_struct_field_the_subtype_table_lacks_is_refused(engine):
+    queue = seeds.notifications(engine)
+    with pytest.raises(SchemaError, match=r"^field 'Body' of struct column '\w+_email' is not a column table "):
+        queue.included(BASE, {email(queue): ["Address", "Body"]})
+
+
+def test_subtype_rows_without_the_key_in_the_rows_are_refused(engine):
+    queue = seeds.notifications(engine)
+    with pytest.raises(SchemaError, match=r"(?i)^the rows give no enqueuedat, the key of table .*: give the key in"):
+        included(queue, ["Type", "Payload"])

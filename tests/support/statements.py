@@ -287,6 +287,7 @@ def _subtypes(dialect: Dialect, t: TableName) -> Iterator[Entry]:
     shape = ((subtype, SUBTYPE_COLUMNS[1:]),)
     read = dialect.claims.read_claimed(held, ("EnqueuedAt", "Payload"), SUBTYPED.key, shape)
     yield Entry("adopted_subtype_read_claimed", "claims.read_claimed", read.sql)
+    yield made(dialect, "adopted_subtype_publish", dialect.sink.publish_subtype, subtype, SUBTYPE_COLUMNS)
 
 
 def migration_parts(step: Step) -> dict[str, str]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ..capabilities import Capability
 from ..dialects.engine import ASSIGNED, GENERATED
@@ -26,7 +26,7 @@ from ..dialects.statements.doctor import OK, PROBLEM, Finding
 from ..errors import DatabaseError, SchemaError
 from ..identifiers import TableName
 from ..profile import Profile
-from ..schema import Column, Subtype, picked_columns
+from ..schema import Column, Included, Subtype, picked_columns
 from .kind import Served
 
 # The capabilities an adopted table may have, and what each needs of its profile. Per-row outcomes write
@@ -263,6 +263,49 @@ def adoption_statements(queue: Served) -> list[str]:
         *beside,
         queue.dialect.schema.create_ledger(queue.table),
     ]
+
+
+def included_columns(queue: Served, given: Sequence[str], structs: Mapping[str, Sequence[str]]) -> tuple[Included, ...]:
+    """The subtype tables a sink's struct columns write (``structs``: {struct column: its fields}, each named
+    after one of the profile's include tables, case-insensitively), with the columns their fields fill;
+    refused in one line: a struct naming no included table, a field the table lacks (or its key, which
+    comes from the base row), a NOT NULL column without default no field fills, a key not ``given``."""
+    p, subtypes = queue.profile, queue.subtypes()
+    by_name = {s.name.lower(): s for s in subtypes}
+    tables = ", ".join(s.name for s in subtypes) or "none"
+    included = []
+    for struct, fields in structs.items():
+        subtype = by_name.get(struct.lower())
+        if subtype is None:
+            raise SchemaError(
+                f"struct column {struct!r} names no subtype table of {queue.table} (profile.include: {tables}): "
+                "name the struct after the table its rows go to"
+            )
+        spelled = {c.name.lower(): c for c in subtype.fields}
+        generated = {n for n, kind in defaults(queue, subtype.table).items() if kind == GENERATED}
+        for field in fields:
+            if field.lower() not in spelled or field.lower() in generated:
+                raise SchemaError(
+                    f"field {field!r} of struct column {struct!r} is not a column table {subtype.table} takes: it "
+                    f"takes {', '.join(c.name for c in subtype.fields if c.name.lower() not in generated)} "
+                    f"(its key, {', '.join(subtype.key)}, is the base row's)"
+                )
+        named = {f.lower() for f in fields}
+        kinds = defaults(queue, subtype.table)
+        for column in subtype.fields:
+            if not column.nullable and column.name.lower() not in named | set(kinds):
+                raise SchemaError(
+                    f"struct column {struct!r} has no field {column.name!r}, which table {subtype.table} holds NOT "
+                    "NULL with no default: add it to the struct"
+                )
+        included.append(Included(subtype, tuple(spelled[f.lower()] for f in fields)))
+    missing = [k for k in p.key if k.lower() not in {n.lower() for n in given}]
+    if included and missing:
+        raise SchemaError(
+            f"the rows give no {', '.join(missing)}, the key of table {queue.table}, which a subtype row "
+            f"({', '.join(structs)}) takes from its base row: give the key in the rows, one value per row"
+        )
+    return tuple(included)
 
 
 def claim_index(queue: Served) -> str | None:

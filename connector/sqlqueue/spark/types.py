@@ -124,9 +124,21 @@ def _writable(array: pa.Array, column: Column, native: bool) -> pa.Array:
     return array
 
 
+def _struct_writable(array: pa.Array) -> pa.Array:
+    """A struct column's times taken as UTC, as a plain column's (_writable)."""
+    children = array.flatten()
+    if not any(pa.types.is_timestamp(c.type) for c in children):
+        return array
+    children = [c.cast(_UTC) if pa.types.is_timestamp(c.type) else c for c in children]
+    fields = [pa.field(array.type.field(i).name, c.type) for i, c in enumerate(children)]
+    return pa.StructArray.from_arrays(children, fields=fields, mask=array.is_null())
+
+
 def batch_rows(batches: Iterable[pa.RecordBatch], columns: Sequence[Column], native: bool = True) -> Iterator[tuple]:
-    """Rows of Python values from record batches whose columns are ``columns``, in order; ``native``: into
-    sqlqueue's own layout, whose optional lifecycle columns take their default for a null."""
+    """Rows of Python values from record batches whose columns are ``columns``, in order, then any struct
+    columns (a subtype table's row each: a dict, or None); ``native``: into sqlqueue's own layout, whose
+    optional lifecycle columns take their default for a null."""
     for batch in batches:
         arrays = [_writable(batch.column(i), column, native) for i, column in enumerate(columns)]
+        arrays += [_struct_writable(batch.column(i)) for i in range(len(columns), batch.num_columns)]
         yield from zip(*(a.to_pylist() for a in arrays))
