@@ -137,10 +137,11 @@ class Replayable(Generic[T]):
 class _Publishing:
     """What the batch and the streaming writer share: write in tasks, publish or discard after."""
 
-    def __init__(self, options: SinkOptions, shape: WrittenShape) -> None:
+    def __init__(self, options: SinkOptions, columns: tuple[Column, ...], shape: WrittenShape | None = None) -> None:
         self.options = options
-        self.shape = shape
-        self.columns = shape.columns
+        self.columns = columns
+        # A DataFrame of plain columns only, in the order of ``columns``, unless a shape says otherwise.
+        self.shape = shape or WrittenShape(columns, (), tuple(range(len(columns))))
 
     def _producer(self, writer_id: str, run_id: str = "") -> Producer:
         # Tasks, commits and aborts run after streamWriter (or writer) reached the queue on the driver.
@@ -281,8 +282,8 @@ class QueueStreamWriter(_Publishing, DataSourceStreamArrowWriter):
 
 
 class QueueBatchWriter(_Publishing, DataSourceArrowWriter):
-    def __init__(self, options: SinkOptions, shape: WrittenShape) -> None:
-        super().__init__(options, shape)
+    def __init__(self, options: SinkOptions, columns: tuple[Column, ...], shape: WrittenShape | None = None) -> None:
+        super().__init__(options, columns, shape)
         self.writer_id, self.batch_id = batch_identity(options)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WrittenTask:
@@ -311,7 +312,8 @@ def stream_writer(
     if options.operation == "ack":
         check_ack_schema(schema, ack_key(options))
         return QueueStreamAckWriter(options)
-    return QueueStreamWriter(options, checked_columns(options, schema))
+    shape = checked_columns(options, schema)
+    return QueueStreamWriter(options, shape.columns, shape)
 
 
 def batch_writer(raw: Mapping[str, str], schema: StructType, overwrite: bool) -> QueueBatchWriter | QueueBatchAckWriter:
@@ -323,4 +325,5 @@ def batch_writer(raw: Mapping[str, str], schema: StructType, overwrite: bool) ->
     if options.operation == "ack":
         check_ack_schema(schema, ack_key(options))
         return QueueBatchAckWriter(options)
-    return QueueBatchWriter(options, checked_columns(options, schema))
+    shape = checked_columns(options, schema)
+    return QueueBatchWriter(options, shape.columns, shape)
