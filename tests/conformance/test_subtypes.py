@@ -212,3 +212,11 @@ def test_subtype_rows_without_the_key_in_the_rows_are_refused(engine):
     queue = seeds.notifications(engine)
     with pytest.raises(SchemaError, match=r"(?i)^the rows give no enqueuedat, the key of table .*: give the key in"):
         included(queue, ["Type", "Payload"])
+
+
+def test_a_struct_column_into_a_table_without_subtype_tables_is_refused(engine):
+    queue = engine.new_queue()
+    with pytest.raises(
+        SchemaError, match=r"^struct column\(s\) 'extra': table \S+ has no subtype tables \(profile.include\)"
+    ):
+        queue.included(["payload"], {"extra": ["a"]})

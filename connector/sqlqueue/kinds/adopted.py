@@ -223,7 +223,8 @@ class Adopted:
                 queue.dialect.lifecycle.claims_table(queue.table),
                 queue.dialect.sink.staging_of(queue.table, profile),
             )
-            findings.append(Finding(OK, "adopted", f"sqlqueue's tables {claims} and {staging} are there"))
+            beside = "".join(f", and its subtype table {s.table}'s copies and staging" for s in self._subtypes)
+            findings.append(Finding(OK, "adopted", f"sqlqueue's tables {claims} and {staging} are there{beside}"))
         except SchemaError as exc:
             findings.append(Finding(PROBLEM, "adopted", str(exc), tuple(adoption_statements(queue))))
         index = claim_index(queue)
