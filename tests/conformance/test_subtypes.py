@@ -13,7 +13,7 @@ from sqlqueue.identifiers import TableName
 from sqlqueue.kinds.adopted import make_tables
 from sqlqueue.producer import Producer
 from sqlqueue.profile import PRESETS
-from sqlqueue.queue import Queue
+from sqlqueue.queue import DONE_OUTCOME, Ack, Queue
 from sqlqueue.testing import designs
 from tests.support import seeds
 from tests.support.engines import fresh_name
@@ -95,6 +95,15 @@ def test_rows_another_claimer_took_are_dropped_with_their_subtype_copies(engine)
     queue.claim("etl", 1, 10)
     seeds.run(queue, f"UPDATE {queue.table} SET UpdatedAt = ScheduledFor")
     assert queue.drop_fenced("etl", 1) == 2
+    assert copies(queue, "email") == 0
+
+
+def test_an_acknowledged_row_leaves_no_subtype_copy(engine):
+    queue = notifications_with_an_email(engine)
+    queue.claim("etl", 1, 10)
+    (key,) = [(k,) for p, k in claimed(queue, ["Payload", "EnqueuedAt"]) if p == "p0"]
+    with queue.transaction() as cur:
+        assert queue.apply_acks(cur, [Ack(key, DONE_OUTCOME)], keep=False, max_attempts=5) == 0
     assert copies(queue, "email") == 0
 
 
