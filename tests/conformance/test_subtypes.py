@@ -229,3 +229,9 @@ def test_a_struct_column_into_a_table_without_subtype_tables_is_refused(engine):
         SchemaError, match=r"^struct column\(s\) 'extra': table \S+ has no subtype tables \(profile.include\)"
     ):
         queue.included(["payload"], {"extra": ["a"]})
+
+
+def test_a_struct_without_a_not_null_column_of_its_table_is_refused(engine):
+    queue = seeds.notifications(engine)
+    with pytest.raises(SchemaError, match=r"(?i)^struct column '\w+_email' has no field 'address', which table "):
+        queue.included(BASE, {email(queue): ["Subject"]})
