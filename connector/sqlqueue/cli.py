@@ -24,7 +24,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import layouts
@@ -32,7 +32,14 @@ from .capabilities import Capability
 from .config import load_config
 from .doctor import PROBLEM, examine, report
 from .errors import ConfigError, SchemaError, SqlQueueError
-from .kinds.adopted import adoption_statements, claim_index, make_tables, table_columns, unique_keys
+from .kinds.adopted import (
+    adoption_statements,
+    claim_index,
+    make_tables,
+    referencing_tables,
+    table_columns,
+    unique_keys,
+)
 from .options import SINK, SOURCE, QueueAddress, SinkOptions, SourceOptions, whole_number
 from .profile import propose, settings_of
 from .queue import Queue
@@ -316,6 +323,17 @@ def adopt(queue: Queue, args: argparse.Namespace, order: str) -> int:
         proposal = propose(table_columns(queue), unique_keys(queue))
         print(f"# A profile for {queue.table}, read from its columns: review it, then give it as [source] keys")
         print("# (or --set source.KEY=VALUE) and run sqlqueue adopt again to check it and see the DDL.")
+        subtypes = tuple(
+            t.name if t.schema is None or queue.table.schema in (None, t.schema) else str(t)
+            for t in referencing_tables(queue, proposal.key)
+        )
+        if subtypes and (proposal.take or proposal.deletes_on_done):
+            print(f"# Tables {', '.join(subtypes)} reference its key: as subtype tables (profile.include) they need a")
+            print("# done transition that keeps the row (profile.done or profile.done_at).")
+        elif subtypes:
+            print("# profile.include: tables with a foreign key to its key (subtype tables), read and written with")
+            print("# its rows; include_exclusive: a row has at most one of them (false: any combination).")
+            proposal = replace(proposal, include=subtypes)
         for key, value in settings_of(proposal).items():
             print(f'"{key}" = "{value}"')
         return 0

@@ -30,10 +30,10 @@ from itertools import chain
 from typing import Any
 
 from .dialects.engine import execute, scalar
-from .errors import DatabaseError
+from .errors import DatabaseError, SchemaError
 from .ledger import Ledger
 from .queue import Queue
-from .schema import PAST_HEX, Column
+from .schema import PAST_HEX, Column, Included
 
 
 def _hex(text: str, width: int) -> str:
@@ -46,6 +46,8 @@ class Written:
 
     stage_tag: str
     rows: int
+    # Rows it staged for each subtype table the batch writes (Included), in their order.
+    subtype_rows: tuple[int, ...] = ()
 
 
 class _Counted:
@@ -98,6 +100,8 @@ class Producer:
         waits for that claim rather than the two waiting for each other.
         """
         deleted = max(execute(cur, self.sql.delete_staged(self.queue.staging), lo=lo, hi=hi).rowcount, 0)
+        for subtype in self.queue.subtypes():
+            execute(cur, self.sql.delete_staged(self.queue.subtype_staging(subtype)), lo=lo, hi=hi)
         if not self.queue.lists_unpublished:
             return deleted
         listed = execute(cur, self.sql.unpublished_in(self.table), lo=lo, hi=hi).fetchall()
@@ -138,6 +142,7 @@ class Producer:
         columns: Sequence[Column],
         rows: Iterable[Sequence[Any]],
         attempt: int = 0,
+        included: Sequence[Included] = (),
     ) -> Written:
         """Write one task attempt's rows, unpublished, in one transaction; nothing if the batch is
         already published.
@@ -147,6 +152,11 @@ class Producer:
         publish deletes what the others wrote. A tag repeats when the write is retried (its COMMIT
         may have landed although the connection was lost before the answer) and in a later run of
         a batch write (attempt ids start again), so the transaction first deletes what it holds.
+
+        With ``included`` (subtype tables, Profile.include), each row of ``rows`` ends with one value per
+        subtype table: a dict of its row's ``columns`` (by name), or None; those rows are staged beside it,
+        keyed by its key. A row with more than one under an exclusive profile fails the write, which then
+        leaves nothing.
         """
         tag = self.stage_tag(batch_id, task_id, attempt)
         it = iter(rows)
@@ -158,6 +168,12 @@ class Producer:
             if self.ledger.contains(cur, batch_id):
                 return Written(tag, 0)
             self._drop(cur, tag, tag)
+            if included:
+                base, subtype_rows = _split(self.queue, columns, counted, included)
+                self.queue.stage(cur, columns, base, tag)
+                for each, kept in zip(included, subtype_rows):
+                    self.queue.stage_subtype(cur, each, kept, tag)
+                return Written(tag, counted.count, tuple(len(kept) for kept in subtype_rows))
             if self.queue.stages(columns):
                 self.queue.stage(cur, columns, counted, tag)
             else:
@@ -185,14 +201,26 @@ class Producer:
                 "aborted?); restart the query (or run the write again) to write the batch anew"
             )
 
-    def _publish_staged(self, cur: Any, batch_id: int, columns: Sequence[Column], tasks: Sequence[Written]) -> int:
-        """Copy staged rows into the queue, keeping new dedup keys only; how many were copied."""
+    def _publish_staged(
+        self, cur: Any, batch_id: int, columns: Sequence[Column], tasks: Sequence[Written], included: Sequence[Included]
+    ) -> int:
+        """Copy staged rows into the queue, keeping new dedup keys only, then their subtype rows into their
+        tables; how many base rows were copied."""
         publish = self.queue.publish_statement(columns)
         published = 0
         for task in tasks:
             self._check(batch_id, task, scalar(cur, self.sql.count_staged(self.queue.staging), tag=task.stage_tag))
             cur.execute(publish.sql, publish.bind({"tag": task.stage_tag}))
             published += max(cur.rowcount, 0)
+            for each, rows in zip(included, task.subtype_rows):
+                staging = self.queue.subtype_staging(each.subtype)
+                self._check(
+                    batch_id,
+                    Written(task.stage_tag, rows),
+                    scalar(cur, self.sql.count_staged(staging), tag=task.stage_tag),
+                )
+                statement = self.queue.publish_subtype_statement(each)
+                cur.execute(statement.sql, statement.bind({"tag": task.stage_tag}))
         return published
 
     def _check_unpublished(self, cur: Any, batch_id: int, tasks: Sequence[Written]) -> int:
@@ -207,20 +235,23 @@ class Producer:
             self._check(batch_id, task, listed.get(task.stage_tag, 0))
         return sum(t.rows for t in tasks)
 
-    def publish(self, batch_id: int, columns: Sequence[Column], tasks: Iterable[Written]) -> int | None:
+    def publish(
+        self, batch_id: int, columns: Sequence[Column], tasks: Iterable[Written], included: Sequence[Included] = ()
+    ) -> int | None:
         """Make the rows the ``tasks`` wrote claimable, in one transaction with the ledger entry.
 
         Everything else this writer wrote for this batch or an earlier one is deleted: Spark
         commits one batch at a time, so it belongs to attempts Spark gave up on. Returns how many
         rows became claimable (fewer than written when dedup keys repeat), or None when the batch
-        was published before.
+        was published before. The rows of subtype tables the tasks staged (``included``) go into their
+        tables in the same transaction, each after its base rows.
         """
         tasks = list(tasks)
         with self.queue.transaction() as cur:
             if self.ledger.contains(cur, batch_id):
                 return None
             if self.queue.stages(columns):
-                published = self._publish_staged(cur, batch_id, columns, tasks)
+                published = self._publish_staged(cur, batch_id, columns, tasks, included)
             else:
                 published = self._check_unpublished(cur, batch_id, tasks)
             self._drop(cur, self._writer_key, self._batch_prefix(batch_id) + PAST_HEX, {t.stage_tag for t in tasks})
@@ -232,3 +263,33 @@ class Producer:
         batch = self._batch_prefix(batch_id)
         with self.queue.transaction() as cur:
             return self._drop(cur, batch, batch + PAST_HEX)
+
+
+def _split(
+    queue: Queue, columns: Sequence[Column], rows: Iterable[Sequence[Any]], included: Sequence[Included]
+) -> tuple[Iterator[Sequence[Any]], list[list[tuple]]]:
+    """The base rows of ``rows`` (their first ``len(columns)`` values) as they are read, and per subtype
+    table the rows they carry (the base row's key, then the struct's values), filled as the base rows
+    are read. An exclusive profile refuses a row with more than one."""
+    keys = [next(i for i, c in enumerate(columns) if c.name.lower() == k.lower()) for k in queue.profile.key]
+    width = len(columns)
+    kept: list[list[tuple]] = [[] for _ in included]
+    exclusive = queue.profile.include_exclusive
+
+    def base() -> Iterator[Sequence[Any]]:
+        for row in rows:
+            key = tuple(row[i] for i in keys)
+            given = [(i, value) for i, value in enumerate(row[width:]) if value is not None]
+            if exclusive and len(given) > 1:
+                names = " and ".join(included[i].subtype.name for i, _ in given)
+                raise SchemaError(
+                    f"the row with key {', '.join(map(str, key))} has rows for {names}, but a row of {queue.table} "
+                    "may have one of its subtype tables' rows (profile.include_exclusive = true): give one, or set "
+                    "profile.include_exclusive = false"
+                )
+            for i, value in given:
+                named = {str(k).lower(): v for k, v in value.items()}  # the struct's fields, in any case
+                kept[i].append((*key, *(named.get(c.name.lower()) for c in included[i].columns)))
+            yield row[:width]
+
+    return base(), kept

@@ -103,6 +103,12 @@ class Profile:
     tag: str | None = None
     # The column holding a row's own maximum attempts, which overrides the stream's maxAttempts.
     attempts_cap: str | None = None
+    # Subtype tables: tables that extend this one by its key (a Notification's Notification_Email and
+    # Notification_ResetPassword rows, keyed by the same EnqueuedAt), each with the key's columns under the
+    # same names, referencing it. A claim copies their rows with the base row's; the sink writes them with
+    # it. ``include_exclusive``: a row has at most one of them; false: any combination.
+    include: tuple[str, ...] = ()
+    include_exclusive: bool = True
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -114,6 +120,19 @@ class Profile:
         for column, direction in self.order:
             if direction not in DIRECTIONS:
                 raise ConfigError(f"option 'profile.order' has {column} {direction}: use ASC or DESC")
+        for name in self.include:
+            parts = name.split(".")
+            if len(parts) > 2:
+                raise ConfigError(f"option 'profile.include' item {name!r} is not allowed: use table or schema.table")
+            for part in parts:
+                check_name(part, "profile.include table")
+        if self.include and (self.take or self.deletes_on_done):
+            what = "takes the rows it claims (profile.take)" if self.take else "deletes a row when done"
+            raise ConfigError(
+                f"option 'profile.include' is not allowed on profile {self.name!r}: it {what}, and a base row cannot "
+                "go while subtype rows reference it; use a done transition that keeps the row (profile.done or "
+                "profile.done_at)"
+            )
         if self.take:
             return
         if self.status is not None and (not self.ready or self.in_flight is None):
@@ -137,6 +156,11 @@ class Profile:
     @property
     def deletes_on_done(self) -> bool:
         return not self.take and self.done is None and self.done_at is None
+
+    def subtypes(self, table: TableName) -> tuple[TableName, ...]:
+        """The tables ``include`` names, an unqualified one in ``table``'s schema."""
+        named = (TableName.parse(name) for name in self.include)
+        return tuple(t if t.schema is not None else TableName(t.name, table.schema) for t in named)
 
     @property
     def owned(self) -> bool:
@@ -287,9 +311,9 @@ def native(order: str) -> Profile:
 
 
 # Option names (after 'profile.') and how each is read.
-_TUPLES = {"key", "ready"}
+_TUPLES = {"key", "ready", "include"}
 _INTS = {"max_attempts", "lease_seconds"}
-_BOOLS = {"take"}
+_BOOLS = {"take", "include_exclusive"}
 _FIELDS = [f.name for f in fields(Profile) if f.name not in ("name", "claim_seq", "lease", "tag", "attempts_cap")]
 
 
@@ -404,6 +428,8 @@ def settings_of(profile: Profile) -> dict[str, str]:
     values = {"profile": profile.name}
     for f in _FIELDS:
         value = getattr(profile, f)
+        if f == "include_exclusive" and not profile.include:
+            continue
         if value not in (None, (), False) or value != getattr(base, f):
             values[f"profile.{f}"] = _text(f, value)
     return values
@@ -439,5 +465,11 @@ FIELD_DOCS = {
     "order": "Claim order, e.g. 'ScheduledFor, EnqueuedAt' (ASC or DESC per column); empty: any order.",
     "clock": "utc or local: the time zone the table's times are written in (SYSDATETIME() is local).",
     "lease_seconds": "How long a claim's started-at holds a row before it counts as abandoned.",
+    "include": "Subtype tables, comma-separated (schema-qualified allowed; unqualified: the table's schema): tables "
+    "that extend the table by its key, each with the key's columns under the same names, a foreign key from them "
+    "to it, and unique. The source returns each as a struct column named after it (its other columns; NULL where "
+    "a row has none); the sink writes a struct column of that name into it, published with the base row.",
+    "include_exclusive": "true (default): a row has at most one of its profile.include tables' rows; false: any "
+    "combination.",
 }
 PROFILE_FIELDS = tuple(_FIELDS)

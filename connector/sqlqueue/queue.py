@@ -28,9 +28,10 @@ from .dialects.statements.lifecycle import Holding
 from .errors import DatabaseError, SchemaError, unsupported
 from .identifiers import TableName
 from .kinds import TableKind, kind_for
+from .kinds.adopted import included_columns
 from .kinds.own import layout
 from .profile import COUNTS, NATIVE, TIMES, Profile
-from .schema import LIFECYCLE_TYPES, STAGE_TAG, Column, QueueSpec, keyed
+from .schema import LIFECYCLE_TYPES, STAGE_TAG, Column, Included, QueueSpec, Subtype, keyed
 from .waits import Backlog, Waits
 
 T = TypeVar("T")
@@ -186,6 +187,10 @@ class Queue:
         """The table's columns as the database reports them."""
         return self.kind.columns(self)
 
+    def subtypes(self) -> tuple[Subtype, ...]:
+        """The tables that extend this one by its key (Profile.include), as the catalog describes them."""
+        return self.kind.subtypes(self)
+
     def domain_columns(self) -> tuple[Column, ...]:
         """The table's columns but those its lifecycle owns."""
         return self.kind.domain_columns(self)
@@ -303,6 +308,35 @@ class Queue:
         """The table's columns that receive a producer's ``names``, or one error naming what does not fit."""
         return self.kind.writable(self, names)
 
+    def included(self, given: Sequence[str], structs: Mapping[str, Sequence[str]]) -> tuple[Included, ...]:
+        """The subtype tables a producer's struct columns (``structs``: {struct column: its fields}) write
+        beside the base columns ``given``, or one error naming what does not fit."""
+        if structs and not self.subtypes():
+            raise SchemaError(
+                f"struct column(s) {', '.join(map(repr, structs))}: table {self.table} has no subtype tables "
+                "(profile.include), where a struct column's rows go"
+            )
+        return included_columns(self, given, structs) if structs else ()
+
+    def subtype_staging(self, subtype: Subtype) -> TableName:
+        return self.dialect.sink.staging_of(subtype.table, self.profile)
+
+    def stage_subtype(self, cur: Any, included: Included, rows: Iterable[Sequence[Any]], stage_tag: str) -> None:
+        """Insert rows of a subtype table (its key, then ``included.columns``) into its staging table under
+        ``stage_tag``, inside the caller's transaction ``cur``."""
+        key = self.subtype_key(included.subtype)
+        self._load_under(cur, self.subtype_staging(included.subtype), [*key, *included.columns], rows, stage_tag)
+
+    def subtype_key(self, subtype: Subtype) -> tuple[Column, ...]:
+        """A subtype table's key columns, typed as the queue table's key."""
+        types = {c.name.lower(): c for c in self.columns()}
+        return tuple(Column(k, types[k.lower()].type, False) for k in subtype.key)
+
+    def publish_subtype_statement(self, included: Included) -> Statement:
+        """Copy one task's staged rows of a subtype table (:tag) into it."""
+        names = tuple(c.name for c in (*self.subtype_key(included.subtype), *included.columns))
+        return self.dialect.sink.publish_subtype(included.subtype.table, names)
+
     def stages(self, columns: Sequence[Column]) -> bool:
         """Whether a batch of ``columns`` waits in the staging table until publish copies it over: every
         batch where the table has no tag column, and keyed ones, whose keys are checked at publish."""
@@ -375,7 +409,12 @@ class Queue:
     def _claimer(self, order: str, strict: bool, bounded: bool) -> Callable[[Any, dict[str, Any]], int]:
         """What claims one chunk inside the caller's transaction and says how many rows it took."""
         bound = self.bound_column() if bounded else None
-        plan = self.dialect.claims.claim(self.table, self.claim_profile(order), self.copied(), strict, bound)
+        profile = self.claim_profile(order)
+        plan = self.dialect.claims.claim(self.table, profile, self.copied(), strict, bound)
+        subtypes = [
+            self.dialect.claims.copy_subtype(self.table, profile, s.table, tuple(c.name for c in s.columns))
+            for s in self.subtypes()
+        ]
         extra = self._values()
 
         def take(cur: Any, values: dict[str, Any]) -> int:
@@ -386,6 +425,8 @@ class Queue:
             taken = max(cur.rowcount, 0) if rows is None else len(rows)
             if plan.settle is not None and taken:
                 cur.execute(plan.settle.sql, plan.settle.bind(values))
+            for copy in subtypes if taken else ():
+                cur.execute(copy.sql, copy.bind(values))
             return taken
 
         return take
@@ -460,15 +501,35 @@ class Queue:
         columns: Sequence[str],
         batch_rows: int = 10_000,
     ) -> Iterator[list[tuple]]:
-        """The claimed rows in one row range, in lists of at most ``batch_rows``."""
-        statement = self.dialect.claims.read_claimed(self.holding, self.spelled(columns))
+        """The claimed rows in one row range, in lists of at most ``batch_rows``. A name in ``columns`` that
+        names a subtype table (Profile.include) takes, in each row, a dict of that table's columns but the
+        key, as the claim copied its row; None where the row has none."""
+        by_name = {s.name.lower(): s for s in self.subtypes()}
+        base = [n for n in columns if n.lower() not in by_name]
+        wanted = [by_name[n.lower()] for n in columns if n.lower() in by_name]
+        shape = tuple((s.table, tuple(c.name for c in s.fields)) for s in wanted)
+        statement = self.dialect.claims.read_claimed(self.holding, self.spelled(base), self.profile.key, shape)
         values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
+        places = {n.lower(): i for i, n in enumerate(columns)}
+
+        def shaped(row: Sequence[Any]) -> tuple:
+            """The base columns, then each subtype's copy as a dict (None without one), in ``columns``' order."""
+            out: list[Any] = [None] * len(columns)
+            for name, value in zip(base, row):
+                out[places[name.lower()]] = value
+            at = len(base)
+            for subtype, (_, fields) in zip(wanted, shape):
+                present, *found = row[at : at + 1 + len(fields)]
+                out[places[subtype.name.lower()]] = None if present is None else dict(zip(fields, found))
+                at += 1 + len(fields)
+            return tuple(out)
+
         conn = self.conn
         with self._errors():
             cur = self.engine.autocommit_cursor(conn)
             cur.execute(statement.sql, statement.bind(values))
             while rows := cur.fetchmany(batch_rows):
-                yield [tuple(r) for r in rows]
+                yield [shaped(r) for r in rows] if wanted else [tuple(r) for r in rows]
 
     def complete(self, consumer: str, upto_seq: int, *, keep: bool = False, chunk: int | None = None) -> int:
         """Apply the done transition to the rows this consumer holds under claims up to ``upto_seq`` and
@@ -554,7 +615,15 @@ class Queue:
             return 0
         statement = self.dialect.leases.drop_fenced(self.table, p)
         with self.transaction() as cur:
-            return max(execute(cur, statement, consumer=consumer, seq=seq).rowcount, 0)
+            dropped = max(execute(cur, statement, consumer=consumer, seq=seq).rowcount, 0)
+            self._forget_subtype_copies(cur)
+            return dropped
+
+    def _forget_subtype_copies(self, cur: Any) -> None:
+        """Inside the caller's transaction, after base copies were dropped: the subtype tables' copies of
+        the same rows (Claims.forget_subtype_copies)."""
+        for statement in self.dialect.claims.forget_subtype_copies(self.table, self.profile, False):
+            cur.execute(statement.sql, statement.bind({}))
 
     # ---- lifecycle ----------------------------------------------------------------------------
     def rescue_expired(self, max_attempts: int, chunk: int | None = None) -> int:
@@ -604,6 +673,7 @@ class Queue:
         changed = sum(run(cur, builders[outcome](fenced), values) for (outcome, fenced), values in groups.items())
         if not self.holding.in_place and acks:
             run(cur, outcomes.forget_acked(self.table, profile), [dict(zip(params, a.key)) for a in acks])
+            self._forget_subtype_copies(cur)
         return len(acks) - changed
 
     def purge(

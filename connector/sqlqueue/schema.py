@@ -53,6 +53,36 @@ class Column:
             )
 
 
+@dataclass(frozen=True)
+class Subtype:
+    """A table that extends a queue table by its key (Profile.include), as its catalog describes it: its
+    columns in its order, the queue table's key columns among them (spelled as the queue table spells them)."""
+
+    table: TableName
+    columns: tuple[Column, ...]
+    key: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        """The name a source's struct column and a sink's struct column take: the table's own."""
+        return self.table.name
+
+    @property
+    def fields(self) -> tuple[Column, ...]:
+        """Its columns but the key: what a row's struct holds (the key is the base row's)."""
+        keys = {k.lower() for k in self.key}
+        return tuple(c for c in self.columns if c.name.lower() not in keys)
+
+
+@dataclass(frozen=True)
+class Included:
+    """A subtype table a sink's batch writes: the struct column named after it holds each row's row of it
+    (or none), whose fields fill ``columns`` of it; its key is the base row's."""
+
+    subtype: Subtype
+    columns: tuple[Column, ...]
+
+
 # (column, default kind) — "identity", "now", a literal, or None.
 LIFECYCLE: tuple[tuple[Column, str | None], ...] = (
     (Column("id", "bigint", False), "identity"),

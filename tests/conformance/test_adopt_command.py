@@ -7,6 +7,8 @@ import json
 import pytest
 
 from sqlqueue import cli
+from sqlqueue.identifiers import TableName
+from sqlqueue.testing import designs
 from tests.support import seeds
 from tests.support.engines import config_file
 
@@ -117,3 +119,23 @@ def test_peek_with_a_filter_lists_only_the_rows_it_selects(adopt):
     status, out, _ = adopt("peek", "--set", "source.profile=relational", "--set", filter_, "--limit", "5")
     rows = [{k.lower(): v for k, v in json.loads(line).items()} for line in out.splitlines()]
     assert status == 0 and [(r["payload"], r["type"]) for r in rows] == [("p10", "Mail")]
+
+
+def test_adopt_proposes_the_tables_referencing_its_key_as_subtype_tables(adopt, engine):
+    name = str(adopt.queue.table)
+    seeds.run(adopt.queue, *designs.subtypes(engine.name, name))
+    status, out, _ = adopt("adopt")
+    assert status == 0
+    assert f'"profile.include" = "{name}_email, {name}_reset"' in out.lower()
+    assert '"profile.include_exclusive" = "true"' in out
+
+
+def test_adopt_apply_makes_sqlqueue_s_tables_beside_each_subtype_table(adopt, engine):
+    name = str(adopt.queue.table)
+    seeds.run(adopt.queue, *designs.subtypes(engine.name, name))
+    status, _, _ = adopt(
+        "adopt", "--set", "source.profile=relational", "--set", f"source.profile.include={name}_email", "--apply"
+    )
+    assert status == 0
+    claims = adopt.queue.dialect.lifecycle.claims_table(TableName(f"{name}_email"))
+    assert adopt.queue.fetch(adopt.queue.dialect.schema.table_columns(claims), adopt.queue.catalog_names(claims))

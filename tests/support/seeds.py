@@ -192,3 +192,27 @@ END""",
                     return
                 continue
             self.modify(*claimed)
+
+
+def notifications(engine: Engine, exclusive: bool = True, adopt: bool = True) -> Queue:
+    """A relational queue with subtype tables ``<name>_email`` (Address, Subject) and ``<name>_reset`` (Token,
+    ExpiresAt) keyed by its EnqueuedAt (sqlqueue.testing.designs.subtypes), both in its profile's include."""
+    name = fresh_name("notification")
+    include = tuple(f"{name}_{s}" for s in designs.SUBTYPES)
+    profile = replace(PRESETS["relational"], include=include, include_exclusive=exclusive)
+    queue = _queue(engine, name, profile)
+    run(queue, *designs.relational(engine.name, name, False), *designs.subtypes(engine.name, name))
+    if adopt:
+        make_tables(queue)
+    return queue
+
+
+def add_subtype_rows(queue: Queue, subtype: str, columns: str, rows: dict[str, tuple]) -> None:
+    """Rows of ``<queue>_<subtype>`` for the base rows of the given payloads: {payload: values of ``columns``}."""
+    keys = dict(queue.fetch(queue.engine.compile(f"SELECT Payload, EnqueuedAt FROM {queue.table}"), {}))
+    marks = ", ".join(queue.engine.marker for _ in range(len(columns.split(",")) + 1))
+    with queue.transaction() as cur:
+        cur.executemany(
+            f"INSERT INTO {queue.table}_{subtype} (EnqueuedAt, {columns}) VALUES ({marks})",
+            [(keys[payload], *values) for payload, values in rows.items()],
+        )

@@ -196,6 +196,9 @@ ADOPTED["relational_heap_filtered"] = (
     SEED_COLUMNS["relational"],
 )
 ADOPTED["dequeue_heap"] = (replace(PRESETS["dequeue"], order=()), SEED_COLUMNS["dequeue"])
+# A relational queue with a subtype table (profile.include), its columns (the key first).
+SUBTYPED = replace(PRESETS["relational"], include=("Notification_Email",))
+SUBTYPE_COLUMNS = ("EnqueuedAt", "Address", "Subject")
 # A filter whose literal holds what drivers and compile read as markers: a colon before a word, a %.
 PROBED_FILTER = "Type LIKE '%:orders'"
 # Exact column types as the catalog reports them, for the claims table's DDL.
@@ -255,10 +258,12 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
     yield made(dialect, "count_rows", dialect.adoption.count_rows, t)
     yield made(dialect, "adopted_partition_bounds", dialect.claims.partition_bounds, held, PARTS)
     yield made(dialect, "adopted_read_claimed", dialect.claims.read_claimed, held, ("Id", "Payload"))
+    yield from _subtypes(dialect, t)
     for builder in (
         dialect.adoption.unique_keys,
         dialect.adoption.exact_columns,
         dialect.adoption.referenced,
+        dialect.adoption.referencing,
         dialect.adoption.check_constraints,
         dialect.sink.defaults,
     ):
@@ -272,6 +277,20 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
     for name, (profile, columns) in ADOPTED.items():
         given = tuple(c for c in columns if c not in {*profile.lifecycle(), "Id", "id", "duration_milliseconds"})
         yield made(dialect, f"adopted_{name}_publish", dialect.sink.publish, t, profile, given)
+
+
+def _subtypes(dialect: Dialect, t: TableName) -> Iterator[Entry]:
+    """What only a profile with subtype tables emits: their rows copied with a claim's, forgotten with its
+    copies, read beside them."""
+    (subtype,) = SUBTYPED.subtypes(t)
+    yield made(dialect, "adopted_subtype_copy", dialect.claims.copy_subtype, t, SUBTYPED, subtype, SUBTYPE_COLUMNS)
+    (forget,) = dialect.claims.forget_subtype_copies(t, SUBTYPED, dialect.engine.default_chunk is not None)
+    yield Entry("adopted_subtype_forget_copies", "claims.forget_subtype_copies", forget.sql)
+    held = dialect.lifecycle.holding(t, SUBTYPED)
+    shape = ((subtype, SUBTYPE_COLUMNS[1:]),)
+    read = dialect.claims.read_claimed(held, ("EnqueuedAt", "Payload"), SUBTYPED.key, shape)
+    yield Entry("adopted_subtype_read_claimed", "claims.read_claimed", read.sql)
+    yield made(dialect, "adopted_subtype_publish", dialect.sink.publish_subtype, subtype, SUBTYPE_COLUMNS)
 
 
 def migration_parts(step: Step) -> dict[str, str]:

@@ -120,3 +120,33 @@ def test_sqlqueue_s_own_layout_claims_ready_rows_only_and_leaves_expired_leases_
 def test_the_bookkeeping_roles_of_sqlqueue_s_own_layout_are_no_options():
     with pytest.raises(ConfigError, match="unknown option.*profile.lease"):
         profile_from("relational", {"lease": "LockedUntil"})
+
+
+def test_include_names_subtype_tables_an_unqualified_one_in_the_tables_schema():
+    profile = profile_from("relational", {"include": "Notification_Email, mail.Notification_Reset"})
+    assert profile.include_exclusive
+    assert profile.subtypes(TableName("Notification", "dbo")) == (
+        TableName("Notification_Email", "dbo"),
+        TableName("Notification_Reset", "mail"),
+    )
+
+
+def test_include_written_out_gives_the_same_profile_back():
+    profile = profile_from("relational", {"include": "Notification_Email", "include_exclusive": "false"})
+    settings = settings_of(profile)
+    assert settings["profile.include"] == "Notification_Email"
+    assert (
+        profile_from("relational", {k.removeprefix("profile."): v for k, v in settings.items() if k != "profile"})
+        == profile
+    )
+
+
+def test_include_exclusive_is_not_written_out_without_include():
+    assert "profile.include_exclusive" not in settings_of(PRESETS["relational"])
+
+
+def test_an_include_item_of_three_parts_is_refused():
+    with pytest.raises(
+        ConfigError, match=r"^option 'profile.include' item 'a.b.c' is not allowed: use table or schema.table$"
+    ):
+        profile_from("relational", {"include": "a.b.c"})

@@ -189,6 +189,12 @@ class Engine(ABC):
         key on the table's column :column, if it has one."""
 
     @abstractmethod
+    def referencing_sql(self, table: TableName) -> str:
+        """Rows of (schema or NULL, table, foreign key, column, referenced column) of every foreign key that
+        references the table, each key's columns in its order; a referenced column NULL (SQLite) is the
+        table's primary key column in that place."""
+
+    @abstractmethod
     def checks_sql(self, table: TableName) -> str:
         """Rows of (the text of a CHECK constraint of the table); on SQLite the CREATE TABLE holding them."""
 

@@ -171,6 +171,18 @@ class PostgresEngine(Engine):
             f"WHERE c.contype = 'f' AND c.conrelid = {self._regclass()} AND a.attname = :column"
         )
 
+    def referencing_sql(self, table: TableName) -> str:
+        # conkey and confkey pair a foreign key's columns with the ones it references, place by place.
+        return (
+            "SELECT n.nspname, r.relname, c.conname, a.attname, af.attname FROM pg_constraint AS c "
+            "JOIN pg_class AS r ON r.oid = c.conrelid JOIN pg_namespace AS n ON n.oid = r.relnamespace "
+            "CROSS JOIN LATERAL unnest(c.conkey, c.confkey) WITH ORDINALITY AS k(col, ref, place) "
+            "JOIN pg_attribute AS a ON a.attrelid = c.conrelid AND a.attnum = k.col "
+            "JOIN pg_attribute AS af ON af.attrelid = c.confrelid AND af.attnum = k.ref "
+            f"WHERE c.contype = 'f' AND c.confrelid = {self._regclass()} ORDER BY n.nspname, r.relname, c.conname, "
+            "k.place"
+        )
+
     def checks_sql(self, table: TableName) -> str:
         return (
             "SELECT pg_get_constraintdef(c.oid) FROM pg_constraint AS c "

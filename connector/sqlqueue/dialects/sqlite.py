@@ -151,6 +151,15 @@ class SqliteEngine(Engine):
             """FROM pragma_foreign_key_list(:table) WHERE "from" = :column"""
         )
 
+    def referencing_sql(self, table: TableName) -> str:
+        # pragma_foreign_key_list is a table-valued function of each table: joined to sqlite_master, it
+        # lists every table's foreign keys (sqlite.org/pragma.html#pragfunc); "to" is NULL where a key
+        # names only its parent table, meaning the parent's primary key.
+        return (
+            'SELECT NULL, m.name, f.id, f."from", f."to" FROM sqlite_master AS m, pragma_foreign_key_list(m.name) AS f '
+            "WHERE m.type = 'table' AND f.\"table\" = :table COLLATE NOCASE ORDER BY m.name, f.id, f.seq"
+        )
+
     def checks_sql(self, table: TableName) -> str:
         return "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = :table"
 

@@ -305,6 +305,19 @@ class SqlServerEngine(Engine):
             "WHERE fk.parent_object_id = OBJECT_ID(:object_name) AND pc.name = :column"
         )
 
+    def referencing_sql(self, table: TableName) -> str:
+        # One row per column of each foreign key, constraint_column_id its place in the key
+        # (learn.microsoft.com/sql/relational-databases/system-catalog-views/sys-foreign-key-columns-transact-sql).
+        return (
+            "SELECT OBJECT_SCHEMA_NAME(fk.parent_object_id), OBJECT_NAME(fk.parent_object_id), "
+            "OBJECT_NAME(fk.constraint_object_id), pc.name, rc.name FROM sys.foreign_key_columns AS fk "
+            "JOIN sys.columns AS pc ON pc.object_id = fk.parent_object_id AND pc.column_id = fk.parent_column_id "
+            "JOIN sys.columns AS rc "
+            "ON rc.object_id = fk.referenced_object_id AND rc.column_id = fk.referenced_column_id "
+            "WHERE fk.referenced_object_id = OBJECT_ID(:object_name) "
+            "ORDER BY fk.parent_object_id, fk.constraint_object_id, fk.constraint_column_id"
+        )
+
     def checks_sql(self, table: TableName) -> str:
         return "SELECT [definition] FROM sys.check_constraints WHERE parent_object_id = OBJECT_ID(:object_name)"
 

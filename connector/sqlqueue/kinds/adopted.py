@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ..capabilities import Capability
 from ..dialects.engine import ASSIGNED, GENERATED
@@ -26,7 +26,7 @@ from ..dialects.statements.doctor import OK, PROBLEM, Finding
 from ..errors import DatabaseError, SchemaError
 from ..identifiers import TableName
 from ..profile import Profile
-from ..schema import Column, picked_columns
+from ..schema import Column, Included, Subtype, picked_columns
 from .kind import Served
 
 # The capabilities an adopted table may have, and what each needs of its profile. Per-row outcomes write
@@ -70,6 +70,7 @@ class Adopted:
         self.profile_name = declared.name
         self._declared = declared
         self._checked: Profile | None = None
+        self._subtypes: tuple[Subtype, ...] = ()
         self._names_by_lower: dict[str, str] = {}  # the table's columns, read with the profile's check
 
     def describe(self) -> str:
@@ -86,12 +87,18 @@ class Adopted:
             checked = self._declared.check(queue.table, columns, unique_keys(queue))
             _check_vocabulary(queue, checked)
             _try_filter(queue, checked.filter)
+            self._subtypes = _checked_subtypes(queue, checked)
             self._checked = checked
             self._names_by_lower = {c.name.lower(): c.name for c in columns}
         return self._checked
 
     def claim_profile(self, queue: Served, order: str) -> Profile:
         return self.profile(queue)  # the profile sets the order
+
+    def subtypes(self, queue: Served) -> tuple[Subtype, ...]:
+        """The profile's subtype tables (profile.include), checked against the catalog with it."""
+        self.profile(queue)
+        return self._subtypes
 
     def columns(self, queue: Served) -> tuple[Column, ...]:
         return table_columns(queue)
@@ -113,6 +120,12 @@ class Adopted:
         self.profile(queue)
         claims = queue.dialect.lifecycle.claims_table(queue.table)
         copied = self._require(queue, claims)
+        for subtype in self._subtypes:
+            for ours in (
+                queue.dialect.lifecycle.claims_table(subtype.table),
+                queue.dialect.sink.staging_of(subtype.table, self._declared),
+            ):
+                self._require(queue, ours)
         later = [n for lower, n in self._names_by_lower.items() if lower not in copied]
         if later:
             exact = dict(exact_columns(queue))
@@ -210,7 +223,8 @@ class Adopted:
                 queue.dialect.lifecycle.claims_table(queue.table),
                 queue.dialect.sink.staging_of(queue.table, profile),
             )
-            findings.append(Finding(OK, "adopted", f"sqlqueue's tables {claims} and {staging} are there"))
+            beside = "".join(f", and its subtype table {s.table}'s copies and staging" for s in self._subtypes)
+            findings.append(Finding(OK, "adopted", f"sqlqueue's tables {claims} and {staging} are there{beside}"))
         except SchemaError as exc:
             findings.append(Finding(PROBLEM, "adopted", str(exc), tuple(adoption_statements(queue))))
         index = claim_index(queue)
@@ -235,11 +249,64 @@ def adoption_statements(queue: Served) -> list[str]:
     exact = exact_columns(queue)
     writable = {c.name.lower() for c in _writable(queue.profile, table_columns(queue), defaults(queue))}
     staged = [(n, t) for n, t in exact if n.lower() in writable]
+    beside = []
+    for subtype in queue.subtypes():
+        # A subtype table's copies and staging take every column of it the sink may write: the key too,
+        # which a subtype row takes from its base row.
+        columns = exact_columns(queue, subtype.table)
+        generated = {n for n, kind in defaults(queue, subtype.table).items() if kind == GENERATED}
+        beside += queue.dialect.adoption.create_claims_table(subtype.table, columns)
+        sub_staged = [(n, t) for n, t in columns if n.lower() not in generated]
+        beside += queue.dialect.sink.create_adopted_staging(subtype.table, sub_staged)
     return [
         *queue.dialect.adoption.create_claims_table(queue.table, exact),
         *queue.dialect.sink.create_adopted_staging(queue.table, staged),
+        *beside,
         queue.dialect.schema.create_ledger(queue.table),
     ]
+
+
+def included_columns(queue: Served, given: Sequence[str], structs: Mapping[str, Sequence[str]]) -> tuple[Included, ...]:
+    """The subtype tables a sink's struct columns write (``structs``: {struct column: its fields}, each named
+    after one of the profile's include tables, case-insensitively), with the columns their fields fill;
+    refused in one line: a struct naming no included table, a field the table lacks (or its key, which
+    comes from the base row), a NOT NULL column without default no field fills, a key not ``given``."""
+    p, subtypes = queue.profile, queue.subtypes()
+    by_name = {s.name.lower(): s for s in subtypes}
+    tables = ", ".join(s.name for s in subtypes) or "none"
+    included = []
+    for struct, fields in structs.items():
+        subtype = by_name.get(struct.lower())
+        if subtype is None:
+            raise SchemaError(
+                f"struct column {struct!r} names no subtype table of {queue.table} (profile.include: {tables}): "
+                "name the struct after the table its rows go to"
+            )
+        spelled = {c.name.lower(): c for c in subtype.fields}
+        generated = {n for n, kind in defaults(queue, subtype.table).items() if kind == GENERATED}
+        for field in fields:
+            if field.lower() not in spelled or field.lower() in generated:
+                raise SchemaError(
+                    f"field {field!r} of struct column {struct!r} is not a column table {subtype.table} takes: it "
+                    f"takes {', '.join(c.name for c in subtype.fields if c.name.lower() not in generated)} "
+                    f"(its key, {', '.join(subtype.key)}, is the base row's)"
+                )
+        named = {f.lower() for f in fields}
+        kinds = defaults(queue, subtype.table)
+        for column in subtype.fields:
+            if not column.nullable and column.name.lower() not in named | set(kinds):
+                raise SchemaError(
+                    f"struct column {struct!r} has no field {column.name!r}, which table {subtype.table} holds NOT "
+                    "NULL with no default: add it to the struct"
+                )
+        included.append(Included(subtype, tuple(spelled[f.lower()] for f in fields)))
+    missing = [k for k in p.key if k.lower() not in {n.lower() for n in given}]
+    if included and missing:
+        raise SchemaError(
+            f"the rows give no {', '.join(missing)}, the key of table {queue.table}, which a subtype row "
+            f"({', '.join(structs)}) takes from its base row: give the key in the rows, one value per row"
+        )
+    return tuple(included)
 
 
 def claim_index(queue: Served) -> str | None:
@@ -283,17 +350,21 @@ def _writable(profile: Profile, columns: Sequence[Column], kinds: dict[str, int]
     return tuple(c for c in _domain(profile, columns) if kinds.get(c.name.lower()) != GENERATED)
 
 
-def defaults(queue: Served) -> dict[str, int]:
-    """{column, lower case: its kind (Engine.defaults_sql)} of the columns an INSERT may leave out."""
-    rows = queue.fetch(queue.dialect.sink.defaults(queue.table), queue.catalog_names())
+def defaults(queue: Served, table: TableName | None = None) -> dict[str, int]:
+    """{column, lower case: its kind (Engine.defaults_sql)} of the columns an INSERT may leave out, of the
+    queue's table or ``table``."""
+    table = table or queue.table
+    rows = queue.fetch(queue.dialect.sink.defaults(table), queue.catalog_names(table))
     return {str(name).lower(): int(kind) for name, kind in rows}
 
 
-def exact_columns(queue: Served) -> list[tuple[str, str]]:
-    """(column, its type spelled as DDL takes it), in the table's order: what sqlqueue's copies take."""
+def exact_columns(queue: Served, table: TableName | None = None) -> list[tuple[str, str]]:
+    """(column, its type spelled as DDL takes it), in the table's order (the queue's table, or ``table``):
+    what sqlqueue's copies take."""
+    table = table or queue.table
     return [
         (str(n), str(t))
-        for n, t in queue.fetch(queue.dialect.adoption.exact_columns(queue.table), queue.catalog_names())
+        for n, t in queue.fetch(queue.dialect.adoption.exact_columns(table), queue.catalog_names(table))
     ]
 
 
@@ -358,18 +429,74 @@ def checks_on(text: str, column: str) -> list[str]:
     return [c for c in clauses or bare if named.search(c) and "'" in c]
 
 
-def table_columns(queue: Served) -> tuple[Column, ...]:
-    """A table's columns as the database reports them, each the user's (no lifecycle column of ours)."""
-    rows = queue.fetch(queue.dialect.schema.table_columns(queue.table), queue.catalog_names())
+def table_columns(queue: Served, table: TableName | None = None) -> tuple[Column, ...]:
+    """A table's columns as the database reports them (the queue's table, or ``table``), each the user's (no
+    lifecycle column of ours)."""
+    table = table or queue.table
+    rows = queue.fetch(queue.dialect.schema.table_columns(table), queue.catalog_names(table))
     if not rows:
-        raise SchemaError(f"table {queue.table} does not exist at {queue.spec.display}")
+        raise SchemaError(f"table {table} does not exist at {queue.spec.display}")
     portable = queue.engine.portable_type
     return tuple(Column(name, portable(db_type), bool(nullable)) for name, db_type, nullable in rows)
 
 
-def unique_keys(queue: Served) -> list[list[str]]:
-    """The columns of a table's primary key and of each of its unique indexes without a filter."""
+def unique_keys(queue: Served, table: TableName | None = None) -> list[list[str]]:
+    """The columns of a table's primary key and of each of its unique indexes without a filter (the queue's
+    table, or ``table``)."""
+    table = table or queue.table
     keys: dict[str, list[str]] = defaultdict(list)
-    for index, column in queue.fetch(queue.dialect.adoption.unique_keys(queue.table), queue.catalog_names()):
+    for index, column in queue.fetch(queue.dialect.adoption.unique_keys(table), queue.catalog_names(table)):
         keys[str(index)].append(column)
     return list(keys.values())
+
+
+def referencing_tables(queue: Served, key: Sequence[str]) -> list[TableName]:
+    """The tables with a foreign key from columns named as ``key``'s (the queue table's key) to those
+    columns of the queue table: its subtype tables, as ``profile.include`` takes them."""
+    foreign: dict[tuple[str | None, str, str], list[tuple[str, str]]] = defaultdict(list)
+    for schema, name, constraint, column, referenced in queue.facts(queue.dialect.adoption.referencing):
+        pairs = foreign[(None if schema is None else str(schema), str(name), str(constraint))]
+        # A NULL referenced column (SQLite) is the primary key's column in that place.
+        to = str(referenced) if referenced is not None else (key[len(pairs)] if len(pairs) < len(key) else "")
+        pairs.append((str(column), to))
+    wanted = sorted(k.lower() for k in key)
+    found = [
+        TableName(name, schema)
+        for (schema, name, _), pairs in foreign.items()
+        if sorted(c.lower() for c, _ in pairs) == wanted and all(c.lower() == to.lower() for c, to in pairs)
+    ]
+    return list(dict.fromkeys(found))
+
+
+def _checked_subtypes(queue: Served, profile: Profile) -> tuple[Subtype, ...]:
+    """The profile's subtype tables, each refused in one line unless it exists, has the key's columns, a
+    foreign key from them to the key, and holds at most one row per key (they are unique in it)."""
+    if not profile.include:
+        return ()
+    key = ", ".join(profile.key)
+    referencing = referencing_tables(queue, profile.key)
+    subtypes = []
+    for table in profile.subtypes(queue.table):
+        rows = queue.fetch(queue.dialect.schema.table_columns(table), queue.catalog_names(table))
+        if not rows:
+            raise SchemaError(f"profile.include table {table} does not exist at {queue.spec.display}")
+        columns = table_columns(queue, table)
+        spelled = {c.name.lower(): c.name for c in columns}
+        tied = any(
+            t.name.lower() == table.name.lower() and (None in (t.schema, table.schema) or t.schema == table.schema)
+            for t in referencing
+        )
+        if not tied or any(k.lower() not in spelled for k in profile.key):
+            raise SchemaError(
+                f"profile.include table {table} does not reference the key ({key}) of table {queue.table}: give it "
+                f"the columns {key} and a foreign key from them to {queue.table} ({key})"
+            )
+        if not any(
+            sorted(c.lower() for c in u) == sorted(k.lower() for k in profile.key) for u in unique_keys(queue, table)
+        ):
+            raise SchemaError(
+                f"profile.include table {table}: its columns {key} are not unique in it, so a row of {queue.table} "
+                "could have several of its rows: make them its primary key"
+            )
+        subtypes.append(Subtype(table, columns, tuple(spelled[k.lower()] for k in profile.key)))
+    return tuple(subtypes)

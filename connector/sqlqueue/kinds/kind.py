@@ -22,7 +22,7 @@ from ..dialects.engine import Engine, Statement
 from ..dialects.statements.doctor import Finding
 from ..identifiers import TableName
 from ..profile import Profile
-from ..schema import Column
+from ..schema import Column, Subtype
 
 
 class Served(Protocol):
@@ -48,6 +48,8 @@ class Served(Protocol):
 
     def layout(self) -> int: ...
 
+    def subtypes(self) -> tuple[Subtype, ...]: ...
+
 
 class TableKind(Protocol):
     # The profile a user declared for the table; None for sqlqueue's own layout (profile.NATIVE).
@@ -67,6 +69,9 @@ class TableKind(Protocol):
 
     def claim_profile(self, queue: Served, order: str) -> Profile:
         """The profile a claim in the stream's ``order`` option runs by."""
+
+    def subtypes(self, queue: Served) -> tuple[Subtype, ...]:
+        """The tables that extend the table by its key (Profile.include), checked; none for sqlqueue's own."""
 
     def columns(self, queue: Served) -> tuple[Column, ...]:
         """The table's columns as the database reports them."""

@@ -26,6 +26,7 @@ from ..schema import (
     READY_INDEX_KEY,
     UNRECORDED_LAYOUT,
     Column,
+    Subtype,
     writable_columns,
 )
 from .kind import Served
@@ -49,6 +50,9 @@ class OwnLayout:
 
     def claim_profile(self, queue: Served, order: str) -> Profile:
         return native(order)
+
+    def subtypes(self, queue: Served) -> tuple[Subtype, ...]:
+        return ()
 
     def columns(self, queue: Served) -> tuple[Column, ...]:
         """The table's columns as the database reports them, lifecycle columns with their own types."""

@@ -49,6 +49,7 @@ class SqlQueueDataSource(DataSource):
             queue.require_layout()
             columns = queue.columns()
             wanted = options.columns or [c.name for c in queue.source_columns()]
+            subtypes = queue.subtypes()
         finally:
             queue.close()
         # Names match ignoring case, as Spark's and the profile's do: PostgreSQL folds an unquoted
@@ -60,7 +61,7 @@ class SqlQueueDataSource(DataSource):
                 f"option 'columns' names {', '.join(missing)}, which queue table {options.address.table} does not "
                 f"have; its columns are: {', '.join(c.name for c in columns)}"
             )
-        return spark_ddl([by_name[n.lower()] for n in wanted])
+        return spark_ddl([by_name[n.lower()] for n in wanted], subtypes)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         from .reader import QueueStreamReader, check_table

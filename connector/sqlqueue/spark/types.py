@@ -8,10 +8,10 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql.types import StructType
+from pyspark.sql.types import DataType, StructType
 
 from ..errors import SchemaError
-from ..schema import Column
+from ..schema import Column, Subtype
 
 SPARK_TYPES = {
     "string": "STRING",
@@ -59,15 +59,31 @@ _NULL_MEANS: dict[str, Callable[[], Any]] = {
 _UTC = pa.timestamp("us", tz="UTC")
 
 
-def spark_ddl(columns: Sequence[Column]) -> str:
-    return ", ".join(f"`{c.name}` {SPARK_TYPES[c.type]}" for c in columns)
+def spark_ddl(columns: Sequence[Column], subtypes: Sequence[Subtype] = ()) -> str:
+    """The source's schema: ``columns``, then a struct per subtype table (Profile.include) named after it,
+    of its columns but the key."""
+    structs = [
+        f"`{s.name}` STRUCT<{', '.join(f'`{c.name}`: {SPARK_TYPES[c.type]}' for c in s.fields)}>" for s in subtypes
+    ]
+    return ", ".join([*(f"`{c.name}` {SPARK_TYPES[c.type]}" for c in columns), *structs])
+
+
+def _arrow_type(spark_type: DataType) -> pa.DataType:
+    if isinstance(spark_type, StructType):
+        return pa.struct([pa.field(f.name, _arrow_type(f.dataType)) for f in spark_type.fields])
+    return _ARROW_BY_SPARK[spark_type.typeName()]
 
 
 def arrow_schema(schema: StructType) -> pa.Schema:
-    return pa.schema([pa.field(f.name, _ARROW_BY_SPARK[f.dataType.typeName()]) for f in schema.fields])
+    return pa.schema([pa.field(f.name, _arrow_type(f.dataType)) for f in schema.fields])
 
 
 def _array(values: list, target: pa.DataType) -> pa.Array:
+    if pa.types.is_struct(target):  # a subtype table's row (a dict, or None), each field as its own column
+        fields = [target.field(i) for i in range(target.num_fields)]
+        children = [_array([None if v is None else v[f.name] for v in values], f.type) for f in fields]
+        mask = pa.array([v is None for v in values], type=pa.bool_())
+        return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
     try:
         return pa.array(values, type=target)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
@@ -108,9 +124,21 @@ def _writable(array: pa.Array, column: Column, native: bool) -> pa.Array:
     return array
 
 
+def _struct_writable(array: pa.Array) -> pa.Array:
+    """A struct column's times taken as UTC, as a plain column's (_writable)."""
+    children = array.flatten()
+    if not any(pa.types.is_timestamp(c.type) for c in children):
+        return array
+    children = [c.cast(_UTC) if pa.types.is_timestamp(c.type) else c for c in children]
+    fields = [pa.field(array.type.field(i).name, c.type) for i, c in enumerate(children)]
+    return pa.StructArray.from_arrays(children, fields=fields, mask=array.is_null())
+
+
 def batch_rows(batches: Iterable[pa.RecordBatch], columns: Sequence[Column], native: bool = True) -> Iterator[tuple]:
-    """Rows of Python values from record batches whose columns are ``columns``, in order; ``native``: into
-    sqlqueue's own layout, whose optional lifecycle columns take their default for a null."""
+    """Rows of Python values from record batches whose columns are ``columns``, in order, then any struct
+    columns (a subtype table's row each: a dict, or None); ``native``: into sqlqueue's own layout, whose
+    optional lifecycle columns take their default for a null."""
     for batch in batches:
         arrays = [_writable(batch.column(i), column, native) for i, column in enumerate(columns)]
+        arrays += [_struct_writable(batch.column(i)) for i in range(len(columns), batch.num_columns)]
         yield from zip(*(a.to_pylist() for a in arrays))

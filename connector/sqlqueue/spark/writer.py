@@ -39,7 +39,7 @@ from ..errors import ConfigError, append_only
 from ..options import SinkOptions
 from ..producer import Producer, Written
 from ..queue import Ack
-from ..schema import Column
+from ..schema import Column, Included
 from .acks import ack_key, acks_from, check_ack_schema
 from .logs import worker_logger
 from .reader import check_table, shared_queue
@@ -55,7 +55,7 @@ LATE_TASK_GRACE_S = 3.0
 ONLY_BATCH = 0
 
 # Driver-side Python workers are reused: check a DataFrame schema against a table once per process.
-_CHECKED: dict[tuple, tuple[Column, ...]] = {}
+_CHECKED: dict[tuple, WrittenShape] = {}
 T = TypeVar("T")
 
 
@@ -67,6 +67,7 @@ class WrittenTask(WriterCommitMessage):
     batch_id: int
     stage_tag: str
     rows: int
+    subtype_rows: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,11 +91,31 @@ def stream_ids(options: SinkOptions) -> tuple[str, int, str]:
     return writer_id, int(ctx.getLocalProperty(BATCH_ID) or 0), ctx.getLocalProperty(RUN_ID) or ""
 
 
-def checked_columns(options: SinkOptions, schema: StructType) -> tuple[Column, ...]:
+@dataclass(frozen=True)
+class WrittenShape:
+    """What a DataFrame's columns write: the table's ``columns`` (its plain columns, in order), and the
+    subtype tables its struct columns write (``included``, after them); ``order``: the DataFrame's column
+    of each, in that order."""
+
+    columns: tuple[Column, ...]
+    included: tuple[Included, ...]
+    order: tuple[int, ...]
+
+
+def checked_columns(options: SinkOptions, schema: StructType) -> WrittenShape:
     address = options.address
     key = (address.connection.cache_key, address.table, address.profile, schema.json())
     if key not in _CHECKED:
-        _CHECKED[key] = sink_columns(schema, shared_queue(address).writable(schema.names))
+        queue = shared_queue(address)
+        plain = [i for i, f in enumerate(schema.fields) if not isinstance(f.dataType, StructType)]
+        structs = [i for i, f in enumerate(schema.fields) if isinstance(f.dataType, StructType)]
+        base = StructType([schema.fields[i] for i in plain])
+        columns = sink_columns(base, queue.writable(base.names))
+        fields = {schema.fields[i].name: schema.fields[i].dataType for i in structs}
+        included = queue.included(base.names, {name: struct.names for name, struct in fields.items()})  # type: ignore[attr-defined]
+        for each, struct in zip(included, fields.values()):
+            sink_columns(struct, each.columns)  # type: ignore[arg-type]
+        _CHECKED[key] = WrittenShape(columns, included, (*plain, *structs))
     return _CHECKED[key]
 
 
@@ -116,9 +137,11 @@ class Replayable(Generic[T]):
 class _Publishing:
     """What the batch and the streaming writer share: write in tasks, publish or discard after."""
 
-    def __init__(self, options: SinkOptions, columns: tuple[Column, ...]) -> None:
+    def __init__(self, options: SinkOptions, columns: tuple[Column, ...], shape: WrittenShape | None = None) -> None:
         self.options = options
         self.columns = columns
+        # A DataFrame of plain columns only, in the order of ``columns``, unless a shape says otherwise.
+        self.shape = shape or WrittenShape(columns, (), tuple(range(len(columns))))
 
     def _producer(self, writer_id: str, run_id: str = "") -> Producer:
         # Tasks, commits and aborts run after streamWriter (or writer) reached the queue on the driver.
@@ -131,11 +154,14 @@ class _Publishing:
         native = self.options.address.profile is None
 
         def write() -> Written:
-            rows = batch_rows(kept.again(), self.columns, native=native)
-            return producer.write(batch_id, ctx.partitionId(), self.columns, rows, ctx.taskAttemptId())
+            # The table's columns first, then the struct columns of its subtype tables (WrittenShape).
+            ordered = (b.select(list(self.shape.order)) for b in kept.again())
+            rows = batch_rows(ordered, self.columns, native=native)
+            attempt = ctx.taskAttemptId()
+            return producer.write(batch_id, ctx.partitionId(), self.columns, rows, attempt, self.shape.included)
 
         written = self.options.retry.run(write, f"writing task {ctx.partitionId()} of batch {batch_id}")
-        return WrittenTask(writer_id, batch_id, written.stage_tag, written.rows)
+        return WrittenTask(writer_id, batch_id, written.stage_tag, written.rows, written.subtype_rows)
 
     def _publish(self, messages: Sequence[WrittenTask | None], batch_id: int) -> None:
         tasks = [m for m in messages if m is not None]
@@ -143,8 +169,11 @@ class _Publishing:
             return  # no task ran, so nothing was written
         producer = self._producer(tasks[0].writer_id)
         # Publishing again after a transient error is safe: the ledger says whether it happened.
-        written = [Written(t.stage_tag, t.rows) for t in tasks]
-        published = self.options.retry.run(lambda: producer.publish(batch_id, self.columns, written), "publish")
+        written = [Written(t.stage_tag, t.rows, t.subtype_rows) for t in tasks]
+        included = self.shape.included
+        published = self.options.retry.run(
+            lambda: producer.publish(batch_id, self.columns, written, included), "publish"
+        )
         if published is None:
             log.info("%r: batch %d was published before; nothing to do", producer, batch_id)
         else:
@@ -253,8 +282,8 @@ class QueueStreamWriter(_Publishing, DataSourceStreamArrowWriter):
 
 
 class QueueBatchWriter(_Publishing, DataSourceArrowWriter):
-    def __init__(self, options: SinkOptions, columns: tuple[Column, ...]) -> None:
-        super().__init__(options, columns)
+    def __init__(self, options: SinkOptions, columns: tuple[Column, ...], shape: WrittenShape | None = None) -> None:
+        super().__init__(options, columns, shape)
         self.writer_id, self.batch_id = batch_identity(options)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WrittenTask:
@@ -283,7 +312,8 @@ def stream_writer(
     if options.operation == "ack":
         check_ack_schema(schema, ack_key(options))
         return QueueStreamAckWriter(options)
-    return QueueStreamWriter(options, checked_columns(options, schema))
+    shape = checked_columns(options, schema)
+    return QueueStreamWriter(options, shape.columns, shape)
 
 
 def batch_writer(raw: Mapping[str, str], schema: StructType, overwrite: bool) -> QueueBatchWriter | QueueBatchAckWriter:
@@ -295,4 +325,5 @@ def batch_writer(raw: Mapping[str, str], schema: StructType, overwrite: bool) ->
     if options.operation == "ack":
         check_ack_schema(schema, ack_key(options))
         return QueueBatchAckWriter(options)
-    return QueueBatchWriter(options, checked_columns(options, schema))
+    shape = checked_columns(options, schema)
+    return QueueBatchWriter(options, shape.columns, shape)

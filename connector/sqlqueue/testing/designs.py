@@ -59,6 +59,22 @@ def relational(engine: str, name: str, audit: bool = False) -> list[str]:
     return statements
 
 
+# A relational queue's subtype tables (profile.include): a Notification's Email and ResetPassword rows.
+SUBTYPES = ("email", "reset")
+
+
+def subtypes(engine: str, name: str) -> list[str]:
+    """Subtype tables of a relational queue ``name``, keyed by its EnqueuedAt and referencing it: ``<name>_email``
+    (Address, Subject) and ``<name>_reset`` (Token, ExpiresAt), as a Notification's Notification_Email and
+    Notification_ResetPassword."""
+    _, ts, text, string, _ = TYPES[engine]
+    key = f"EnqueuedAt {ts} NOT NULL PRIMARY KEY REFERENCES {name} (EnqueuedAt)"
+    return [
+        f"CREATE TABLE {name}_email ({key}, Address {string} NOT NULL, Subject {text} NULL)",
+        f"CREATE TABLE {name}_reset ({key}, Token {string} NOT NULL, ExpiresAt {ts} NULL)",
+    ]
+
+
 def _audit_trigger(engine: str, table: str, audit: str) -> list[str]:
     if engine == "sqlite":
         return [

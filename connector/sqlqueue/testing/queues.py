@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -19,7 +19,7 @@ from ..connection import ConnectionSpec, parse_connection
 from ..errors import ConfigError
 from ..identifiers import TableName
 from ..kinds.adopted import make_tables
-from ..profile import PRESETS, settings_of
+from ..profile import PRESETS, Profile, settings_of
 from ..queue import Queue
 from ..schema import Column, parse_columns
 from . import designs
@@ -79,16 +79,24 @@ class ScratchQueue(Queue):
 class ScratchTable(Queue):
     """A table of one of the designs sqlqueue adopts, made for one test and adopted through its preset."""
 
-    def __init__(self, database: Database, table: str, design: str) -> None:
-        super().__init__(database.connection(), TableName.parse(table), PRESETS[design])
+    def __init__(self, database: Database, table: str, design: str, profile: Profile | None = None) -> None:
+        super().__init__(database.connection(), TableName.parse(table), profile or PRESETS[design])
         self.database = database
         self.design = design
+
+    def sink_options(self, **extra: Any) -> dict[str, str]:
+        """Options for ``df.write.format("sqlqueue")`` that reach the table through its profile."""
+        options = {
+            **self.database.options,
+            "queue": str(self.table),
+            **settings_of(self.declared or PRESETS[self.design]),
+        }
+        return {**options, **{k: str(v) for k, v in extra.items()}}
 
     def source_options(self, **extra: Any) -> dict[str, str]:
         """Options for ``spark.readStream.format("sqlqueue")`` that reach the table through its profile,
         with the 100 ms empty poll of ``ScratchQueue.source_options``."""
-        options = {**self.database.options, "queue": str(self.table), **settings_of(PRESETS[self.design])}
-        return {**options, "emptyPollIntervalMs": str(SHORT_EMPTY_POLL_MS), **{k: str(v) for k, v in extra.items()}}
+        return self.sink_options(**{"emptyPollIntervalMs": SHORT_EMPTY_POLL_MS, **extra})
 
 
 @dataclass
@@ -115,15 +123,22 @@ class QueueFactory:
         queue.enqueue(list(rows))
         return queue
 
-    def adopted(self, design: str = "relational", rows: int = 0) -> ScratchTable:
+    def adopted(self, design: str = "relational", rows: int = 0, subtypes: bool = False) -> ScratchTable:
         """A table of one of the designs sqlqueue adopts (``relational``, ``started-mark``, ``claimer``,
         ``dequeue``; sqlqueue.testing.designs), with the preset's column names, adopted, and ``rows`` ready
-        rows with payloads p0, p1, ..."""
+        rows with payloads p0, p1, ... ``subtypes`` (relational only): with subtype tables ``<table>_email``
+        and ``<table>_reset`` (designs.subtypes), in its profile's ``include``, exclusive."""
         if design not in designs.DESIGNS:
             raise ConfigError(f"design {design!r} is not allowed: use one of {', '.join(designs.DESIGNS)}")
-        table = ScratchTable(self.database, f"sqlqueue_a{os.getpid()}_{next(_names)}", design)
+        if subtypes and design != "relational":
+            raise ConfigError(f"subtypes=True is not allowed with design {design!r}: only with relational")
+        name = f"sqlqueue_a{os.getpid()}_{next(_names)}"
+        included = tuple(f"{name}_{s}" for s in designs.SUBTYPES) if subtypes else ()
+        table = ScratchTable(self.database, name, design, replace(PRESETS[design], include=included))
         self.made.append(table)
         designs.run(table, *designs.DESIGNS[design](self.database.engine, str(table.table)))
+        if subtypes:
+            designs.run(table, *designs.subtypes(self.database.engine, str(table.table)))
         make_tables(table)
         designs.fill(table, design, rows)
         return table

@@ -111,6 +111,12 @@ class Adoption:
         return self.engine.compile(self.engine.referenced_sql(table))
 
     @cached
+    def referencing(self, table: TableName) -> Statement:
+        """Rows of (schema, table, foreign key, column, referenced column) of the foreign keys into the table:
+        where ``profile.include`` tables are checked, and ``sqlqueue adopt`` finds them."""
+        return self.engine.compile(self.engine.referencing_sql(table))
+
+    @cached
     def check_constraints(self, table: TableName) -> Statement:
         return self.engine.compile(self.engine.checks_sql(table))
 

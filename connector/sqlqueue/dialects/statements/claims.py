@@ -17,7 +17,7 @@ from ...identifiers import TableName
 from ...profile import Profile
 from ...schema import STAGE_TAG, Column
 from ..engine import Engine, Statement, cached
-from .lifecycle import CONSUMER, RANGE, SEQ, UPTO, Holding, Lifecycle
+from .lifecycle import CONSUMER, RANGE, ROW, SEQ, UPTO, Holding, Lifecycle
 from .schema import Schema
 
 
@@ -172,6 +172,49 @@ class Claims(ABC):
             f"WHERE {q(CONSUMER)} = :consumer AND {q(SEQ)} = :seq AND {guard} <> {read}"
         )
 
+    @cached
+    def copy_subtype(
+        self, table: TableName, profile: Profile, subtype: TableName, columns: tuple[str, ...]
+    ) -> Statement:
+        """In the claim's transaction, after it copied its rows: the rows of ``subtype`` (a subtype table,
+        Profile.include; ``columns``: every column of it) of the keys :consumer's claim :seq copied, into
+        ``subtype``'s claims table, so a replay reads them as the claim found them. Rows an earlier chunk of
+        the same claim copied are not copied again. The tables are aliased: three are in scope, each
+        reference qualified."""
+        e, lifecycle = self.engine, self.lifecycle
+        q, copies = e.quote, lifecycle.claims_table(subtype)
+        names = ", ".join(q(c) for c in (CONSUMER, SEQ, *columns))
+        values = ", ".join([f"c.{q(CONSUMER)}", f"c.{q(SEQ)}", *(f"s.{q(c)}" for c in columns)])
+        copied = (
+            f"SELECT 1 FROM {e.table(copies)} AS d WHERE d.{q(CONSUMER)} = :consumer AND d.{q(SEQ)} = :seq "
+            f"AND {self.key_match(profile, 'd', 'c')}"
+        )
+        return e.compile(
+            f"INSERT INTO {e.table(copies)} ({names}) SELECT {values} FROM {e.table(subtype)} AS s "
+            f"JOIN {e.table(lifecycle.claims_table(table))} AS c ON {self.key_match(profile, 's', 'c')} "
+            f"WHERE c.{q(CONSUMER)} = :consumer AND c.{q(SEQ)} = :seq AND NOT EXISTS ({copied})"
+        )
+
+    @cached
+    def forget_subtype_copies(self, table: TableName, profile: Profile, limited: bool) -> tuple[Statement, ...]:
+        """After a statement that drops copies from the claims table (completion, an acknowledgement, a row
+        fenced out), in its transaction: the copies of the profile's subtype tables (Profile.include)
+        whose base row's copy is gone. One shape for every such statement; the copies held are few (the
+        claims Spark has not committed), found by the claims table's (consumer, claim, row) index."""
+        e, lifecycle = self.engine, self.lifecycle
+        q, base = e.quote, lifecycle.claims_table(table)
+        forgets = []
+        for subtype in profile.subtypes(table):
+            copies = lifecycle.claims_table(subtype)
+            s = q(copies.name)
+            same = (
+                f"c.{q(CONSUMER)} = {s}.{q(CONSUMER)} AND c.{q(SEQ)} = {s}.{q(SEQ)} "
+                f"AND {self.key_match(profile, 'c', s)}"
+            )
+            where = f"NOT EXISTS (SELECT 1 FROM {e.table(base)} AS c WHERE {same})"
+            forgets.append(e.compile(e.limited_delete(copies, where, limited)))
+        return tuple(forgets)
+
     @abstractmethod
     def claim_into(
         self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str
@@ -236,7 +279,9 @@ class Claims(ABC):
         if holding.in_place:
             return (e.compile(done),)
         forget = e.compile(e.limited_delete(holding.table, lifecycle.held(holding, UPTO), limited))
-        return (forget,) if profile.take else (e.compile(done), forget)
+        if profile.take:
+            return (forget,)
+        return (e.compile(done), forget, *self.forget_subtype_copies(table, profile, limited))
 
     # ---- the rows held, the backlog ------------------------------------------------------------------
     @cached
@@ -270,12 +315,34 @@ class Claims(ABC):
         )
 
     @cached
-    def read_claimed(self, holding: Holding, columns: Sequence[str]) -> Statement:
+    def read_claimed(
+        self, holding: Holding, columns: Sequence[str], key: tuple[str, ...] = (),
+        subtypes: tuple[tuple[TableName, tuple[str, ...]], ...] = (),
+    ) -> Statement:  # fmt: skip
+        """The ``columns`` of the rows of claims (after_seq, upto_seq] in the row range [lo, hi]. With
+        ``subtypes`` ((subtype table, its columns but ``key``), Profile.include), then for each its copy's
+        row number (NULL: the row has none) and those columns, from the copies the claim made beside the
+        base row's (``key``: the queue table's key)."""
         e = self.engine
-        cols = ", ".join(e.quote(c) for c in columns)
+        q = e.quote
+        if not subtypes:
+            cols = ", ".join(q(c) for c in columns)
+            return e.compile(
+                f"SELECT {cols} FROM {e.table(holding.table)} WHERE {self.lifecycle.held(holding, RANGE)} "
+                f"AND {q(holding.row)} BETWEEN :lo AND :hi"
+            )
+        selected, joins = [f"c.{q(c)}" for c in columns], []
+        for i, (subtype, fields) in enumerate(subtypes):
+            s = f"s{i}"
+            selected += [f"{s}.{q(ROW)}", *(f"{s}.{q(c)}" for c in fields)]
+            same = " AND ".join(f"{s}.{q(k)} = c.{q(k)}" for k in key)
+            joins.append(
+                f" LEFT JOIN {e.table(self.lifecycle.claims_table(subtype))} AS {s} "
+                f"ON {s}.{q(CONSUMER)} = c.{q(CONSUMER)} AND {s}.{q(SEQ)} = c.{q(SEQ)} AND {same}"
+            )
         return e.compile(
-            f"SELECT {cols} FROM {e.table(holding.table)} WHERE {self.lifecycle.held(holding, RANGE)} "
-            f"AND {e.quote(holding.row)} BETWEEN :lo AND :hi"
+            f"SELECT {', '.join(selected)} FROM {e.table(holding.table)} AS c{''.join(joins)} "
+            f"WHERE {self.lifecycle.held(holding, RANGE, 'c')} AND c.{q(holding.row)} BETWEEN :lo AND :hi"
         )
 
     @cached

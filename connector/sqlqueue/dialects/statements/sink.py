@@ -196,6 +196,18 @@ class Sink:
         return [c for c in marks if c is not None]
 
     @cached
+    def publish_subtype(self, subtype: TableName, columns: tuple[str, ...]) -> Statement:
+        """Insert one task's staged rows (:tag) of a subtype table (Profile.include), ``columns`` of them (its
+        key among them), in the transaction that publishes their base rows, after them: the foreign key
+        finds each base row, and no reader sees a base row without its subtype rows."""
+        e = self.engine
+        q = e.quote
+        names, staging = ", ".join(q(c) for c in columns), e.table(self.lifecycle.beside(subtype, "staging"))
+        return e.compile(
+            f"INSERT INTO {e.table(subtype)} ({names}) SELECT {names} FROM {staging} WHERE {q(STAGE_TAG.name)} = :tag"
+        )
+
+    @cached
     def publish(self, table: TableName, profile: Profile, columns: tuple[str, ...]) -> Statement:
         """Insert one task's staged rows (:tag) of ``columns`` into the table, as new ready rows of the
         profile (Sink.new_row); into sqlqueue's own table, keyed rows with a dedup key it does not hold

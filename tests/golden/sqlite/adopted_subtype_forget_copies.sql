@@ -1,0 +1,1 @@
+DELETE FROM "Notification_Email_sqlqueue_claims" WHERE NOT EXISTS (SELECT 1 FROM "jobs_sqlqueue_claims" AS c WHERE c."sqlqueue_consumer" = "Notification_Email_sqlqueue_claims"."sqlqueue_consumer" AND c."sqlqueue_claim_seq" = "Notification_Email_sqlqueue_claims"."sqlqueue_claim_seq" AND c."EnqueuedAt" = "Notification_Email_sqlqueue_claims"."EnqueuedAt")
