@@ -13,6 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "orders"
+NOTIFICATIONS = ROOT / "examples" / "notifications"
 
 pytestmark = pytest.mark.spark
 PYTEST = ("-m", "pytest", "-q", "-p", "no:cacheprovider")
@@ -24,10 +25,10 @@ def run(*command: str | Path, **kwargs) -> subprocess.CompletedProcess:
     return done
 
 
-def copy_example(home: Path) -> Path:
+def copy_example(home: Path, example: Path = EXAMPLE) -> Path:
     project = home / "project"
     project.mkdir()
-    for source in EXAMPLE.glob("*.py"):
+    for source in example.glob("*.py"):
         shutil.copy(source, project)
     return project
 
@@ -55,4 +56,10 @@ def test_the_example_passes_on_spark_connect(tmp_path):
     Connect session cannot share this process with the suite's classic one."""
     connect = {**user_environment(), "SPARK_REMOTE": "local[2]"}
     done = run(sys.executable, *PYTEST, cwd=copy_example(tmp_path), env=connect)
+    assert "3 passed" in done.stdout, done.stdout
+
+
+def test_the_notification_example_passes_outside_the_project(tmp_path):
+    """The notification sender's tests, copied out of the project as a user would, in this environment."""
+    done = run(sys.executable, *PYTEST, cwd=copy_example(tmp_path, NOTIFICATIONS), env=user_environment())
     assert "3 passed" in done.stdout, done.stdout
