@@ -17,6 +17,10 @@ from sqlqueue.dialects.sqlserver_drivers import MSSQL_PYTHON
 
 # Each gap: what Babelfish does, against what SQL Server does (Microsoft's documentation).
 GAPS = {
+    "dmv": (
+        "Babelfish has no sys.dm_exec_requests ('relation \"sys.dm_exec_requests\" does not exist'), where SQL "
+        "Server lists each request's blocking_session_id (Microsoft's sys.dm_exec_requests reference)"
+    ),
     "update_cte": (
         "Babelfish cannot UPDATE through a common table expression ('relation \"batch\" does not exist'; with "
         "OUTPUT ... INTO, or a DELETE, 'stack depth limit exceeded'); the ordered claims (fifo, lifo, priority, "
