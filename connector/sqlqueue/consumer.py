@@ -134,11 +134,15 @@ class Consumer:
 
     def replay(self, after: int, upto: int) -> None:
         """Spark reads claims (after, upto]: after a restart it reads them again before it asks for a new
-        batch, so they are held, and their leases are renewed first (and kept alive from here on)."""
+        batch, so they are held, and their leases are renewed first (and kept alive from here on). Rows
+        of those claims another claimer took while this stream was away are dropped first: serving them
+        again would deliver them twice. Where the first attempt's batch reached the sink, a sink that is
+        idempotent per batch discards the replay's rows anyway, so a replay needs only the rows still ours."""
         with self._lock:
             self._hold(self.queue, after)
             for seq in range(after + 1, upto + 1):
-                if seq not in self._served:
+                if seq not in self._served:  # held across a restart
+                    self._fence(self.queue.drop_fenced(self.id, seq), f"claim {seq}, replayed after a restart")
                     self._served[seq] = self.queue.count_claimed(self.id, seq)
         self._start_heartbeat()
 

@@ -108,6 +108,28 @@ def test_a_restart_renews_held_claims_before_another_claimer_can_take_them(engin
     rival.close()
 
 
+@pytest.mark.parametrize("design", ADOPTED)
+def test_a_batch_replayed_after_a_restart_serves_none_of_the_rows_another_claimer_took_meanwhile(engine, design):
+    """The job died holding claim 1, before its sink made the batch visible, and stayed away past the
+    lease: another claimer took the rows and works on them. Spark replays the logged batch; serving those
+    rows again would deliver them twice. A sink idempotent per batch discards a replay's rows anyway where
+    the first attempt became visible, so the replay serves only the rows still this stream's."""
+    made = leased(engine, design, 10)
+    gone = Consumer(made.queue.twin(), "etl", policy(engine))
+    assert gone.advance(0, 6) == 1
+    gone.close()
+    outage(made.queue, LONGER_THAN_THE_LEASE)
+    rival = Consumer(made.queue.twin(), "rival", policy(engine, rescue_interval_s=0))
+    assert rival.advance(0, 10) == 1 and rival.last_claimed_rows == 10
+
+    back = Consumer(made.queue.twin(), "etl", policy(engine))
+    back.replay(0, 1)  # Spark's first call after the restart: planning the logged batch again
+    assert held_payloads(made.queue, made.payload, "etl", 0, 1) == []
+    assert back.fenced_rows == 6
+    back.close()
+    rival.close()
+
+
 @pytest.mark.parametrize("design", EXPIRING)
 def test_the_heartbeat_keeps_a_held_claims_lease_alive_while_the_batch_runs(engine, design):
     made = leased(engine, design, 4)
