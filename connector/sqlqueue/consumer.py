@@ -100,6 +100,7 @@ class Consumer:
         self._committed: int | None = None  # claims after this one are held
         self._renewed_at = float("-inf")
         self._served: dict[int, int] = {}  # claim number -> rows it served, for the fenced count
+        self._first_completion = True  # claims a run before this one served may still be held
         self._beat: threading.Thread | None = None
         self._stopping = threading.Event()
 
@@ -148,14 +149,22 @@ class Consumer:
 
     def complete_through(self, seq: int) -> int:
         """Complete the rows of claims up to ``seq`` (Spark committed them); how many were done. Rows of
-        those claims another claimer took after their lease ran out are left alone, counted and logged."""
+        those claims another claimer took after their lease ran out are left alone, counted and logged:
+        those of claims this run served, and on a run's first completion, those of claims a run before
+        it served and Spark committed (held across the restart, counted as they stand)."""
         with self._lock:
-            served = [self._served.pop(s) for s in sorted(self._served) if s <= seq]
             if not self.policy.complete_on_commit:
+                self._served = {s: n for s, n in self._served.items() if s > seq}
                 return 0
+            inherited = 0
+            if self._first_completion:
+                self._first_completion = False
+                below = min((s for s in self._served if s <= seq), default=seq + 1) - 1
+                inherited = self.queue.count_claimed_through(self.id, below) if below > 0 else 0
+            served = [self._served.pop(s) for s in sorted(self._served) if s <= seq]
             done = self.queue.complete(self.id, seq, keep=self.policy.keep_completed, chunk=self.policy.chunk)
-            if served:
-                self._fence(sum(served) - done, f"claims up to {seq}, not completed")
+            if served or inherited:
+                self._fence(sum(served) + inherited - done, f"claims up to {seq}, not completed")
             return done
 
     def _fence(self, rows: int, what: str) -> None:

@@ -24,7 +24,7 @@ from .dialects import Dialect, dialect_for
 from .dialects.engine import Statement, execute
 from .dialects.layout import Step
 from .dialects.statements.doctor import Finding
-from .dialects.statements.lifecycle import Holding
+from .dialects.statements.lifecycle import UPTO, Holding
 from .errors import DatabaseError, SchemaError, unsupported
 from .identifiers import TableName
 from .kinds import TableKind, kind_for
@@ -482,6 +482,11 @@ class Queue:
 
     def count_claimed(self, consumer: str, seq: int) -> int:
         return self.fetch(self.dialect.claims.count_held(self.holding), {"consumer": consumer, "seq": seq})[0][0]
+
+    def count_claimed_through(self, consumer: str, seq: int) -> int:
+        """Rows ``consumer`` holds under every claim up to ``seq``."""
+        statement = self.dialect.claims.count_held(self.holding, UPTO)
+        return self.fetch(statement, {"consumer": consumer, "upto_seq": seq})[0][0]
 
     def partition_bounds(self, consumer: str, after_seq: int, upto_seq: int, parts: int) -> list[tuple[int, int]]:
         """Row ranges that split the rows of claims (after_seq, upto_seq] into ``parts`` even groups."""

@@ -130,6 +130,26 @@ def test_a_batch_replayed_after_a_restart_serves_none_of_the_rows_another_claime
     rival.close()
 
 
+@pytest.mark.parametrize("design", ADOPTED)
+def test_a_restarts_first_completion_counts_the_rows_another_claimer_took_from_claims_served_before_it(engine, design):
+    """Spark committed batch 1, and the job died before completing it; it stayed away past the lease and
+    another claimer took the rows. The restarted stream's completion of claim 1 counts them as fenced out,
+    though this run never served claim 1."""
+    made = leased(engine, design, 10)
+    gone = Consumer(made.queue.twin(), "etl", policy(engine))
+    assert gone.advance(0, 6) == 1
+    gone.close()
+    outage(made.queue, LONGER_THAN_THE_LEASE)
+    rival = Consumer(made.queue.twin(), "rival", policy(engine, rescue_interval_s=0))
+    assert rival.advance(0, 10) == 1 and rival.last_claimed_rows == 10
+
+    back = Consumer(made.queue.twin(), "etl", policy(engine))
+    assert back.advance(1, 10) == 1  # completes claim 1 first: none of its rows is still ours
+    assert back.fenced_rows == 6
+    back.close()
+    rival.close()
+
+
 @pytest.mark.parametrize("design", EXPIRING)
 def test_the_heartbeat_keeps_a_held_claims_lease_alive_while_the_batch_runs(engine, design):
     made = leased(engine, design, 4)

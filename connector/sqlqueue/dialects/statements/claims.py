@@ -17,7 +17,7 @@ from ...identifiers import TableName
 from ...profile import Profile
 from ...schema import STAGE_TAG, Column
 from ..engine import Engine, Statement, cached
-from .lifecycle import CONSUMER, RANGE, ROW, SEQ, UPTO, Holding, Lifecycle
+from .lifecycle import CONSUMER, ONE, RANGE, ROW, SEQ, UPTO, Holding, Lifecycle
 from .schema import Schema
 
 
@@ -292,9 +292,10 @@ class Claims(ABC):
         return e.compile(f"SELECT COUNT(*) FROM {e.table(holding.table)}{state}")
 
     @cached
-    def count_held(self, holding: Holding) -> Statement:
+    def count_held(self, holding: Holding, claims: str = ONE) -> Statement:
+        """Rows a consumer holds under claim :seq (ONE), or under every claim up to :upto_seq (UPTO)."""
         e = self.engine
-        return e.compile(f"SELECT COUNT(*) FROM {e.table(holding.table)} WHERE {self.lifecycle.held(holding)}")
+        return e.compile(f"SELECT COUNT(*) FROM {e.table(holding.table)} WHERE {self.lifecycle.held(holding, claims)}")
 
     @cached
     def partition_bounds(self, holding: Holding, parts: int) -> Statement:

@@ -1,0 +1,1 @@
+SELECT COUNT(*) FROM "jobs" WHERE "state" = 'claimed' AND "consumer" = ? AND "claim_seq" <= ?
