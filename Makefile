@@ -128,12 +128,13 @@ BABELFISH := $(abspath ../shared/babelfish)
 BABELFISH_URL := sqlserver://babelfish_user:12345678@127.0.0.1:1433/babelfish_db?TrustServerCertificate=yes
 LIVE_FULL_DRIVER := ODBC Driver 18 for SQL Server
 LIVE_SUBSET_DRIVERS := FreeTDS mssql-python
-# Of the Spark tests, Babelfish runs the source, the sink, an adopted table's source and the jobs, and one
-# kill-and-restart scenario (an adopted relational table's: Babelfish ignores table hints, so a kill proves
-# statements there, not locking). The rest run on SQLite and PostgreSQL, and all of them on a real server
-# (make test-sqlserver): on 2 cores Babelfish took 34 minutes for the whole suite with Driver 18 alone.
+# Of the Spark tests, Babelfish runs the source, the sink, an adopted table's source and the jobs. The rest
+# run on SQLite and PostgreSQL, and all of them on a real server (make test-sqlserver): on 2 cores Babelfish
+# took 34 minutes for the whole suite with Driver 18 alone. Kills and outages on Babelfish are the fault
+# matrix's (make chaos CHAOS_ARGS="--engines babelfish"); Babelfish ignores table hints, so a kill there
+# proves statements, not locking.
 LIVE_SPARK := tests/spark/test_source.py tests/spark/test_sink.py tests/spark/test_adoption.py \
-  tests/spark/test_jobs.py tests/crash/test_adopted_crash.py
+  tests/spark/test_jobs.py
 LIVE_SUBSET := tests/conformance/test_producer.py tests/conformance/test_payloads.py \
   tests/conformance/test_sqlserver_driver.py tests/conformance/test_adopted_sink.py
 test-babelfish: setup
