@@ -108,12 +108,9 @@ def test_a_restart_renews_held_claims_before_another_claimer_can_take_them(engin
     rival.close()
 
 
-@pytest.mark.parametrize("design", ADOPTED)
-def test_a_batch_replayed_after_a_restart_serves_none_of_the_rows_another_claimer_took_meanwhile(engine, design):
-    """The job died holding claim 1, before its sink made the batch visible, and stayed away past the
-    lease: another claimer took the rows and works on them. Spark replays the logged batch; serving those
-    rows again would deliver them twice. A sink idempotent per batch discards a replay's rows anyway where
-    the first attempt became visible, so the replay serves only the rows still this stream's."""
+def taken_while_away(engine, design) -> tuple[Leased, Consumer]:
+    """etl claimed 6 of 10 rows under claim 1 and died; it stayed away past the lease, and a rival took
+    every row, claim 1's among them: the table and the rival."""
     made = leased(engine, design, 10)
     gone = Consumer(made.queue.twin(), "etl", policy(engine))
     assert gone.advance(0, 6) == 1
@@ -121,6 +118,16 @@ def test_a_batch_replayed_after_a_restart_serves_none_of_the_rows_another_claime
     outage(made.queue, LONGER_THAN_THE_LEASE)
     rival = Consumer(made.queue.twin(), "rival", policy(engine, rescue_interval_s=0))
     assert rival.advance(0, 10) == 1 and rival.last_claimed_rows == 10
+    return made, rival
+
+
+@pytest.mark.parametrize("design", ADOPTED)
+def test_a_batch_replayed_after_a_restart_serves_none_of_the_rows_another_claimer_took_meanwhile(engine, design):
+    """The job died holding claim 1, before its sink made the batch visible, and stayed away past the
+    lease: another claimer took the rows and works on them. Spark replays the logged batch; serving those
+    rows again would deliver them twice. A sink idempotent per batch discards a replay's rows anyway where
+    the first attempt became visible, so the replay serves only the rows still this stream's."""
+    made, rival = taken_while_away(engine, design)
 
     back = Consumer(made.queue.twin(), "etl", policy(engine))
     back.replay(0, 1)  # Spark's first call after the restart: planning the logged batch again
@@ -135,13 +142,7 @@ def test_a_restarts_first_completion_counts_the_rows_another_claimer_took_from_c
     """Spark committed batch 1, and the job died before completing it; it stayed away past the lease and
     another claimer took the rows. The restarted stream's completion of claim 1 counts them as fenced out,
     though this run never served claim 1."""
-    made = leased(engine, design, 10)
-    gone = Consumer(made.queue.twin(), "etl", policy(engine))
-    assert gone.advance(0, 6) == 1
-    gone.close()
-    outage(made.queue, LONGER_THAN_THE_LEASE)
-    rival = Consumer(made.queue.twin(), "rival", policy(engine, rescue_interval_s=0))
-    assert rival.advance(0, 10) == 1 and rival.last_claimed_rows == 10
+    made, rival = taken_while_away(engine, design)
 
     back = Consumer(made.queue.twin(), "etl", policy(engine))
     assert back.advance(1, 10) == 1  # completes claim 1 first: none of its rows is still ours
