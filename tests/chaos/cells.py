@@ -2,8 +2,8 @@
 round under one of the engine's faults.
 
 A round produces a new set of keys into the pipeline's input, injects its fault once at a random moment
-while they flow (after a random share of them arrived), and waits until every key produced so far has
-arrived. A cell's rounds take its faults in a seeded order, each once before any comes again. After the
+while they flow (after a random share of them arrived, and once the job's run has reached its database),
+and waits until every key produced so far has arrived. A cell's rounds take its faults in a seeded order, each once before any comes again. After the
 last round the cell waits for the input to drain and sqlqueue's side tables to empty, stops the job and
 hands the outputs to the verifier.
 
@@ -88,7 +88,7 @@ class Result:
     lost: int = 0
     duplicated: int = 0
     # Arrivals again of keys the table's own worker took from the stream's claim after its lease ran out,
-    # once the stream had delivered them: the window the guarantee leaves (docs/guarantees.md).
+    # which the run that held the claim delivered too: the window the guarantee leaves (docs/guarantees.md).
     expired: int = 0
     unexpected: int = 0
     fenced: int = 0
@@ -114,9 +114,10 @@ class Run:
         )
         self.input = workdir / "input"  # the Delta table delta-to-queue streams
         self.output = workdir / "delta"
+        self.checkpoint = workdir / "checkpoint"
         self.produced: set[int] = set()
         self.worked = self._worked_table()
-        self.job = jobs.JobProcess(cell.pipeline, workdir / "job.toml", workdir / "job.log", db)
+        self.job = jobs.JobProcess(cell.pipeline, workdir / "job.toml", workdir / "job.log", db, self.checkpoint)
         self.worker: subprocess.Popen[bytes] | None = None
 
     # ---- set-up --------------------------------------------------------------------------------
@@ -154,7 +155,7 @@ class Run:
             sections["source"] = self.config("source", self.source)
         if self.target is not None:
             sections["sink"] = self.config("sink", self.target)
-        job = {"checkpointLocation": str(self.dir / "checkpoint"), "trigger": "processingTime:1 second"}
+        job = {"checkpointLocation": str(self.checkpoint), "trigger": "processingTime:1 second"}
         if self.cell.pipeline == "ack":
             assert self.source is not None
             sections["sink"] = self.config("sink", self.source)
@@ -344,6 +345,7 @@ class Run:
                 some = self.arrived(out) + self.rng.uniform(0.1, 0.7) * keys
                 self.produce(range(r * keys, (r + 1) * keys))
                 self.wait_for(lambda: self.arrived(out) >= some, deadline, f"round {r}: no progress")  # noqa: B023
+                self.wait_for(self.job.settled, deadline, f"round {r}: the job never started")
                 note = self.inject(fault)
                 injected[fault] = injected.get(fault, 0) + 1
                 self.wait_for(lambda: self.arrived(out) >= len(self.produced), deadline, f"round {r}: keys missing")
@@ -364,7 +366,9 @@ class Run:
                 self.kill_worker()
         arrivals = out.arrivals(self.db)
         counts = tally(self.produced, arrivals)
-        result.expired = after_expiry(arrivals, out.delivered(self.db), out.taken_after_expiry(self.db))
+        result.expired = after_expiry(
+            arrivals, out.delivered(self.db), out.taken_after_expiry(self.db), self.job.starts
+        )
         result.keys, result.lost = len(self.produced), counts.lost
         result.duplicated, result.unexpected = counts.duplicated - result.expired, counts.unexpected
         left = leftovers(self.db, self.source, self.side_tables())

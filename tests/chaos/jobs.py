@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,8 @@ SPARK = {
     "spark.sql.shuffle.partitions": "2",
     "spark.ui.enabled": "false",
 }
+# Long enough for a job's JVM to start and its stream to make its first trigger on a loaded 2-core host.
+SETTLE_S = 90
 
 
 def toml(sections: dict[str, dict[str, Any]]) -> str:
@@ -50,12 +53,24 @@ def toml(sections: dict[str, dict[str, Any]]) -> str:
 class JobProcess:
     """One job, started and killed and started again from the same checkpoint."""
 
-    def __init__(self, pipeline: str, config: Path, log: Path, db: Database) -> None:
+    def __init__(self, pipeline: str, config: Path, log: Path, db: Database, checkpoint: Path) -> None:
         self.script, self.config, self.log, self.db = SCRIPTS[pipeline], config, log, db
+        self.commits = checkpoint / "commits"  # Spark's commit log: one file per committed batch
         self.proc: subprocess.Popen[bytes] | None = None
         self.deaths: list[int] = []  # exit statuses of runs that ended on their own (a job must not)
+        self.starts: list[float] = []  # when each run began (this host's clock, as the database's)
+
+    def settled(self) -> bool:
+        """Whether this run has reached its database: it committed a batch, or has been up for SETTLE_S
+        (a stream that finds nothing to read commits none). A fault sooner can meet the run's first
+        connection, which fails at once by design: a wrong address is not an outage (docs/guarantees.md)."""
+        began = self.starts[-1]
+        if time.time() - began > SETTLE_S:
+            return True
+        return self.commits.is_dir() and any(f.stat().st_mtime >= began for f in self.commits.iterdir())
 
     def start(self) -> None:
+        self.starts.append(time.time())
         env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'connector'}"}
         if self.db.password:
             env[PASSWORD_ENV] = self.db.password

@@ -3,8 +3,9 @@
 Like Jepsen's total-queue checker it counts three things apart: keys produced that never arrived
 (lost), arrivals beyond a key's first (duplicated), and arrivals of keys nobody produced (unexpected).
 Of the duplicates it sets apart those the delivery guarantee leaves open (``after_expiry``): a key the
-stream had delivered, then the table's own worker took from the stream's claim once its lease ran out
-(the stream was down longer than leaseSeconds before it completed the key).
+table's own worker took from the stream's claim once its lease ran out, which the stream delivered too
+in the run that held the claim (the job was down, or cut off from its database, longer than the lease
+left before it completed the key).
 Outputs are read as any client reads them: Delta tables through delta-rs (the deltalake package, not
 Spark), queue tables and a worker's output through the database's own driver. It also checks the end
 state: the source table drained as its design says, and sqlqueue's side tables left empty.
@@ -37,11 +38,21 @@ def tally(produced: set[int], arrivals: Counter[int]) -> Tally:
     )
 
 
-def after_expiry(arrivals: Counter[int], delivered: dict[int, float], taken: dict[int, float]) -> int:
+def after_expiry(
+    arrivals: Counter[int], delivered: dict[int, float], taken: dict[int, float], starts: list[float]
+) -> int:
     """Arrivals beyond a key's first where the worker took the key from the stream's expired claim
-    (``taken``: key -> when) after the stream had delivered it (``delivered``: key -> when, earliest).
-    One the stream delivered after the worker took it is a defect and stays among the duplicates."""
-    return sum(1 for k, at in taken.items() if arrivals[k] > 1 and delivered.get(k, at) < at)
+    (``taken``: key -> when) and the stream delivered it (``delivered``: key -> when, earliest) in the
+    run of the job that held the claim: before the worker took it, or after with no start of the job
+    (``starts``) between, a batch in flight whose lease ran out while its job could not reach the database.
+    One the stream delivered in a later run (a replay serving rows taken while it was away) is a defect
+    and stays among the duplicates."""
+
+    def same_run(key: int, at: float) -> bool:
+        when = delivered.get(key)
+        return when is not None and (when < at or not any(at < s <= when for s in starts))
+
+    return sum(1 for k, at in taken.items() if arrivals[k] > 1 and same_run(k, at))
 
 
 def delta_keys(path: Path, column: str, where: tuple[str, str] | None = None) -> Counter[int]:

@@ -1,5 +1,6 @@
 """The fault matrix's verifier sets apart only the duplicates the delivery guarantee leaves open: a key
-the stream delivered, then the table's own worker took from the stream's claim after its lease ran out."""
+the table's own worker took from the stream's claim after its lease ran out, which the stream delivered
+in the run of the job that held the claim."""
 
 from collections import Counter
 
@@ -8,15 +9,20 @@ from tests.chaos.verify import after_expiry, tally
 
 def test_a_key_the_worker_took_after_the_stream_delivered_it_is_the_window_not_a_duplicate():
     arrivals = Counter({1: 2, 2: 1})
-    assert after_expiry(arrivals, delivered={1: 100.0, 2: 100.0}, taken={1: 130.0}) == 1
+    assert after_expiry(arrivals, delivered={1: 100.0, 2: 100.0}, taken={1: 130.0}, starts=[]) == 1
 
 
-def test_a_key_the_stream_delivered_after_the_worker_took_it_stays_a_duplicate():
+def test_a_key_a_batch_in_flight_delivered_after_the_worker_took_it_is_the_window():
     arrivals = Counter({1: 2})
-    assert after_expiry(arrivals, delivered={1: 150.0}, taken={1: 130.0}) == 0
+    assert after_expiry(arrivals, delivered={1: 150.0}, taken={1: 130.0}, starts=[10.0]) == 1
+
+
+def test_a_key_a_restarted_job_delivered_after_the_worker_took_it_stays_a_duplicate():
+    arrivals = Counter({1: 2})
+    assert after_expiry(arrivals, delivered={1: 150.0}, taken={1: 130.0}, starts=[10.0, 140.0]) == 0
 
 
 def test_a_key_the_worker_took_once_only_is_no_window():
     arrivals = Counter({1: 1})
-    assert after_expiry(arrivals, delivered={}, taken={1: 130.0}) == 0
+    assert after_expiry(arrivals, delivered={}, taken={1: 130.0}, starts=[]) == 0
     assert tally({1}, arrivals).duplicated == 0
