@@ -30,6 +30,7 @@ from typing import Any
 from . import layouts
 from .capabilities import Capability
 from .config import load_config
+from .dialects.statements.adoption import ERROR_CHARS
 from .doctor import PROBLEM, examine, report
 from .errors import ConfigError, SchemaError, SqlQueueError
 from .kinds.adopted import (
@@ -49,6 +50,7 @@ from .waits import duration
 BAD_INPUT, FAILED_STEP = 2, 1
 _AGE = re.compile(r"^(\d+)\s*([smhd])$")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+ERRORS_SHOWN = 5  # the most frequent errors of failed rows `stats` lists
 PEEK_LIFECYCLE = ("id", "priority", "enqueued_at", "due_at", "attempts", "dedup_key")
 # Every number a command takes, by its argparse dest: the flag to name in an error, and the least
 # value allowed. Checked before anything connects, like the options of a DataFrame.
@@ -205,9 +207,20 @@ def stats(queue: Queue, args: argparse.Namespace, order: str) -> int:
     else:
         print(f"table {queue.table} at {queue.spec.display}, adopted with profile {p.name}")
         if p.status is not None:
-            print(f"{p.status:14} {'rows':>12}" + (f"  (rows where {p.filter})" if p.filter else ""))
+            waits = f"  {'waiting for ' + p.due:>24}  first due in" if p.due else ""
+            print(f"{p.status:14} {'rows':>12}{waits}" + (f"  (rows where {p.filter})" if p.filter else ""))
             for value, found in sorted(states.items()):
-                print(f"{value:14} {found['rows']:>12,}")
+                waiting = ""
+                if found["waiting"]:
+                    waiting = f"  {found['waiting']:>24,}  {duration(found['next_due_ms'])}"
+                print(f"{value:14} {found['rows']:>12,}{waiting}")
+            errors = queue.failed_errors()
+            if errors:
+                print(f"errors of {p.failed} rows, the most frequent first (their first {ERROR_CHARS} characters):")
+                for text, rows in errors[:ERRORS_SHOWN]:
+                    print(f"{rows:>12,}  {' '.join(text.split())}")
+                if len(errors) > ERRORS_SHOWN:
+                    print(f"{'':12}  ... and {len(errors) - ERRORS_SHOWN:,} other errors")
         claims = queue.holding.table
         print(f"{'held':14} {queue.held_rows():>12,}  (claimed by sqlqueue's streams, not completed yet: {claims})")
         print(f"{'unpublished':14} {queue.unpublished_rows():>12,}  (sink batches not committed yet: {queue.staging})")

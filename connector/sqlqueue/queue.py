@@ -779,13 +779,29 @@ class Queue:
     def stats(self) -> dict[str, dict[str, Any]]:
         """Rows per state of sqlqueue's own layout (rows of unpublished sink batches apart) with the enqueue
         time of the oldest in each; or rows per status value of an adopted table's profile (of this
-        stream's filter), oldest None: {} where it has no status."""
+        stream's filter), oldest None, with how many wait for their due time and the milliseconds until the
+        first is due (None where the profile has no due time): {} where it has no status."""
         if self.profile.owned:
             rows = self.fetch(self.dialect.doctor.count_by_state(self.table), {})
             return {str(state): {"rows": n, "oldest_enqueued_at": oldest} for state, n, oldest in rows}
         statement = self.dialect.adoption.adopted_by_status(self.table, self.profile)
         rows = [] if statement is None else self.fetch(statement, {})
-        return {_status(value): {"rows": n, "oldest_enqueued_at": None} for value, n in rows}
+        found: dict[str, dict[str, Any]] = {}
+        for value, n, *waits in rows:
+            waiting, next_due_ms = waits or (None, None)
+            found[_status(value)] = {
+                "rows": n,
+                "oldest_enqueued_at": None,
+                "waiting": waiting,
+                "next_due_ms": next_due_ms,
+            }
+        return found
+
+    def failed_errors(self) -> list[tuple[str, int]]:
+        """(error text, rows) of an adopted table's failed rows, the most frequent first; [] where the
+        profile has no failed status or no error column."""
+        statement = self.dialect.adoption.adopted_errors(self.table, self.profile)
+        return [] if statement is None else [(str(text), n) for text, n in self.fetch(statement, {})]
 
     def held_rows(self) -> int:
         """Rows sqlqueue's streams hold (claimed, not completed), whatever their consumer."""

@@ -85,6 +85,23 @@ def test_stats_on_an_adopted_table_shows_rows_per_status_held_unpublished_and_cl
     assert lines["unpublished"] == "0" and "claimable: 2 rows now" in out
 
 
+def test_stats_on_an_adopted_table_shows_the_rows_waiting_for_a_retry_and_the_errors_of_failed_rows(adopt, engine):
+    adopt("adopt", "--set", "source.profile=relational", "--apply")
+    seeds.enqueue_relational(adopt.queue, 3)
+    later = seeds._plus_ms(engine.name, seeds.NOW[engine.name], 600_000)
+    seeds.run(
+        adopt.queue, f"UPDATE {adopt.queue.table} SET Status = 'Error', ScheduledFor = {later} WHERE Payload = 'p0'"
+    )
+    seeds.run(adopt.queue, f"UPDATE {adopt.queue.table} SET Status = 'Failed', Error = 'HTTP 400:\n bad address'")
+    seeds.run(adopt.queue, f"UPDATE {adopt.queue.table} SET Status = 'Error' WHERE Payload = 'p0'")
+    status, out, _ = adopt("stats", "--set", "source.profile=relational")
+    error_line = next(line for line in out.splitlines() if line.startswith("Error "))
+    hours, minutes, seconds = map(int, error_line.split()[3].split(":"))  # first due in h:mm:ss
+    assert status == 0 and error_line.split()[1:3] == ["1", "1"] and 540 < hours * 3600 + minutes * 60 + seconds <= 600
+    assert "errors of Failed rows, the most frequent first" in out
+    assert any(line.split() == ["2", "HTTP", "400:", "bad", "address"] for line in out.splitlines())
+
+
 def test_peek_on_an_adopted_table_shows_its_next_ready_rows_whole_in_the_profiles_order_and_claims_nothing(adopt):
     adopt("adopt", "--set", "source.profile=relational", "--apply")
     seeds.enqueue_relational(adopt.queue, 3)

@@ -109,6 +109,21 @@ def test_applying_the_same_acks_twice_changes_nothing_the_second_time(engine):
     assert (row(queue, "p0")["Status"], row(queue, "p0")["AttemptNum"]) == ("Error", 1)
 
 
+def test_stats_counts_the_retried_rows_waiting_for_their_delay_and_groups_the_failed_rows_by_error(engine):
+    queue = seeds.relational(engine)
+    seeds.enqueue_relational(queue, 4)
+    queue.claim("etl", 1, 4)
+    keys = claimed_keys(queue)
+    retry = Ack(keys["p0"], RETRY_OUTCOME, "SMTP 451", delay_seconds=600)
+    refusals = [
+        Ack(keys[p], FAILED_OUTCOME, e) for p, e in (("p1", "no mailbox"), ("p2", "no mailbox"), ("p3", "spam"))
+    ]
+    acked(queue, [retry, *refusals])
+    retried = queue.stats()["Error"]
+    assert retried["rows"] == retried["waiting"] == 1 and 500_000 < retried["next_due_ms"] <= 600_000
+    assert queue.failed_errors() == [("no mailbox", 2), ("spam", 1)]
+
+
 # Sessions waiting on a lock another holds: what the test waits for before the renewal commits.
 BLOCKED = {
     "postgres": "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'",

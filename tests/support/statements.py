@@ -230,6 +230,7 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
             dialect.adoption.adopted_fail_expired,
             dialect.claims.backlog,
             dialect.adoption.adopted_by_status,
+            dialect.adoption.adopted_errors,
         ):
             statement = builder(t, profile)
             if statement is not None:

@@ -1,1 +1,1 @@
-SELECT "in_process", COUNT(*) FROM "jobs" GROUP BY "in_process"
+SELECT "in_process", COUNT(*), SUM(CASE WHEN "scheduled_start_date" > LOCALTIMESTAMP THEN 1 ELSE 0 END), MIN(CASE WHEN "scheduled_start_date" > LOCALTIMESTAMP THEN CAST(date_part('epoch', "scheduled_start_date" - LOCALTIMESTAMP) * 1000 AS BIGINT) END) FROM "jobs" GROUP BY "in_process"

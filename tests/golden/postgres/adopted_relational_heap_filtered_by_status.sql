@@ -1,1 +1,1 @@
-SELECT "Status", COUNT(*) FROM "jobs" WHERE (Type = 'Sync') GROUP BY "Status"
+SELECT "Status", COUNT(*), SUM(CASE WHEN "ScheduledFor" > LOCALTIMESTAMP THEN 1 ELSE 0 END), MIN(CASE WHEN "ScheduledFor" > LOCALTIMESTAMP THEN CAST(date_part('epoch', "ScheduledFor" - LOCALTIMESTAMP) * 1000 AS BIGINT) END) FROM "jobs" WHERE (Type = 'Sync') GROUP BY "Status"

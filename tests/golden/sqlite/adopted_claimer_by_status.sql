@@ -1,1 +1,1 @@
-SELECT "in_process", COUNT(*) FROM "jobs" GROUP BY "in_process"
+SELECT "in_process", COUNT(*), SUM(CASE WHEN "scheduled_start_date" > strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime') THEN 1 ELSE 0 END), MIN(CASE WHEN "scheduled_start_date" > strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime') THEN CAST(ROUND((julianday("scheduled_start_date") - julianday(strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime'))) * 86400000) AS INTEGER) END) FROM "jobs" GROUP BY "in_process"

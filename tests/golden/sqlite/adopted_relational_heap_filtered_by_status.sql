@@ -1,1 +1,1 @@
-SELECT "Status", COUNT(*) FROM "jobs" WHERE (Type = 'Sync') GROUP BY "Status"
+SELECT "Status", COUNT(*), SUM(CASE WHEN "ScheduledFor" > strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime') THEN 1 ELSE 0 END), MIN(CASE WHEN "ScheduledFor" > strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime') THEN CAST(ROUND((julianday("ScheduledFor") - julianday(strftime('%Y-%m-%d %H:%M:%f', 'now', 'localtime'))) * 86400000) AS INTEGER) END) FROM "jobs" WHERE (Type = 'Sync') GROUP BY "Status"

@@ -1,1 +1,1 @@
-SELECT [in_process], COUNT(*) FROM [dbo].[jobs] GROUP BY [in_process]
+SELECT [in_process], COUNT(*), SUM(CASE WHEN [scheduled_start_date] > SYSDATETIME() THEN 1 ELSE 0 END), MIN(CASE WHEN [scheduled_start_date] > SYSDATETIME() THEN DATEDIFF_BIG(MILLISECOND, SYSDATETIME(), [scheduled_start_date]) END) FROM [dbo].[jobs] GROUP BY [in_process]

@@ -1,1 +1,1 @@
-SELECT [Status], COUNT(*) FROM [dbo].[jobs] WHERE (Type = 'Sync') GROUP BY [Status]
+SELECT [Status], COUNT(*), SUM(CASE WHEN [ScheduledFor] > SYSDATETIME() THEN 1 ELSE 0 END), MIN(CASE WHEN [ScheduledFor] > SYSDATETIME() THEN DATEDIFF_BIG(MILLISECOND, SYSDATETIME(), [ScheduledFor]) END) FROM [dbo].[jobs] WHERE (Type = 'Sync') GROUP BY [Status]

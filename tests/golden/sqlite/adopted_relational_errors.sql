@@ -1,0 +1,1 @@
+SELECT SUBSTRING("Error", 1, 120), COUNT(*) FROM "jobs" WHERE "Status" = 'Failed' GROUP BY SUBSTRING("Error", 1, 120) ORDER BY COUNT(*) DESC

@@ -1,0 +1,1 @@
+SELECT SUBSTRING([Error], 1, 120), COUNT(*) FROM [dbo].[jobs] WHERE [Status] = 'Failed' AND (Type = 'Sync') GROUP BY SUBSTRING([Error], 1, 120) ORDER BY COUNT(*) DESC
