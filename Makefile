@@ -118,15 +118,16 @@ endif
 # failures (tests/support/babelfish.py). Microsoft's Driver 18, the one production runs, takes the
 # database-side suite whole and the Spark tests of LIVE_SPARK; the other drivers
 # (FreeTDS, and mssql-python, which `setup` installs through the dev extra) take the tests of what a
-# driver carries: bulk writes, every value type, the driver's own behaviour, and an adopted table's sink
+# driver carries: bulk writes, every value type, the driver's own behaviour, an adopted table's sink, its per-row outcomes and its subtype tables
 # (docs/sqlserver.md "What has run against a live server"). The runs go one after another (Babelfish's
 # own backends take the rest of the machine, so running them side by side gained nothing). The server
 # starts fresh (`reset`): Babelfish's catalog views slow down with every table a database holds, and the
-# tests drop theirs (tests/support/engines.py) but an interrupted run cannot. The suites on Babelfish pool
-# their ODBC connections (unixODBC's pooling, in an odbcinst.ini of their own: tests/support/pooled_odbcinst.py),
-# as mssql-python does by default: a Babelfish backend's first catalog query costs about a second, and
-# test_claims.py took 144 s unpooled, 29.5 s pooled. First the recording TDS stub runs again with
-# Driver 18 registered, unpooled (it records each login). Without ../shared it says so and passes.
+# tests drop theirs (tests/support/engines.py) but an interrupted run cannot. Driver 18's suite pools its
+# connections (unixODBC's pooling, in an odbcinst.ini of its own: tests/support/pooled_odbcinst.py), as
+# mssql-python does by default: a Babelfish backend's first catalog query costs about a second, and
+# test_claims.py took 144 s unpooled, 29.5 s pooled (FreeTDS is not pooled: see that file). First the
+# recording TDS stub runs again with Driver 18 registered, unpooled (it records each login). Without
+# ../shared it says so and passes.
 BABELFISH := $(abspath ../shared/babelfish)
 BABELFISH_URL := sqlserver://babelfish_user:12345678@127.0.0.1:1433/babelfish_db?TrustServerCertificate=yes
 POOLED_ODBC := $(abspath $(CACHE))/odbc-pooled
@@ -140,7 +141,8 @@ LIVE_SUBSET_DRIVERS := FreeTDS mssql-python
 LIVE_SPARK := tests/spark/test_source.py tests/spark/test_sink.py tests/spark/test_adoption.py \
   tests/spark/test_jobs.py
 LIVE_SUBSET := tests/conformance/test_producer.py tests/conformance/test_payloads.py \
-  tests/conformance/test_sqlserver_driver.py tests/conformance/test_adopted_sink.py
+  tests/conformance/test_sqlserver_driver.py tests/conformance/test_adopted_sink.py \
+  tests/conformance/test_adopted_outcomes.py tests/conformance/test_subtypes.py
 test-babelfish: setup
 	@if [ ! -x "$(BABELFISH)/babelfish.sh" ]; then \
 	  echo "test-babelfish: skipped: no ../shared/babelfish beside this clone, so no live TDS server to run the sqlserver suite on"; \
@@ -149,10 +151,9 @@ test-babelfish: setup
 	status=0; \
 	echo "== the recording TDS stub, with every driver now registered"; \
 	$(PY) -m pytest tests/drivers $(PYTEST_ARGS) || status=1; \
-	$(PY) -m tests.support.pooled_odbcinst $(POOLED_ODBC) || exit 1; \
-	export ODBCSYSINI=$(POOLED_ODBC); \
+	$(PY) -m tests.support.pooled_odbcinst $(POOLED_ODBC) '$(LIVE_FULL_DRIVER)' || exit 1; \
 	echo "== sqlserver suite on Babelfish, driver $(LIVE_FULL_DRIVER): the database-side tests, and $(LIVE_SPARK)"; \
-	SQLQUEUE_TEST_SQLSERVER='$(BABELFISH_URL)' SQLQUEUE_TEST_SQLSERVER_DRIVER='$(LIVE_FULL_DRIVER)' \
+	ODBCSYSINI=$(POOLED_ODBC) SQLQUEUE_TEST_SQLSERVER='$(BABELFISH_URL)' SQLQUEUE_TEST_SQLSERVER_DRIVER='$(LIVE_FULL_DRIVER)' \
 	  $(SQLSERVER_PYTEST) tests/conformance $(LIVE_SPARK) || status=1; \
 	for driver in $(LIVE_SUBSET_DRIVERS); do \
 	  echo "== sqlserver suite on Babelfish, driver $$driver: $(LIVE_SUBSET)"; \

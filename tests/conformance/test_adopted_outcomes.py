@@ -109,6 +109,33 @@ def test_applying_the_same_acks_twice_changes_nothing_the_second_time(engine):
     assert (row(queue, "p0")["Status"], row(queue, "p0")["AttemptNum"]) == ("Error", 1)
 
 
+@pytest.mark.babelfish_gap("table_hints")  # the worker's pick is no lock there: it takes rows the stream holds
+def test_acknowledgements_beside_the_tables_own_worker_complete_every_row_once_and_reject_none_of_its_rows(engine):
+    """The table's Next_/Modify_ worker (stored procedures on SQL Server) takes rows one at a time while a
+    stream claims batches and acknowledges them done: each row is completed by one of them, and neither's
+    token check turns the other's rows away."""
+    queue = seeds.relational(engine)
+    seeds.enqueue_relational(queue, 200)
+    worker, acked_by_stream, finished = seeds.SeedWorker(queue, engine.name), [], threading.Event()
+    working = threading.Thread(target=worker.work, args=(finished.is_set,))
+    working.start()
+    try:
+        assert wait_until(lambda: worker.done, 30)  # the worker is at it before the stream starts
+        seq = 1
+        while queue.claim("etl", seq, 10):
+            keys = claimed_keys(queue, seq=seq)
+            assert acked(queue, [Ack(key, DONE_OUTCOME) for key in keys.values()]) == 0
+            acked_by_stream += keys
+            seq += 1
+    finally:
+        finished.set()
+        working.join(60)
+    assert sorted(acked_by_stream + worker.done) == sorted(f"p{n}" for n in range(200))
+    assert worker.rejected == 0 and acked_by_stream and worker.done
+    statuses = queue.fetch(queue.engine.compile(f"SELECT Status, COUNT(*) FROM {queue.table} GROUP BY Status"), {})
+    assert dict(statuses) == {"Completed": 200}
+
+
 def test_stats_counts_the_retried_rows_waiting_for_their_delay_and_groups_the_failed_rows_by_error(engine):
     queue = seeds.relational(engine)
     seeds.enqueue_relational(queue, 4)

@@ -6,6 +6,7 @@ test can kill the driver there:
   claimed     after a claim, before Spark logs the offset
   reading     in a read task: the offset is logged, the sink has not committed
   committed   (foreach sink) after the Delta commit, before Spark's commit log
+  acked       (ack sink) after the acknowledgements were applied, before Spark's commit log
   completing  in the source's commit, before the committed rows are completed
   progress    no pause: a marker once this run has served --progress-after batches, so a random
               kill lands mid-stream however fast the machine is
@@ -63,6 +64,37 @@ class PausingSource(SqlQueueDataSource):
         return PausingReader(SourceOptions.parse(self.options), schema)
 
 
+def acknowledging(delta: str, writer_id: str, source: dict[str, str], sink: dict[str, str]):
+    """foreachBatch for completion=ack on a relational table: every delivery once into the Delta audit, then
+    each row acknowledged through the sink's ack operation, exactly once per batch by its ledger. Payload
+    p<n>: n ending in 3 fails (error "refused"), in 7 is retried once at once, every other is done."""
+    from pyspark.sql import functions as F
+
+    profile = SourceOptions.parse(source).address.profile
+    assert profile is not None and profile.attempts is not None
+    key, attempts = profile.key[0], profile.attempts
+    audit = append_once(delta, writer_id)
+
+    def acknowledge(df, batch_id: int) -> None:
+        n = F.substring(F.col("payload"), 2, 9).cast("int") % 10  # Spark resolves Payload ignoring case
+        failed, retry = n == 3, (n == 7) & (F.col(attempts) == 1)
+        decided = df.select(
+            key,
+            F.col(attempts).alias("attempts"),  # the acknowledgement's fencing token
+            F.col("payload").alias("payload"),
+            F.when(failed, "failed").when(retry, "retry").otherwise("done").alias("outcome"),
+            F.when(failed, F.lit("refused")).alias("error"),
+            F.when(retry, F.lit(0)).alias("retryAfterSeconds"),
+        ).persist()
+        audit(decided, batch_id)
+        acks = decided.drop("payload").write.format("sqlqueue").options(**sink).option("operation", "ack")
+        acks.option("writerId", writer_id).option("batchId", batch_id).mode("append").save()
+        decided.unpersist()
+        pause("acked")
+
+    return acknowledge
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument(
@@ -72,7 +104,8 @@ def main() -> None:
     parser.add_argument("--consumer", required=True)
     parser.add_argument("--checkpoint", required=True)
     parser.add_argument("--delta", required=True)
-    parser.add_argument("--sink", choices=("delta", "foreach"), default="delta")
+    parser.add_argument("--sink", choices=("delta", "foreach", "ack"), default="delta")
+    parser.add_argument("--ack-options", help="ack sink: the sink's options as JSON (the password added)")
     parser.add_argument("--max-rows", default="1000")
     parser.add_argument("--progress-after", type=int, default=0)
     parser.add_argument("--remote", help="a Spark Connect remote, e.g. local[2]: a Connect server in this process")
@@ -96,6 +129,9 @@ def main() -> None:
     writer = stream.writeStream.option("checkpointLocation", args.checkpoint).trigger(availableNow=True)
     if args.sink == "delta":
         query = writer.format("delta").start(args.delta)
+    elif args.sink == "ack":
+        sink = {**json.loads(args.ack_options), **({"password": options["password"]} if "password" in options else {})}
+        query = writer.foreachBatch(acknowledging(args.delta, args.consumer, options, sink)).start()
     else:
         append = append_once(args.delta, args.consumer)  # what jobs/queue_to_delta.py writes with
 
