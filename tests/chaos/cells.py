@@ -3,9 +3,9 @@ round under one of the engine's faults.
 
 A round produces a new set of keys into the pipeline's input, injects its fault once at a random moment
 while they flow (after a random share of them arrived, and once the job's run has reached its database),
-and waits until every key produced so far has arrived. A cell's rounds take its faults in a seeded order, each once before any comes again. After the
-last round the cell waits for the input to drain and sqlqueue's side tables to empty, stops the job and
-hands the outputs to the verifier.
+and waits until every key produced so far has arrived. A cell's rounds take its faults in a seeded order,
+each once before any comes again. After the last round the cell waits for the input to drain and
+sqlqueue's side tables to empty, stops the job and hands the outputs to the verifier.
 
 Faults:
 - kill: SIGKILL of the job (every process of it), restarted at once;
