@@ -48,8 +48,9 @@ def test_every_acknowledgement_is_applied_once_across_kills_between_its_write_an
     source = table | {"completion": "ack", "leaseSeconds": "3600", "columns": "EnqueuedAt, AttemptNum, Payload"}
     args = ["--connection", json.dumps(source), "--queue", str(queue.table), "--consumer", "crash-test"]
     args += ["--checkpoint", str(tmp_path / "checkpoint"), "--delta", str(tmp_path / "audit"), "--sink", "ack"]
-    args += ["--ack-options", json.dumps(table | {"queue": str(queue.table)}), "--max-rows", str(ROWS // 10)]
-    plan = [{"window": "acked"}, {"window": "acked"}, {"window": "progress", "progress_after": rng.randint(1, 3)}]
+    # Five batches of new rows, then one or two of retried ones: each run is a JVM's start and a few batches.
+    args += ["--ack-options", json.dumps(table | {"queue": str(queue.table)}), "--max-rows", str(ROWS // 5)]
+    plan = [{"window": "acked"}, {"window": "acked"}, {"window": "progress", "progress_after": rng.randint(1, 2)}]
     rng.shuffle(plan)
     run_killed_then_whole(args, plan, rng, tmp_path)
 
