@@ -118,15 +118,18 @@ def test_acknowledgements_beside_the_tables_own_worker_complete_every_row_once_a
     seeds.enqueue_relational(queue, 200)
     worker, acked_by_stream, finished = seeds.SeedWorker(queue, engine.name), [], threading.Event()
     working = threading.Thread(target=worker.work, args=(finished.is_set,))
+    seq = 1
+    assert queue.claim("etl", seq, 10)  # the stream holds a claim before the worker starts, and
     working.start()
     try:
-        assert wait_until(lambda: worker.done, 30)  # the worker is at it before the stream starts
-        seq = 1
-        while queue.claim("etl", seq, 10):
+        assert wait_until(lambda: worker.done, 30)  # the worker is at it before the stream goes on
+        while True:
             keys = claimed_keys(queue, seq=seq)
             assert acked(queue, [Ack(key, DONE_OUTCOME) for key in keys.values()]) == 0
             acked_by_stream += keys
             seq += 1
+            if not queue.claim("etl", seq, 10):
+                break
     finally:
         finished.set()
         working.join(60)

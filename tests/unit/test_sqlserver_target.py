@@ -56,6 +56,7 @@ def test_the_crash_tests_run_on_sqlserver_under_the_marker():
     )
     collected = {line for line in result.stdout.splitlines() if "::" in line}
     assert {c.split("::")[0] for c in collected} == {
+        "tests/crash/test_ack_crash.py",
         "tests/crash/test_adopted_crash.py",
         "tests/crash/test_deadletter_crash.py",
         "tests/crash/test_sink_crash.py",
