@@ -109,11 +109,15 @@ def test_applying_the_same_acks_twice_changes_nothing_the_second_time(engine):
     assert (row(queue, "p0")["Status"], row(queue, "p0")["AttemptNum"]) == ("Error", 1)
 
 
-@pytest.mark.babelfish_gap("table_hints")  # the worker's pick is no lock there: it takes rows the stream holds
 def test_acknowledgements_beside_the_tables_own_worker_complete_every_row_once_and_reject_none_of_its_rows(engine):
     """The table's Next_/Modify_ worker (stored procedures on SQL Server) takes rows one at a time while a
     stream claims batches and acknowledges them done: each row is completed by one of them, and neither's
     token check turns the other's rows away."""
+    if engine.babelfish:
+        pytest.skip(
+            "Babelfish ignores READPAST and UPDLOCK (tests/support/babelfish.py, table_hints): the worker's pick "
+            "takes no lock there, so whether it takes a row the stream holds is a race's luck, not the subject"
+        )
     queue = seeds.relational(engine)
     seeds.enqueue_relational(queue, 200)
     worker, acked_by_stream, finished = seeds.SeedWorker(queue, engine.name), [], threading.Event()
