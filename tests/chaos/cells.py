@@ -366,9 +366,8 @@ class Run:
                 self.kill_worker()
         arrivals = out.arrivals(self.db)
         counts = tally(self.produced, arrivals)
-        result.expired = after_expiry(
-            arrivals, out.delivered(self.db), out.taken_after_expiry(self.db), self.job.starts
-        )
+        taken = out.taken_after_expiry(self.db)  # only a cell with the table's worker has any
+        result.expired = after_expiry(arrivals, out.delivered(self.db) if taken else {}, taken, self.job.starts)
         result.keys, result.lost = len(self.produced), counts.lost
         result.duplicated, result.unexpected = counts.duplicated - result.expired, counts.unexpected
         left = leftovers(self.db, self.source, self.side_tables())
