@@ -82,14 +82,15 @@ lint: setup
 # users' jobs keep the JVM's defaults.
 # They also map a class data sharing archive of the classes a Spark session, its first queries and Delta
 # load (tests/support/spark_cds.py, made once): 26.6 CPU seconds instead of 38.6 for that start on C1. A JVM
-# whose JDK or class path differs ignores it, quietly.
+# whose JDK or class path differs ignores it, quietly, as it does an empty file (left where making it failed).
 SPARK_CDS := $(abspath $(CACHE))/spark-cds.jsa
 TEST_JVM := -XX:TieredStopAtLevel=1 -XX:SharedArchiveFile=$(SPARK_CDS) -Xlog:cds*=off
 test test-crash test-cluster test-babelfish test-pyspark-upper chaos chaos-ci: export SPARK_SUBMIT_OPTS += $(TEST_JVM)
 test test-crash test-cluster test-babelfish test-pyspark-upper chaos chaos-ci: $(SPARK_CDS)
 $(SPARK_CDS): | setup
 	SPARK_SUBMIT_OPTS="-XX:TieredStopAtLevel=1 -XX:ArchiveClassesAtExit=$@.part -Xlog:cds*=off" \
-	  PYTHONPATH=connector $(PY) -m tests.support.spark_cds && mv $@.part $@
+	  PYTHONPATH=connector $(PY) -m tests.support.spark_cds && mv $@.part $@ \
+	  || { echo "no class data sharing archive: the test JVMs start without one" >&2; rm -f $@.part; touch $@; }
 
 # Every test but the kill-and-restart scenarios and the cluster's: the inner loop, under 30 minutes on 2 cores.
 test: setup lint
