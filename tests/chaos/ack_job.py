@@ -19,9 +19,10 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from sqlqueue.config import Config
-from sqlqueue.options import SINK, SOURCE, SourceOptions
+from sqlqueue.options import SINK, SOURCE
 from sqlqueue.spark.delta import append_once
 from sqlqueue.spark.jobs import Job, queue_stream, run, start
+from tests.support.acks import audit_then_acknowledge, fencing_columns
 
 JOB = Job(
     "chaos-ack",
@@ -35,9 +36,7 @@ JOB = Job(
 def pipeline(config: Config, spark: SparkSession) -> StreamingQuery:
     checkpoint = config.required("checkpointLocation")
     audit = append_once(config.required("target"), checkpoint)
-    sink = config.sink
-    profile = SourceOptions.parse(config.source).address.profile
-    key, attempts = ("id", "attempts") if profile is None else (profile.key[0], str(profile.attempts))
+    key, attempts = fencing_columns(config.source)
     payload = F.col("payload")  # Spark resolves names ignoring case: an adopted table's Payload too
 
     def deliver(batch: DataFrame, batch_id: int) -> None:
@@ -48,11 +47,8 @@ def pipeline(config: Config, spark: SparkSession) -> StreamingQuery:
             payload.alias("payload"),
             F.when(retry, F.lit("retry")).otherwise(F.lit("done")).alias("outcome"),
             F.when(retry, F.lit(1)).alias("retryAfterSeconds"),
-        ).persist()
-        audit(decided, batch_id)
-        acks = decided.drop("payload").write.format("sqlqueue").options(**sink).option("operation", "ack")
-        acks.option("writerId", checkpoint).option("batchId", batch_id).mode("append").save()
-        decided.unpersist()
+        )
+        audit_then_acknowledge(decided, batch_id, audit, config.sink, checkpoint)
 
     return start(queue_stream(spark, config).writeStream.foreachBatch(deliver), config)
 

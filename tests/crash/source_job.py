@@ -26,6 +26,7 @@ from sqlqueue.spark.delta import append_once
 from sqlqueue.spark.reader import QueueStreamReader
 from sqlqueue.spark.session import build_session
 from sqlqueue.spark.source import SqlQueueDataSource
+from tests.support.acks import audit_then_acknowledge, fencing_columns
 
 PAUSE_AT = os.environ.get("SQLQUEUE_TEST_PAUSE_AT", "")
 MARKERS = os.environ.get("SQLQUEUE_TEST_MARKERS", "")
@@ -70,9 +71,7 @@ def acknowledging(delta: str, writer_id: str, source: dict[str, str], sink: dict
     p<n>: n ending in 3 fails (error "refused"), in 7 is retried once at once, every other is done."""
     from pyspark.sql import functions as F
 
-    profile = SourceOptions.parse(source).address.profile
-    assert profile is not None and profile.attempts is not None
-    key, attempts = profile.key[0], profile.attempts
+    key, attempts = fencing_columns(source)
     audit = append_once(delta, writer_id)
 
     def acknowledge(df, batch_id: int) -> None:
@@ -85,11 +84,8 @@ def acknowledging(delta: str, writer_id: str, source: dict[str, str], sink: dict
             F.when(failed, "failed").when(retry, "retry").otherwise("done").alias("outcome"),
             F.when(failed, F.lit("refused")).alias("error"),
             F.when(retry, F.lit(0)).alias("retryAfterSeconds"),
-        ).persist()
-        audit(decided, batch_id)
-        acks = decided.drop("payload").write.format("sqlqueue").options(**sink).option("operation", "ack")
-        acks.option("writerId", writer_id).option("batchId", batch_id).mode("append").save()
-        decided.unpersist()
+        )
+        audit_then_acknowledge(decided, batch_id, audit, sink, writer_id)
         pause("acked")
 
     return acknowledge

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[2]
 JOB_TIMEOUT = 240
 
 
@@ -76,7 +77,9 @@ def run_job(
     rng: random.Random | None = None,
 ) -> Outcome:
     """Run the job; kill it ``kill_after`` seconds in, or soon after it enters ``window``."""
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    # The project's root on the path, so that a job in tests/ imports from tests.support as the chaos jobs do.
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": path}
     if window:
         env["SQLQUEUE_TEST_PAUSE_AT"] = window
         env["SQLQUEUE_TEST_MARKERS"] = str(marker_dir)

@@ -10,7 +10,6 @@ JDK 17's dynamic archive: https://docs.oracle.com/en/java/javase/17/vm/class-dat
 
 from __future__ import annotations
 
-import sys
 import tempfile
 
 from pyspark import SparkContext
@@ -33,4 +32,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
