@@ -25,6 +25,7 @@ from .dialects.engine import Statement, execute
 from .dialects.layout import Step
 from .dialects.statements.doctor import Finding
 from .dialects.statements.lifecycle import UPTO, Holding
+from .dialects.statements.outcomes import DELAY, ORDINAL, OUTCOME, STAGED, Outcomes
 from .errors import DatabaseError, SchemaError, unsupported
 from .identifiers import TableName
 from .kinds import TableKind, kind_for
@@ -83,6 +84,7 @@ class Queue:
         # stream connected on the driver first. Until then a failing connection is a wrong address or
         # login, reported at once; after, it is an outage that the retry policy rides out.
         self.proven = False
+        self._ack_columns: tuple[tuple[Column, ...], tuple[tuple[str, str], ...]] | None = None
 
     def __repr__(self) -> str:
         adopted = f", profile {self.declared.name}" if self.declared is not None else ""
@@ -650,36 +652,66 @@ class Queue:
     def apply_acks(self, cur: Any, acks: Sequence[Ack], *, keep: bool, max_attempts: int) -> int:
         """Per-row outcomes inside the caller's transaction; returns how many changed nothing (fenced out).
         Only rows the claim that delivered them still holds are touched (Outcomes), so applying the same
-        acknowledgements twice changes nothing the second time. sqlqueue's own rows done are deleted
-        unless ``keep``; an adopted table's done transition is its profile's, and its rows' attempts are
-        spent at its profile's max_attempts where it names one (what its own worker reads too)."""
+        acknowledgements twice changes nothing the second time, nor does a second acknowledgement of a row
+        in the same batch. sqlqueue's own rows done are deleted unless ``keep``; an adopted table's done
+        transition is its profile's, and its rows' attempts are spent at its profile's max_attempts where
+        it names one (what its own worker reads too). The acknowledgements are staged in a temporary
+        table, then each outcome is one statement a chunk (Outcomes)."""
         self.require(Capability.ACK)
+        if not acks:
+            return 0
         profile, outcomes = self.profile, self.dialect.outcomes
         # Only done deletes: a failed row keeps its done-at (its fail time).
         deleting = profile if keep or not self.holding.in_place else profile.deleting()
-        params = outcomes.key_params(profile)
-        spent_at = profile.max_attempts or max_attempts
-        groups: dict[tuple[str, bool], list[dict[str, Any]]] = {}
+        first: dict[tuple[Any, ...], Ack] = {}
         for a in acks:
-            values = dict(zip(params, a.key)) | {"error": a.error, "attempts": a.attempts}
-            values |= {"response": a.response, "step": a.step}
-            if a.outcome == RETRY_OUTCOME:
-                values |= {"delay_seconds": a.delay_seconds, "max_attempts": spent_at}
-            groups.setdefault((a.outcome, a.attempts is not None), []).append(values)
-        builders = {
-            DONE_OUTCOME: lambda fenced: outcomes.ack_done(self.table, deleting, fenced),
-            FAILED_OUTCOME: lambda fenced: outcomes.ack_failed(self.table, profile, fenced),
-            RETRY_OUTCOME: lambda fenced: outcomes.ack_retry(self.table, profile, fenced),
-        }
-        run = self.engine.run_each
+            first.setdefault(a.key, a)
+        staged = [first[key] for key in sorted(first)]  # in key order, as two writers that lock several rows should
+        columns, types = self._staged_columns(cur)
+        execute(cur, outcomes.stage(types, len(profile.key)))
+        self.engine.load(cur, self.engine.temp_table(STAGED), columns, _staged_rows(staged, [c.name for c in columns]))
+        analyze = self.engine.analyze(self.engine.temp_table(STAGED))
+        if analyze is not None:
+            cur.execute(analyze)
+        given = {a.outcome for a in staged}
+        writes = [
+            outcomes.ack_done(self.table, deleting) if DONE_OUTCOME in given else None,
+            outcomes.ack_retry(self.table, profile) if RETRY_OUTCOME in given else None,
+            outcomes.ack_failed(self.table, profile) if FAILED_OUTCOME in given else None,
+        ]
         lock = None if self.holding.in_place else outcomes.lock_acked(self.table, profile)
-        if lock is not None and acks:  # in key order, as two writers that lock several rows should
-            run(cur, lock, [dict(zip(params, key)) for key in sorted({a.key for a in acks})])
-        changed = sum(run(cur, builders[outcome](fenced), values) for (outcome, fenced), values in groups.items())
-        if not self.holding.in_place and acks:
-            run(cur, outcomes.forget_acked(self.table, profile), [dict(zip(params, a.key)) for a in acks])
+        forget = None if self.holding.in_place else outcomes.forget_acked(self.table, profile)
+        chunk = self.engine.default_chunk or len(staged)
+        changed = 0
+        for lo in range(0, len(staged), chunk):
+            values = {"lo": lo, "hi": lo + chunk - 1, "max_attempts": profile.max_attempts or max_attempts}
+            if lock is not None:
+                execute(cur, lock, **values).fetchall()  # read to the end: a row is locked once read
+            for write in writes:
+                if write is not None:
+                    changed += max(execute(cur, write, **values).rowcount, 0)
+            if forget is not None:
+                execute(cur, forget, **values)
+        if forget is not None:
             self._forget_subtype_copies(cur)
+        execute(cur, outcomes.unstage())
         return len(acks) - changed
+
+    def _staged_columns(self, cur: Any) -> tuple[tuple[Column, ...], tuple[tuple[str, str], ...]]:
+        """The staged acknowledgement's columns (Outcomes.fields): with their portable types, which the
+        engine's bulk load takes, and their types as DDL spells them, a table column's own where the
+        staged value is compared with it or written to it."""
+        if self._ack_columns is None:
+            statement = self.dialect.adoption.exact_columns(self.table)
+            exact = {str(n).lower(): str(t) for n, t in execute(cur, statement, **self.catalog_names()).fetchall()}
+            portable = {c.name.lower(): c.type for c in self.columns()}
+            columns, types = [], []
+            for field, column in self.dialect.outcomes.fields(self.profile):
+                own = Outcomes.own_type(field)
+                columns.append(Column(field, portable[column.lower()]) if column else own)
+                types.append((field, exact[column.lower()] if column else self.engine.type_sql(own)))
+            self._ack_columns = (tuple(columns), tuple(types))
+        return self._ack_columns
 
     def purge(
         self,
@@ -833,3 +865,11 @@ def _in_zone(row: Sequence[Any], times: Sequence[int], zone: dt.tzinfo) -> list[
         if isinstance(values[i], dt.datetime) and values[i].tzinfo is not None:
             values[i] = values[i].astimezone(zone).replace(tzinfo=None)
     return values
+
+
+def _staged_rows(acks: Sequence[Ack], fields: Sequence[str]) -> Iterator[tuple[Any, ...]]:
+    """Each acknowledgement as its staged row (Outcomes.fields): its ordinal, its key's values, its outcome,
+    then what it carries (the Ack's fields of those names) where the table has a column for it."""
+    for n, a in enumerate(acks):
+        own = {ORDINAL: n, OUTCOME: a.outcome, DELAY: a.delay_seconds} | {f"k{i}": v for i, v in enumerate(a.key)}
+        yield tuple(own[f] if f in own else getattr(a, f) for f in fields)

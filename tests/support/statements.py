@@ -18,9 +18,10 @@ from sqlqueue import layouts
 from sqlqueue.dialects import Dialect, dialect_for
 from sqlqueue.dialects.engine import Statement
 from sqlqueue.dialects.layout import Step
+from sqlqueue.dialects.statements.outcomes import Outcomes
 from sqlqueue.identifiers import TableName
 from sqlqueue.profile import NATIVE, PRESETS, Profile, native
-from sqlqueue.schema import ORDERS, STAGE_TAG, Column, QueueSpec
+from sqlqueue.schema import LIFECYCLE_TYPES, ORDERS, STAGE_TAG, Column, QueueSpec
 
 DIALECTS = ("sqlserver", "postgres", "sqlite")
 EXAMPLE_DOMAIN = (Column("payload", "text"),)
@@ -240,10 +241,8 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
                     statement.sql,
                 )
     relational, relational_columns = ADOPTED["relational"]
-    for fenced in (False, True):
-        token = "_fenced" if fenced else ""
-        for outcome in (dialect.outcomes.ack_done, dialect.outcomes.ack_retry, dialect.outcomes.ack_failed):
-            yield made(dialect, f"adopted_relational_{outcome.__name__}{token}", outcome, t, relational, fenced)
+    for outcome in (dialect.outcomes.ack_done, dialect.outcomes.ack_retry, dialect.outcomes.ack_failed):
+        yield made(dialect, f"adopted_relational_{outcome.__name__}", outcome, t, relational)
     yield made(dialect, "adopted_relational_forget_acked", dialect.outcomes.forget_acked, t, relational)
     lock = dialect.outcomes.lock_acked(t, relational)
     if lock is not None:  # SQLite's one writer needs none
@@ -271,7 +270,7 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
     ):
         yield Entry(builder.__name__, built_by(dialect, builder), builder(t).sql)
     adoption = [
-        *((ADOPTION_BUILDER, sql) for sql in dialect.adoption.create_claims_table(t, CLAIMS_COLUMNS)),
+        *((ADOPTION_BUILDER, sql) for sql in dialect.adoption.create_claims_table(t, CLAIMS_COLUMNS, ("Id",))),
         *(("sink.create_adopted_staging", sql) for sql in dialect.sink.create_adopted_staging(t, CLAIMS_COLUMNS[1:])),
     ]
     for i, (builder, sql) in enumerate(adoption, 1):
@@ -354,13 +353,15 @@ def catalog(dialect: Dialect) -> list[Entry]:
         add("rescue_expired" + ("_chunked" if limited else ""), dialect.housekeeping.rescue_expired, limited)
     for limited in (False, True):
         add("renew_held" + ("_chunked" if limited else ""), dialect.leases.renew_held, limited)
-    for fenced in (False, True):
-        token = "_fenced" if fenced else ""
-        add(f"ack_retry{token}", dialect.outcomes.ack_retry, NATIVE, fenced)
-        add(f"ack_failed{token}", dialect.outcomes.ack_failed, NATIVE, fenced)
-        for keep in (False, True):
-            done = NATIVE if keep else NATIVE.deleting()
-            add("ack_done_" + ("keep" if keep else "delete") + token, dialect.outcomes.ack_done, done, fenced)
+    add("ack_retry", dialect.outcomes.ack_retry, NATIVE)
+    add("ack_failed", dialect.outcomes.ack_failed, NATIVE)
+    for keep in (False, True):
+        done = NATIVE if keep else NATIVE.deleting()
+        add("ack_done_" + ("keep" if keep else "delete"), dialect.outcomes.ack_done, done)
+    fields = dialect.outcomes.fields(NATIVE)
+    staged = tuple((f, dialect.engine.type_sql(LIFECYCLE_TYPES[c] if c else Outcomes.own_type(f))) for f, c in fields)
+    entries.append(made(dialect, "ack_stage", dialect.outcomes.stage, staged, 1))
+    entries.append(made(dialect, "ack_unstage", dialect.outcomes.unstage))
     for state in ("done", "failed"):
         add(f"purge_{state}_chunked", dialect.housekeeping.purge, state, True)
     for by in ("id", "dedup_key", "all"):

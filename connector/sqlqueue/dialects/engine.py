@@ -277,12 +277,6 @@ class Engine(ABC):
         marks = ", ".join(self.marker for _ in columns)
         cur.executemany(f"INSERT INTO {target} ({names}) VALUES ({marks})", rows)
 
-    def run_each(self, cur: Any, statement: Statement, values: Sequence[dict[str, Any]]) -> int:
-        """Run ``statement`` once per set of ``values`` in the caller's transaction; the rows all runs changed
-        (psycopg and sqlite3 sum an executemany's row counts)."""
-        cur.executemany(statement.sql, [statement.bind(v) for v in values])
-        return max(cur.rowcount, 0)
-
     def encode(self, column: Column, value: Any) -> Any:
         """Turn a Python value of a column whose type is in ``encoded_types`` into what the driver sends."""
         return value
@@ -354,10 +348,11 @@ class Engine(ABC):
         and skipping rows other sessions hold. SQLite's one writer (BEGIN IMMEDIATE) locks the database."""
         return f"SELECT {columns} FROM {self.table(table)} WHERE {where} LIMIT :limit"
 
-    def lock_rows(self, table: TableName, columns: str, where: str) -> str | None:
-        """SELECT ``columns`` of the rows ``where`` selects, locked until the transaction ends, waiting for
-        a session that holds them; None where a transaction holds the whole database already."""
-        return f"SELECT {columns} FROM {self.table(table)} WHERE {where} FOR UPDATE"
+    def lock_rows(self, table: TableName, columns: str, where: str, order: str) -> str | None:
+        """SELECT ``columns`` of the rows ``where`` selects, locked in ``order`` (an ORDER BY list) until the
+        transaction ends, waiting for a session that holds them; None where a transaction holds the whole
+        database already."""
+        return f"SELECT {columns} FROM {self.table(table)} WHERE {where} ORDER BY {order} FOR UPDATE"
 
     def skip_locked_hints(self) -> str:
         """Table hints for a read that skips rows other sessions hold locked instead of waiting."""
@@ -376,6 +371,24 @@ class Engine(ABC):
         if isinstance(value, dt.datetime):
             return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value
         return None
+
+    def temp_table(self, name: str) -> str:
+        """The session's temporary table ``name`` as a statement names it (never a table of a schema)."""
+        return f"temp.{self.quote(name)}"
+
+    def create_temp_table(self, name: str, columns: Sequence[tuple[str, str]], key: Sequence[str]) -> str:
+        """A temporary table of the session, gone with it: ``columns`` (name, type as DDL spells it), unique
+        by ``key``."""
+        body = ", ".join([*(f"{self.quote(n)} {t}" for n, t in columns), self._primary_key(key)])
+        return f"CREATE TEMP TABLE {self.quote(name)} ({body})"
+
+    def analyze(self, table: str) -> str | None:
+        """The statement that gives the planner the statistics of a table just loaded (``table`` as a
+        statement names it); None where the engine keeps them itself."""
+        return None
+
+    def _primary_key(self, key: Sequence[str]) -> str:
+        return f"PRIMARY KEY ({', '.join(self.quote(k) for k in key)})"
 
     def create_scratch(self, table: TableName, columns: Sequence[str]) -> str:
         """An empty temporary table with the types of ``columns`` in ``table``."""

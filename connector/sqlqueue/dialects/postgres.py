@@ -151,6 +151,15 @@ class PostgresEngine(Engine):
     def lock_first(self, table: TableName, columns: str, where: str) -> str:
         return f"{super().lock_first(table, columns, where)} FOR UPDATE SKIP LOCKED"
 
+    def temp_table(self, name: str) -> str:
+        return f"pg_temp.{self.quote(name)}"
+
+    def analyze(self, table: str) -> str | None:
+        # Autovacuum never analyzes a temporary table ("The Autovacuum Daemon", postgresql.org/docs/
+        # current/routine-vacuuming.html). Without statistics the planner took 5,000 staged rows for one
+        # and joined them by nested loops: 6.4 s against 0.17 s for one acknowledgement statement.
+        return f"ANALYZE {table}"
+
     def _regclass(self) -> str:
         """The table named by :schema and :table, quoted as created (a mixed-case name stays so)."""
         return "to_regclass(quote_ident(COALESCE(:schema, current_schema())) || '.' || quote_ident(:table))"

@@ -214,7 +214,7 @@ class SqliteEngine(Engine):
             return utc_naive(value).strftime(TIMESTAMP_FORMAT)[:-3]
         return value
 
-    def lock_rows(self, table: TableName, columns: str, where: str) -> str | None:
+    def lock_rows(self, table: TableName, columns: str, where: str, order: str) -> str | None:
         return None  # one writer at a time: BEGIN IMMEDIATE holds the database
 
     def is_driver_error(self, exc: BaseException) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -74,6 +75,9 @@ CLAIM_HINTS = "UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK"
 STRICT_HINTS = "UPDLOCK, ROWLOCK"
 # READ COMMITTED, said explicitly: a pooled connection can carry another session's level.
 SESSION_SETUP = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED"
+
+# The character types, whose columns take a collation.
+_TEXT_TYPE = re.compile(r"n?(var)?char\b|n?text\b", re.IGNORECASE)
 
 # How the bulk path's JSON carries each portable type, and the OPENJSON column it is read into.
 # Strings arrive as NVARCHAR(MAX), so a value too long for the queue's column fails the INSERT
@@ -233,20 +237,26 @@ class SqlServerEngine(Engine):
         # skipped (READPAST, legal under READ_COMMITTED_SNAPSHOT with READCOMMITTEDLOCK), row locks only.
         return f"SELECT TOP (:limit) {columns} FROM {self.table(table)} WITH ({CLAIM_HINTS}) WHERE {where}"
 
-    def lock_rows(self, table: TableName, columns: str, where: str) -> str | None:
+    def lock_rows(self, table: TableName, columns: str, where: str, order: str) -> str | None:
         # UPDLOCK holds the lock to the end of the transaction and makes the read a locking one under
         # READ_COMMITTED_SNAPSHOT too ("Table hints (Transact-SQL)", learn.microsoft.com/sql/t-sql/
         # queries/hints-transact-sql-table); ROWLOCK keeps it off the rows of claims that skip past it.
-        return f"SELECT {columns} FROM {self.table(table)} WITH ({STRICT_HINTS}) WHERE {where}"
+        return f"SELECT {columns} FROM {self.table(table)} WITH ({STRICT_HINTS}) WHERE {where} ORDER BY {order}"
 
-    def run_each(self, cur: Any, statement: Statement, values: Sequence[dict[str, Any]]) -> int:
-        # pyodbc's executemany reports rowcount -1 (its loop keeps no total): one execute a set of values,
-        # which is what that loop sends anyway.
-        changed = 0
-        for v in values:
-            cur.execute(statement.sql, statement.bind(v))
-            changed += max(cur.rowcount, 0)
-        return changed
+    def temp_table(self, name: str) -> str:
+        return f"#{name}"
+
+    def create_temp_table(self, name: str, columns: Sequence[tuple[str, str]], key: Sequence[str]) -> str:
+        # A #temp table lives in tempdb, whose collation may not be the database's: its text columns take
+        # the database's (COLLATE DATABASE_DEFAULT), or comparing them with the table's fails with
+        # "Cannot resolve the collation conflict" ("COLLATE (Transact-SQL)", learn.microsoft.com/sql/
+        # t-sql/statements/collations).
+        def typed(name: str, type_: str) -> str:
+            collate = " COLLATE DATABASE_DEFAULT" if _TEXT_TYPE.match(type_) else ""
+            return f"{self.quote(name)} {type_}{collate}"
+
+        body = ", ".join([*(typed(n, t) for n, t in columns), self._primary_key(key)])
+        return f"CREATE TABLE {self.temp_table(name)} ({body})"
 
     def limited_update(self, table: TableName, set_sql: str, where: str, limited: bool) -> str:
         top = "TOP (:limit) " if limited else ""

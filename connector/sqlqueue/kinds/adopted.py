@@ -255,11 +255,11 @@ def adoption_statements(queue: Served) -> list[str]:
         # which a subtype row takes from its base row.
         columns = exact_columns(queue, subtype.table)
         generated = {n for n, kind in defaults(queue, subtype.table).items() if kind == GENERATED}
-        beside += queue.dialect.adoption.create_claims_table(subtype.table, columns)
+        beside += queue.dialect.adoption.create_claims_table(subtype.table, columns, subtype.key)
         sub_staged = [(n, t) for n, t in columns if n.lower() not in generated]
         beside += queue.dialect.sink.create_adopted_staging(subtype.table, sub_staged)
     return [
-        *queue.dialect.adoption.create_claims_table(queue.table, exact),
+        *queue.dialect.adoption.create_claims_table(queue.table, exact, queue.profile.key),
         *queue.dialect.sink.create_adopted_staging(queue.table, staged),
         *beside,
         queue.dialect.schema.create_ledger(queue.table),

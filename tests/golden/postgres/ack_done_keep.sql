@@ -1,1 +1,1 @@
-UPDATE "jobs" SET "state" = 'done', "completed_at" = now(), "lease_until" = NULL WHERE "id" = %s AND "state" = 'claimed'
+UPDATE "jobs" SET "state" = 'done', "completed_at" = now(), "lease_until" = NULL WHERE EXISTS (SELECT 1 FROM pg_temp."sqlqueue_acks" AS sqlqueue_ack WHERE sqlqueue_ack."n" BETWEEN %s AND %s AND sqlqueue_ack."k0" = "jobs"."id" AND sqlqueue_ack."outcome" = 'done' AND (sqlqueue_ack."attempts" IS NULL OR sqlqueue_ack."attempts" = "jobs"."attempts")) AND "state" = 'claimed'

@@ -1,1 +1,1 @@
-DELETE FROM "jobs" WHERE "id" = ? AND "state" = 'claimed'
+DELETE FROM "jobs" WHERE EXISTS (SELECT 1 FROM temp."sqlqueue_acks" AS sqlqueue_ack WHERE sqlqueue_ack."n" BETWEEN ? AND ? AND sqlqueue_ack."k0" = "jobs"."id" AND sqlqueue_ack."outcome" = 'done' AND (sqlqueue_ack."attempts" IS NULL OR sqlqueue_ack."attempts" = "jobs"."attempts")) AND "state" = 'claimed'

@@ -1,1 +1,1 @@
-UPDATE "jobs" SET "state" = 'done', "completed_at" = strftime('%Y-%m-%d %H:%M:%f', 'now'), "lease_until" = NULL WHERE "id" = ? AND "state" = 'claimed'
+UPDATE "jobs" SET "state" = 'done', "completed_at" = strftime('%Y-%m-%d %H:%M:%f', 'now'), "lease_until" = NULL WHERE EXISTS (SELECT 1 FROM temp."sqlqueue_acks" AS sqlqueue_ack WHERE sqlqueue_ack."n" BETWEEN ? AND ? AND sqlqueue_ack."k0" = "jobs"."id" AND sqlqueue_ack."outcome" = 'done' AND (sqlqueue_ack."attempts" IS NULL OR sqlqueue_ack."attempts" = "jobs"."attempts")) AND "state" = 'claimed'

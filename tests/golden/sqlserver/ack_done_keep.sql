@@ -1,1 +1,1 @@
-UPDATE [dbo].[jobs] WITH (ROWLOCK) SET [state] = 'done', [completed_at] = SYSUTCDATETIME(), [lease_until] = NULL WHERE [id] = ? AND [state] = 'claimed'
+UPDATE [dbo].[jobs] WITH (ROWLOCK) SET [state] = 'done', [completed_at] = SYSUTCDATETIME(), [lease_until] = NULL WHERE EXISTS (SELECT 1 FROM #sqlqueue_acks AS sqlqueue_ack WHERE sqlqueue_ack.[n] BETWEEN ? AND ? AND sqlqueue_ack.[k0] = [jobs].[id] AND sqlqueue_ack.[outcome] = 'done' AND (sqlqueue_ack.[attempts] IS NULL OR sqlqueue_ack.[attempts] = [jobs].[attempts])) AND [state] = 'claimed'

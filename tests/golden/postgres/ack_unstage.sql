@@ -1,0 +1,1 @@
+DROP TABLE pg_temp."sqlqueue_acks"

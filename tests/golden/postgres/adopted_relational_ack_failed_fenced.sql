@@ -1,1 +1,0 @@
-UPDATE "jobs" SET "Status" = 'Failed', "Error" = %s, "UpdatedAt" = LOCALTIMESTAMP, "Step" = COALESCE(%s, "Step") WHERE "EnqueuedAt" = %s AND "AttemptNum" = %s AND "Status" = 'Processing' AND EXISTS (SELECT 1 FROM "jobs_sqlqueue_claims" WHERE "jobs_sqlqueue_claims"."EnqueuedAt" = "jobs"."EnqueuedAt" AND "jobs_sqlqueue_claims"."UpdatedAt" = "jobs"."UpdatedAt")

@@ -1,1 +1,0 @@
-DELETE FROM "jobs" WHERE "id" = ? AND "state" = 'claimed' AND "attempts" = ?

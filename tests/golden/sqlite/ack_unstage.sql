@@ -1,0 +1,1 @@
+DROP TABLE temp."sqlqueue_acks"

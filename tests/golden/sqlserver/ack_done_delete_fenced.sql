@@ -1,1 +1,0 @@
-DELETE FROM [dbo].[jobs] WITH (ROWLOCK) WHERE [id] = ? AND [state] = 'claimed' AND [attempts] = ?

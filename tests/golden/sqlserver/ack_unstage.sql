@@ -1,0 +1,1 @@
+DROP TABLE #sqlqueue_acks

@@ -1,1 +1,0 @@
-UPDATE [dbo].[jobs] WITH (ROWLOCK) SET [Status] = 'Failed', [Error] = ?, [UpdatedAt] = SYSDATETIME(), [Step] = COALESCE(?, [Step]) WHERE [EnqueuedAt] = ? AND [AttemptNum] = ? AND [Status] = 'Processing' AND EXISTS (SELECT 1 FROM [dbo].[jobs_sqlqueue_claims] WHERE [jobs_sqlqueue_claims].[EnqueuedAt] = [jobs].[EnqueuedAt] AND [jobs_sqlqueue_claims].[UpdatedAt] = [jobs].[UpdatedAt])
