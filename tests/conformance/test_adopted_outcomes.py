@@ -109,6 +109,30 @@ def test_applying_the_same_acks_twice_changes_nothing_the_second_time(engine):
     assert (row(queue, "p0")["Status"], row(queue, "p0")["AttemptNum"]) == ("Error", 1)
 
 
+def test_a_second_ack_of_a_row_in_the_same_batch_changes_nothing_and_is_counted(engine):
+    queue, key = one_claimed(engine)
+    acks = [Ack(key, DONE_OUTCOME, response="first"), Ack(key, FAILED_OUTCOME, "second")]
+    assert acked(queue, acks) == 1
+    assert (row(queue, "p0")["Status"], row(queue, "p0")["Response"]) == ("Completed", "first")
+
+
+def test_acks_applied_a_chunk_at_a_time_settle_every_row_of_every_outcome(engine, monkeypatch):
+    queue = seeds.relational(engine)
+    seeds.enqueue_relational(queue, 7)
+    queue.claim("etl", 1, 7)
+    monkeypatch.setattr(queue.engine, "default_chunk", 2)  # SQL Server's 4,000, made small: four chunks
+    outcomes = [DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME] * 3
+    acks = [
+        Ack(key, outcome, "e", delay_seconds=600)
+        for (_, key), outcome in zip(sorted(claimed_keys(queue).items()), outcomes)
+    ]
+    assert acked(queue, acks) == 0
+    assert sorted(row(queue, f"p{i}")["Status"] for i in range(7)) == sorted(
+        ["Completed", "Error", "Failed"] * 2 + ["Completed"]
+    )
+    assert queue.count_claimed("etl", 1) == 0
+
+
 def test_acknowledgements_beside_the_tables_own_worker_complete_every_row_once_and_reject_none_of_its_rows(engine):
     """The table's Next_/Modify_ worker (stored procedures on SQL Server) takes rows one at a time while a
     stream claims batches and acknowledges them done: each row is completed by one of them, and neither's
