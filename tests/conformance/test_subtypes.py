@@ -128,6 +128,26 @@ def test_an_include_table_that_does_not_reference_the_key_is_refused(engine):
     )
 
 
+def test_an_include_table_named_twice_is_refused(engine):
+    queue = seeds.notifications(engine, adopt=False)
+    email = queue.declared.include[0]  # type: ignore[union-attr]
+    queue = seeds._queue(engine, str(queue.table), replace(queue.declared, include=(email, email)))  # type: ignore[arg-type]
+    with pytest.raises(
+        SchemaError, match=rf"(?i)^profile.include tables {email} and {email} would both be the struct "
+    ):
+        queue.require_layout()
+
+
+def test_an_include_table_named_as_a_column_of_the_queue_table_is_refused(engine):
+    queue = seeds.notifications(engine, adopt=False)
+    email = queue.declared.include[0]  # type: ignore[union-attr]
+    seeds.run(queue, f"ALTER TABLE {queue.table} ADD {email} INT NULL")
+    with pytest.raises(
+        SchemaError, match=rf"(?i)^profile.include table {email} would be the struct column '{email}', "
+    ):
+        queue.require_layout()
+
+
 def test_a_table_whose_subtype_copies_are_missing_is_not_adopted_yet(engine):
     queue = seeds.notifications(engine, adopt=False)
     base = seeds._queue(engine, str(queue.table), replace(queue.declared, include=()))  # type: ignore[arg-type]

@@ -499,4 +499,25 @@ def _checked_subtypes(queue: Served, profile: Profile) -> tuple[Subtype, ...]:
                 "could have several of its rows: make them its primary key"
             )
         subtypes.append(Subtype(table, columns, tuple(spelled[k.lower()] for k in profile.key)))
+    _refuse_struct_clashes(queue, subtypes)
     return tuple(subtypes)
+
+
+def _refuse_struct_clashes(queue: Served, subtypes: Sequence[Subtype]) -> None:
+    """Each subtype table is a struct column named after it (any case, as Spark's names are): refuse two
+    that would share that name, and one named as a column of the queue table."""
+    base = {c.name.lower(): c.name for c in table_columns(queue)}
+    seen: dict[str, TableName] = {}
+    for subtype in subtypes:
+        name = subtype.name.lower()
+        if name in seen:
+            raise SchemaError(
+                f"profile.include tables {seen[name]} and {subtype.table} would both be the struct column "
+                f"{subtype.name!r}: include one of them"
+            )
+        if name in base:
+            raise SchemaError(
+                f"profile.include table {subtype.table} would be the struct column {subtype.name!r}, which is "
+                f"already column {base[name]!r} of table {queue.table}: include a view of it under another name"
+            )
+        seen[name] = subtype.table
