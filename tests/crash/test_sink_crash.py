@@ -1,6 +1,6 @@
 """The sink under SIGKILL: every key of a 20,000-row stream lands in the queue exactly once.
 
-The job (sink_job.py) streams 80 parquet files of keyed rows into the queue, one file per
+The job (sink_job.py) streams 40 parquet files of keyed rows into the queue, one file per
 micro-batch, on master local[2,3] so the tasks it fails on purpose are retried. It is killed once
 inside the sink's commit (after the batch was published, before Spark logged the commit, so the
 restart writes that batch again and must find it in the ledger) and SQLQUEUE_CRASH_ROUNDS times
@@ -31,7 +31,7 @@ from tests.support.crash import run_job
 
 pytestmark = [pytest.mark.crash, pytest.mark.spark]
 JOB = Path(__file__).with_name("sink_job.py")
-ROWS, FILES = 20_000, 80
+ROWS, FILES = 20_000, 40  # a micro-batch a file: each costs about a second whatever its size
 
 
 def crash_plan(rng: random.Random) -> list[dict]:
