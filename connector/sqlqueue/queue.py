@@ -38,6 +38,8 @@ from .waits import Backlog, Waits
 T = TypeVar("T")
 UNLIMITED = 2**62
 DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME = "done", "retry", "failed"
+# Passes of an acknowledgement chunk's statements at most (Queue.apply_acks).
+ACK_PASSES = 3
 OUTCOMES = (DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME)
 # Rows one renewal statement names by key: two key columns of 500 rows stay under SQL Server's 2,100
 # parameters a statement (learn.microsoft.com/sql/sql-server/maximum-capacity-specifications-for-sql-server).
@@ -687,9 +689,18 @@ class Queue:
             values = {"lo": lo, "hi": lo + chunk - 1, "max_attempts": profile.max_attempts or max_attempts}
             if lock is not None:
                 execute(cur, lock, **values).fetchall()  # read to the end: a row is locked once read
-            for write in writes:
-                if write is not None:
-                    changed += max(execute(cur, write, **values).rowcount, 0)
+            # A pass that settled fewer rows than the chunk holds runs again, up to PASSES in all: an ack that
+            # waited on the stream's own renewal of its row compared the row's new token with its copy's old
+            # one (lock_acked) and changed nothing; the next statement reads both anew. Where the lock is not
+            # honoured (Babelfish ignores table hints) that race fenced out whole batches, whose rows then
+            # stayed held. A row another claimer took stays unsettled in every pass.
+            size, settled = min(chunk, len(staged) - lo), 0
+            for n in range(ACK_PASSES):
+                passed = sum(max(execute(cur, w, **values).rowcount, 0) for w in writes if w is not None)
+                settled += passed
+                if settled >= size or (n > 0 and passed == 0):
+                    break
+            changed += settled
             if forget is not None:
                 execute(cur, forget, **values)
         if forget is not None:
