@@ -29,7 +29,7 @@ from .dialects.statements.outcomes import DELAY, ORDINAL, OUTCOME, STAGED, Outco
 from .errors import DatabaseError, SchemaError, unsupported
 from .identifiers import TableName
 from .kinds import TableKind, kind_for
-from .kinds.adopted import included_columns
+from .kinds.adopted import exact_columns, included_columns
 from .kinds.own import layout
 from .profile import COUNTS, NATIVE, TIMES, Profile
 from .schema import LIFECYCLE_TYPES, STAGE_TAG, Column, Included, QueueSpec, Subtype, keyed
@@ -669,7 +669,7 @@ class Queue:
         for a in acks:
             first.setdefault(a.key, a)
         staged = [first[key] for key in sorted(first)]  # in key order, as two writers that lock several rows should
-        columns, types = self._staged_columns(cur)
+        columns, types = self._staged_columns()
         execute(cur, outcomes.stage(types, len(profile.key)))
         self.engine.load(cur, self.engine.temp_table(STAGED), columns, _staged_rows(staged, [c.name for c in columns]))
         analyze = self.engine.analyze(self.engine.temp_table(STAGED))
@@ -708,13 +708,12 @@ class Queue:
         execute(cur, outcomes.unstage())
         return len(acks) - changed
 
-    def _staged_columns(self, cur: Any) -> tuple[tuple[Column, ...], tuple[tuple[str, str], ...]]:
+    def _staged_columns(self) -> tuple[tuple[Column, ...], tuple[tuple[str, str], ...]]:
         """The staged acknowledgement's columns (Outcomes.fields): with their portable types, which the
         engine's bulk load takes, and their types as DDL spells them, a table column's own where the
         staged value is compared with it or written to it."""
         if self._ack_columns is None:
-            statement = self.dialect.adoption.exact_columns(self.table)
-            exact = {str(n).lower(): str(t) for n, t in execute(cur, statement, **self.catalog_names()).fetchall()}
+            exact = {n.lower(): t for n, t in exact_columns(self)}
             portable = {c.name.lower(): c.type for c in self.columns()}
             columns, types = [], []
             for field, column in self.dialect.outcomes.fields(self.profile):

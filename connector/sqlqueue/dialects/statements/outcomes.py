@@ -72,12 +72,16 @@ class Outcomes:
     def unstage(self) -> Statement:
         return self.engine.compile(f"DROP TABLE {self.engine.temp_table(STAGED)}")
 
+    def _named(self, profile: Profile, row_of: str) -> str:
+        """The staged row names the row ``row_of`` (a quoted table name): its key columns k0, k1, ... hold the key."""
+        q = self.engine.quote
+        return " AND ".join(f"{ROW}.{q(f'k{i}')} = {row_of}.{q(k)}" for i, k in enumerate(profile.key))
+
     def _staged(self, profile: Profile, row_of: str, outcome: str | None = None) -> str:
         """A staged acknowledgement of this chunk (ordinals :lo to :hi) names the row ``row_of`` (a quoted
         table name) and, given ``outcome``, reports it, fenced by the attempts it carries."""
         q, r = self.engine.quote, ROW
-        named = " AND ".join(f"{r}.{q(f'k{i}')} = {row_of}.{q(k)}" for i, k in enumerate(profile.key))
-        where = f"{r}.{q(ORDINAL)} BETWEEN :lo AND :hi AND {named}"
+        where = f"{r}.{q(ORDINAL)} BETWEEN :lo AND :hi AND {self._named(profile, row_of)}"
         if outcome is not None:
             where += f" AND {r}.{q(OUTCOME)} = {self.engine.literal(outcome)}"
             if profile.attempts is not None:
@@ -87,8 +91,8 @@ class Outcomes:
 
     def _from_row(self, table: TableName, profile: Profile, sets: str) -> str:
         """The transition's SET list with each value an acknowledgement carries read from its staged row."""
-        q, r, t = self.engine.quote, ROW, self.engine.quote(table.name)
-        named = " AND ".join(f"{r}.{q(f'k{i}')} = {t}.{q(k)}" for i, k in enumerate(profile.key))
+        q, r = self.engine.quote, ROW
+        named = self._named(profile, q(table.name))
         source = f"{self.engine.temp_table(STAGED)} AS {r}"
         return _FROM_ROW.sub(lambda m: f"(SELECT {r}.{q(m[1])} FROM {source} WHERE {named})", sets)
 
