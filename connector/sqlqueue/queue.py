@@ -16,6 +16,7 @@ import datetime as dt
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from .capabilities import Capability
@@ -25,7 +26,7 @@ from .dialects.engine import Statement, execute
 from .dialects.layout import Step
 from .dialects.statements.doctor import Finding
 from .dialects.statements.lifecycle import UPTO, Holding
-from .dialects.statements.outcomes import DELAY, ORDINAL, OUTCOME, STAGED, Outcomes
+from .dialects.statements.outcomes import STAGED, Outcomes
 from .errors import DatabaseError, SchemaError, unsupported
 from .identifiers import TableName
 from .kinds import TableKind, kind_for
@@ -671,7 +672,8 @@ class Queue:
         staged = [first[key] for key in sorted(first)]  # in key order, as two writers that lock several rows should
         columns, types = self._staged_columns()
         execute(cur, outcomes.stage(types, len(profile.key)))
-        self.engine.load(cur, self.engine.temp_table(STAGED), columns, _staged_rows(staged, [c.name for c in columns]))
+        rows = _staged_rows(staged, [c.name for c in columns], len(profile.key))
+        self.engine.load(cur, self.engine.temp_table(STAGED), columns, rows)
         analyze = self.engine.analyze(self.engine.temp_table(STAGED))
         if analyze is not None:
             cur.execute(analyze)
@@ -877,9 +879,12 @@ def _in_zone(row: Sequence[Any], times: Sequence[int], zone: dt.tzinfo) -> list[
     return values
 
 
-def _staged_rows(acks: Sequence[Ack], fields: Sequence[str]) -> Iterator[tuple[Any, ...]]:
-    """Each acknowledgement as its staged row (Outcomes.fields): its ordinal, its key's values, its outcome,
-    then what it carries (the Ack's fields of those names) where the table has a column for it."""
-    for n, a in enumerate(acks):
-        own = {ORDINAL: n, OUTCOME: a.outcome, DELAY: a.delay_seconds} | {f"k{i}": v for i, v in enumerate(a.key)}
-        yield tuple(own[f] if f in own else getattr(a, f) for f in fields)
+def _staged_rows(acks: Sequence[Ack], fields: Sequence[str], keys: int) -> list[tuple[Any, ...]]:
+    """Each acknowledgement as its staged row (Outcomes.fields): its ordinal, its ``keys`` key values, then
+    the Ack's fields named by the rest (its outcome, what it carries where the table has a column for it,
+    its delay). An attribute getter, not a dict a row: this runs for every row a batch acknowledges."""
+    rest = fields[1 + keys :]
+    carried = attrgetter(*rest)
+    if len(rest) == 1:
+        return [(n, *a.key, carried(a)) for n, a in enumerate(acks)]
+    return [(n, *a.key, *carried(a)) for n, a in enumerate(acks)]
