@@ -99,7 +99,7 @@ test: setup lint
 # The kill-and-restart scenarios (tests/crash, marker crash): Spark drivers SIGKILLed inside every crash
 # window of the protocols and restarted from their checkpoint, a database restarted under a job. Each
 # run of a job starts a JVM, so these take 15-25 minutes on 2 cores; .ci/run runs them after `test`, beside
-# test-babelfish (27 minutes for both on 2 cores, 28.5 one after the other).
+# the other steps.
 test-crash: setup
 	$(PY) -m pytest -m crash tests/crash $(PYTEST_ARGS)
 
