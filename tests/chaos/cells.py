@@ -187,8 +187,9 @@ class Run:
         else:
             self.db.run(*designs.ddl(self.db, table))
             self._cli("adopt", "--queue", table.name, "--apply", *flag)
+            # Dropped in reverse: the status vocabulary after the table whose foreign key references it.
+            self.db.made += [f"{table.name}_Status", table.name, f"{table.name}_Audit"]
             self.db.made += [f"{table.name}_sqlqueue_{s}" for s in ("claims", "staging")]
-            self.db.made += [table.name, f"{table.name}_Audit", f"{table.name}_Status"]
 
     def _cli(self, *args: str) -> None:
         env = {**os.environ, "PYTHONPATH": f"{jobs.ROOT / 'connector'}"}
