@@ -93,7 +93,7 @@ def test_advance_serves_rows_tagged_before_a_crash_instead_of_claiming_more(engi
     queue = engine.new_queue()
     fill(queue, 10)
     queue.claim("c1", 1, 3, order=engine.order)  # claimed, then the driver died before Spark logged the offset
-    consumer = Consumer(queue, "c1", ClaimPolicy(order=engine.order))
+    consumer = engine.consumer(queue, "c1", ClaimPolicy(order=engine.order))
     assert consumer.advance(0, 5) == 1
     assert consumer.last_claimed_rows == 3
     assert claimed_ids(queue, "c1", 0, 1) == [1, 2, 3]
@@ -101,13 +101,13 @@ def test_advance_serves_rows_tagged_before_a_crash_instead_of_claiming_more(engi
 
 def test_advance_returns_the_start_when_nothing_is_ready(engine):
     queue = engine.new_queue()
-    assert Consumer(queue, "c1", ClaimPolicy(order=engine.order)).advance(7, 5) == 7
+    assert engine.consumer(queue, "c1", ClaimPolicy(order=engine.order)).advance(7, 5) == 7
 
 
 def test_advance_completes_the_committed_claims(engine):
     queue = engine.new_queue()
     fill(queue, 10)
-    consumer = Consumer(queue, "c1", ClaimPolicy(order=engine.order))
+    consumer = engine.consumer(queue, "c1", ClaimPolicy(order=engine.order))
     assert consumer.advance(0, 4) == 1
     assert consumer.advance(1, 4) == 2
     assert queue.stats()["claimed"]["rows"] == 4
@@ -119,7 +119,7 @@ def test_completion_can_keep_rows_as_done(engine):
     before = dt.datetime.now(dt.timezone.utc)
     fill(queue, 5)
     after = dt.datetime.now(dt.timezone.utc)
-    consumer = Consumer(queue, "c1", ClaimPolicy(order=engine.order, keep_completed=True))
+    consumer = engine.consumer(queue, "c1", ClaimPolicy(order=engine.order, keep_completed=True))
     consumer.advance(0, 5)
     consumer.complete_through(1)
     stats = queue.stats()

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from sqlqueue.consumer import ClaimPolicy, Consumer
+from sqlqueue.consumer import ClaimPolicy
 from sqlqueue.queue import Ack
 from sqlqueue.testing import assert_queue_holds
 from tests.support.clock import move_back
@@ -78,14 +78,13 @@ def test_rows_due_later_are_not_claimed_yet(engine):
 def test_expired_lease_gives_the_rows_to_another_consumer_with_attempts_raised(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": p} for p in "abc"])
-    dead = Consumer(queue, "dead", ClaimPolicy(order=engine.order, lease_seconds=300, rescue_interval_s=0))
+    dead = engine.consumer(queue, "dead", ClaimPolicy(order=engine.order, lease_seconds=300, rescue_interval_s=0))
     assert dead.advance(0, 10) == 1  # claims, then its process dies and never comes back
     survivor_queue = engine.queue(str(queue.table))
-    assert (
-        Consumer(survivor_queue, "early", ClaimPolicy(order=engine.order, rescue_interval_s=0)).advance(0, 10) == 0
-    )  # lease holds
+    early = engine.consumer(survivor_queue, "early", ClaimPolicy(order=engine.order, rescue_interval_s=0))
+    assert early.advance(0, 10) == 0  # lease holds
     assert move_back(queue, "lease_until", 60) == 3  # ...until it runs out
-    survivor = Consumer(
+    survivor = engine.consumer(
         engine.queue(str(queue.table)), "survivor", ClaimPolicy(order=engine.order, rescue_interval_s=0)
     )
     assert survivor.advance(0, 10) == 1
@@ -199,7 +198,7 @@ def test_acknowledging_twice_changes_nothing_the_second_time(engine):
 def test_ack_completion_leaves_committed_rows_claimed_until_acknowledged(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
-    consumer = Consumer(queue, "c", ClaimPolicy(order=engine.order, complete_on_commit=False))
+    consumer = engine.consumer(queue, "c", ClaimPolicy(order=engine.order, complete_on_commit=False))
     assert consumer.advance(0, 5) == 1
     assert consumer.advance(1, 5) == 1
     assert queue.stats()["claimed"]["rows"] == 1

@@ -71,7 +71,7 @@ def test_a_consumer_reports_the_waits_of_its_claim_from_the_claim_time_the_datab
     queue.enqueue([{"payload": f"p{i}"} for i in range(10)])
     for i in range(1, 11):
         move_back(queue, "enqueued_at", 30 * i, ids=[i])
-    consumer = Consumer(queue, "c", ClaimPolicy(order=engine.order, prefetch=False))
+    consumer = engine.consumer(queue, "c", ClaimPolicy(order=engine.order, prefetch=False))
     assert consumer.advance(0, 10) == 1
     waits = consumer.last_waits
     # The reference from the recorded times; engines round to the millisecond differently.
@@ -85,7 +85,7 @@ def test_a_consumer_reports_the_waits_of_its_claim_from_the_claim_time_the_datab
 def test_a_claim_with_no_rows_has_no_waits(engine):
     queue = engine.new_queue()
     assert queue.claim_waits("c", 1) == Waits()
-    consumer = Consumer(queue, "c", ClaimPolicy(order=engine.order))
+    consumer = engine.consumer(queue, "c", ClaimPolicy(order=engine.order))
     assert consumer.advance(0, 10) == 0 and consumer.last_waits == Waits()
 
 
@@ -114,7 +114,7 @@ def test_rows_claimed_before_a_crash_are_measured_from_the_table(engine):
     spread_enqueue_times(queue, 6)
     queue.claim("c", 1, 6, order=engine.order)  # the offset of claim 1 was never logged
     set_times(queue, "claimed_at", dict.fromkeys(range(1, 7), T0))  # waits of 1 s to 6 s
-    consumer = Consumer(queue, "c", ClaimPolicy(order=engine.order, prefetch=False))
+    consumer = engine.consumer(queue, "c", ClaimPolicy(order=engine.order, prefetch=False))
     assert consumer.advance(0, 100) == 1
     assert consumer.last_waits == Waits(6, 3_000, 6_000, 6_000)
 

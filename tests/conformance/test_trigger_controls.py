@@ -26,7 +26,7 @@ def reader(engine, queue, **options) -> QueueStreamReader:
 def test_a_consumer_claims_nothing_while_fewer_rows_than_min_are_ready(engine):
     queue = engine.new_queue()
     fill(queue, 5)
-    consumer = Consumer(queue, "c1", ClaimPolicy(order=engine.order))
+    consumer = engine.consumer(queue, "c1", ClaimPolicy(order=engine.order))
     assert consumer.advance(0, 100, min_rows=6) == 0
     assert queue.count_ready() == 5
     fill(queue, 1)

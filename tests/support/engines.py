@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from sqlqueue.connection import parse_connection
+from sqlqueue.consumer import ClaimPolicy, Consumer
 from sqlqueue.dialects.odbc import named_driver
 from sqlqueue.dialects.sqlserver_drivers import MSSQL_PYTHON
 from sqlqueue.identifiers import TableName
@@ -92,6 +93,7 @@ class Engine:
     babelfish: bool = False
     order: str = "fifo"
     created: list[Queue] = field(default_factory=list)
+    consumers: list[Consumer] = field(default_factory=list)
     first_made: int = field(default_factory=lambda: _taken[0] + 1)  # the number of the first name it may take
 
     def connection(self):
@@ -152,7 +154,14 @@ class Engine:
         finally:
             q.close()
 
+    def consumer(self, queue: Queue, name: str, policy: ClaimPolicy) -> Consumer:
+        """A consumer of ``queue``, closed with this engine: its heartbeat would renew on after the test."""
+        self.consumers.append(Consumer(queue, name, policy))
+        return self.consumers[-1]
+
     def close(self) -> None:
+        for c in self.consumers:
+            c.close()
         for q in self.created:
             q.close()
         if self.name == "sqlserver":
