@@ -32,7 +32,9 @@ from .lifecycle import Lifecycle
 
 # The session's temporary table of staged acknowledgements, and how a statement names its rows.
 STAGED, ROW = "sqlqueue_acks", "sqlqueue_ack"
-# Its columns besides the key's k0, k1, ...: the ordinal, the outcome, the delay of a retry.
+# Its columns besides the key's k0, k1, ...: the ordinal, the outcome, the delay of a retry. Every
+# column after the key's, CARRIED's too, is named as the acknowledgement's own field (queue.Ack), which
+# the queue reads by that name.
 ORDINAL, OUTCOME, DELAY = "n", "outcome", "delay_seconds"
 # What an acknowledgement carries to its row, each where the profile has the column: the field and
 # the profile role of the column it is compared with or written to.
