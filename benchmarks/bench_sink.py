@@ -31,7 +31,7 @@ DOMAIN = (Column("payload", "text"), Column("customer", "bigint", nullable=False
 
 
 def with_options(writer, engine: Engine, queue):
-    for key, value in engine.source_options(queue).items():
+    for key, value in engine.sink_options(queue).items():
         writer = writer.option(key, value)
     return writer
 

@@ -1,18 +1,29 @@
-"""Source throughput: queue to Delta through spark.readStream.format("sqlqueue"), beside, in the
-same run, the raw rate of the same database: a textbook client written out here (no sqlqueue code)
-claiming with FOR UPDATE SKIP LOCKED, reading and deleting the same batches; and sqlqueue's queue
-core doing the same with no Spark.
+"""Source throughput: a PostgreSQL queue drained into Delta by the queue_to_delta job, against what a
+user would run instead, on a million rows, each measured as its own process in the same run:
 
-    make bench        # or: .venv/bin/python benchmarks/bench_source.py --rows 200000 --batches 10000 50000
+  job      jobs/queue_to_delta.py (Trigger.AvailableNow, maxRowsPerTrigger = the batch size), as users run it
+  script   user_script.py: psycopg `DELETE ... RETURNING` of a batch (SKIP LOCKED), a delta-rs append,
+           commit; no Spark, at least once
+  client   the same script with no Delta write: the database's own rate for the statement
+  floor    Spark's floor: a Python streaming source serving the same batches from memory (no database),
+           appended to Delta by the job's writer in a session built like the job's
+  append   plain Delta appends of the same rows from memory, batch by batch, through Spark
 
---master spark://host:port runs the Spark parts on a standalone cluster (the driver stays here; see
-bench_cluster.py for one started on this host and the 1-vs-2 executor figures).
+    make bench        # or: .venv/bin/python benchmarks/bench_source.py --batches 50000 200000 500000 --runs 3
 
-Beside them, Spark's floor (a Python streaming source serving the same batches from memory, no
-database: what Spark alone costs per micro-batch on this machine) and a plain Delta append of the
-same number of rows from memory, batch by batch. The Delta writers compared: the job's
-(foreachBatch + append_once, what queue_to_delta runs), foreachBatch with Delta's own
-txnAppId/txnVersion, and the Delta streaming sink. The ratios of issue 12 come last.
+Every rate is the steady state: the rows of every batch but the first, over the first commit to the last
+(the Delta log's commit times). Printed per batch size: the median of --runs runs with the smallest and
+largest, and the ratio job / script taken run by run. Beside it, the job's micro-batch time while the
+backlog is large (the first batches after the first) and small (the last), and the peak memory of its
+processes.
+
+--memory runs, instead, the job at one batch size with payloads of growing size (--payloads bytes),
+printing rows/s and the peak resident memory of the driver's Python, its JVM and Spark's Python workers,
+and the driver's memory at the first and the last batch (nothing should grow with the number of batches).
+
+--writers compares, instead, Delta writers for the same stream in one session: the job's
+(foreachBatch + append_once), foreachBatch with Delta's own txnAppId/txnVersion, the Delta streaming
+sink and a noop sink, and Arrow record batches against Python tuples on the read path.
 
 --profile relational dequeue compares, instead, the queue core's claim, read and completion on tables
 of those designs (a relational queue with a status table, a delete-on-dequeue table) adopted through
@@ -20,16 +31,13 @@ the presets with the same on sqlqueue's own layout, and for relational, with the
 logic (its Next_ and Modify_, batched, no sqlqueue code) on the same table, and with per-row outcomes:
 claim, read, then acknowledge each row done with a response (completion=ack):
 
-    .venv/bin/python benchmarks/bench_source.py --profile relational dequeue --rows 200000 --batches 10000 50000
+    .venv/bin/python benchmarks/bench_source.py --profile relational --rows 100000 --batches 5000 --runs 5
 
 --connect compares, instead, the cost per micro-batch of the same queue -> Delta queries on a classic
 session and on a Spark Connect one (a local Connect server with the same settings), each in a
 process of its own (pyspark refuses a Connect session in a process that runs a classic one):
 
     .venv/bin/python benchmarks/bench_source.py --connect --rows 300000 --batches 50000 --sinks foreach delta
-
-Connector throughput is measured over the steady state: from the end of the first micro-batch to
-the end of the last (the first pays for query start-up, reported separately).
 """
 
 from __future__ import annotations
@@ -37,12 +45,14 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import shutil
+import statistics
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
 
+import drains
 from common import percentiles, pg_options, report, spark_session, start_postgres
 from plots import DOCS_IMG, throughput_by_batch
 from spark_floor import SCHEMA, floor_rate
@@ -197,60 +207,28 @@ def worker_rate(options: dict, rows: int, batch: int) -> float:
     return report("relational table, its own worker batched (no sqlqueue code)", rows, elapsed)
 
 
-def compare_profiles(options: dict, presets: list[str], rows: int, batches: list[int]) -> None:
+def compare_profiles(options: dict, presets: list[str], rows: int, batches: list[int], runs: int) -> None:
     print(f"adopted tables against sqlqueue's own layout: PostgreSQL, {rows} rows, queue core (no Spark)")
     for batch in batches:
-        print(f" batches of {batch}:")
-        native = raw_rate(options, f"native_{batch}", rows, batch)
-        for preset in presets:
-            adopted = adopted_rate(options, preset, rows, batch)
-            print(f"  ratio adopted {preset} / native: {adopted / native:.2f} (target >= 0.8)", flush=True)
-            if preset == "relational":
-                # The relational profile keeps its done rows (Completed): so does the native layout with
-                # completion=keep, the like-for-like cycle.
-                kept = raw_rate(options, f"native_keep_{batch}", rows, batch, keep=True)
-                print(f"  ratio adopted relational / native keeping done rows: {adopted / kept:.2f}")
-                worker = worker_rate(options, rows, batch)
-                print(f"  ratio adopted relational / the table's own worker: {adopted / worker:.2f}")
-                acked = acked_rate(options, rows, batch)
-                print(f"  ratio adopted relational acknowledged per row / the table's own worker: {acked / worker:.2f}")
-
-
-TEXTBOOK_CLAIM = (
-    "UPDATE {t} SET claimed_at = now(), attempts = attempts + 1 WHERE id IN "
-    "(SELECT id FROM {t} WHERE claimed_at IS NULL ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED) RETURNING id"
-)
-
-
-def textbook_rate(options: dict, table: str, rows: int, batch: int) -> float:
-    """A textbook SKIP LOCKED client, with no sqlqueue code: claim a batch, read it, delete it."""
-    import psycopg
-
-    with psycopg.connect(options["url"], password=options["password"], autocommit=True) as conn:
-        conn.execute(f"DROP TABLE IF EXISTS {table}")
-        conn.execute(
-            f"CREATE TABLE {table} (id bigserial PRIMARY KEY, enqueued_at timestamptz NOT NULL DEFAULT now(), "
-            "attempts int NOT NULL DEFAULT 0, claimed_at timestamptz, payload text, customer bigint)"
-        )
-        with conn.cursor().copy(f"COPY {table} (payload, customer) FROM STDIN") as copy:
-            for i in range(rows):
-                copy.write_row((f'{{"order": {i}, "note": "benchmark row"}}', i % 977))
-        conn.execute(f"VACUUM ANALYZE {table}")
-        started, seen = time.perf_counter(), 0
-        while True:
-            with conn.transaction():
-                ids = [r[0] for r in conn.execute(TEXTBOOK_CLAIM.format(t=table), (batch,))]
-            if not ids:
-                break
-            seen += len(
-                conn.execute(
-                    f"SELECT id, enqueued_at, attempts, payload, customer FROM {table} WHERE id = ANY(%s)", (ids,)
-                ).fetchall()
-            )
-            conn.execute(f"DELETE FROM {table} WHERE id = ANY(%s)", (ids,))
-        elapsed = time.perf_counter() - started
-    assert seen == rows, (seen, rows)
-    return report("raw: textbook SKIP LOCKED client", rows, elapsed)
+        ratios: dict[str, list[float]] = {}
+        for run in range(1, runs + 1):
+            print(f" run {run}, batches of {batch}:")
+            native = raw_rate(options, f"native_{batch}", rows, batch)
+            for preset in presets:
+                adopted = adopted_rate(options, preset, rows, batch)
+                ratios.setdefault(f"adopted {preset} / native", []).append(adopted / native)
+                if preset == "relational":
+                    # The relational profile keeps its done rows (Completed): so does the native layout with
+                    # completion=keep, the like-for-like cycle.
+                    kept = raw_rate(options, f"native_keep_{batch}", rows, batch, keep=True)
+                    ratios.setdefault("adopted relational / native keeping done rows", []).append(adopted / kept)
+                    worker = worker_rate(options, rows, batch)
+                    acked = acked_rate(options, rows, batch)
+                    ratios.setdefault("claim, read, complete / the table's own worker", []).append(adopted / worker)
+                    ratios.setdefault("claim, read, ack each row / the table's own worker", []).append(acked / worker)
+        print(f" ratios at batches of {batch}, median (min-max) of {runs} run(s), each taken within its run:")
+        for name, values in ratios.items():
+            print(f"  {name}: {ratio_spread(values)}", flush=True)
 
 
 def delta_append_rate(spark, rows: int, batch: int) -> float:
@@ -315,13 +293,13 @@ SINKS = {
     "delta": "Delta streaming sink",
     "noop": "noop sink (connector alone)",
 }
-# The throughput figure's series, in the order they are drawn: the raw client first.
+# The throughput figure's series, in the order they are drawn.
 FIGURE_SERIES = {
-    "raw": "raw client (SKIP LOCKED, no Spark)",
-    "core": "sqlqueue's queue core (no Spark)",
-    "floor": "Spark's floor (memory source)",
-    "append": "plain Delta append (memory)",
-    **{sink: f"sqlqueue source -> {label}" for sink, label in SINKS.items()},
+    "client": "the script's client alone (DELETE ... RETURNING, no Delta)",
+    "script": "the script a user would write (psycopg + delta-rs)",
+    "job": "queue_to_delta (sqlqueue, exactly once)",
+    "floor": "Spark's floor into Delta (rows from memory)",
+    "append": "plain Delta append through Spark (memory)",
 }
 
 
@@ -413,16 +391,118 @@ def compare_connect(options: dict, rows: int, batches: list[int], partitions: in
             )
 
 
+def spread(values: list[float]) -> str:
+    """The median of ``values`` with their smallest and largest: '51,234 (49,870-53,002)'."""
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return f"{ordered[0]:,.0f}"
+    return f"{statistics.median(ordered):,.0f} ({ordered[0]:,.0f}-{ordered[-1]:,.0f})"
+
+
+def ratio_spread(values: list[float]) -> str:
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return f"{ordered[0]:.2f}"
+    return f"{statistics.median(ordered):.2f} ({ordered[0]:.2f}-{ordered[-1]:.2f})"
+
+
+def backlog_cost(drain: drains.Drain, batch: int) -> tuple[float, float] | None:
+    """Median seconds per micro-batch while the backlog was large (the 2nd to 5th batches: all but up to five
+    batches still ready) and small (the last four), from the job's commit times; None when too few batches."""
+    intervals = drain.intervals()
+    if len(intervals) < 9:
+        return None
+    return statistics.median(intervals[1:5]), statistics.median(intervals[-4:])
+
+
+def compare_drains(options: dict, spark, rows: int, batches: list[int], runs: int, plots: str) -> None:
+    print(
+        f"queue -> Delta: PostgreSQL, {rows:,} rows of about 100 bytes, Spark local[2]; steady-state rows/s, "
+        f"median (min-max) of {runs} run(s)",
+        flush=True,
+    )
+    measured: dict[int, dict[str, list[float]]] = {b: {} for b in batches}
+    costs: dict[int, list[tuple[float, float]]] = {b: [] for b in batches}
+    peaks: dict[int, list[dict[str, float]]] = {b: [] for b in batches}
+    for run in range(1, runs + 1):
+        for batch in batches:
+            print(f" run {run}, batches of {batch:,}:", flush=True)
+            m = measured[batch]
+            drains.fill(options, "bench_job", rows)
+            job = drains.job(options, "bench_job", batch)
+            assert job.rows == rows, (job.rows, rows)
+            m.setdefault("job", []).append(report("job: queue_to_delta", rows, rows / job.rate))
+            peaks[batch].append(job.peak_mb)
+            cost = backlog_cost(job, batch)
+            if cost:
+                costs[batch].append(cost)
+            drains.fill(options, "bench_script", rows)
+            m.setdefault("script", []).append(
+                report("script: psycopg + delta-rs", rows, rows / drains.script(options, "bench_script", batch).rate)
+            )
+            drains.fill(options, "bench_client", rows)
+            client = drains.script(options, "bench_client", batch, delta=False)
+            m.setdefault("client", []).append(report("client alone: DELETE ... RETURNING", rows, rows / client.rate))
+            count = max(rows // batch, 3)
+            with tempfile.TemporaryDirectory(prefix="sqlqueue-bench-floor-") as folder:
+                m.setdefault("floor", []).append(floor_rate(spark, batch, 2, delta=folder, batches=count))
+            m.setdefault("append", []).append(delta_append_rate(spark, rows, batch))
+    print(f"\nsummary: rows/s, median (min-max) of {runs} run(s); ratio job / script taken run by run")
+    print(f"  {'batch':>8}  {'job':>24}  {'script':>26}  {'client alone':>26}  {'Spark floor':>26}  {'job/script':>17}")
+    for batch, m in measured.items():
+        ratios = [j / s for j, s in zip(m["job"], m["script"])]
+        print(
+            f"  {batch:>8,}  {spread(m['job']):>24}  {spread(m['script']):>26}  {spread(m['client']):>26}  "
+            f"{spread(m['floor']):>26}  {ratio_spread(ratios):>17}"
+        )
+    for batch, pairs in costs.items():
+        if pairs:
+            large = [a for a, _ in pairs]
+            small = [b for _, b in pairs]
+            print(
+                f"  job's micro-batch at {batch:,}: {statistics.median(large):.2f} s with the backlog large "
+                f"(batches 2-5), {statistics.median(small):.2f} s small (last 4): ratio "
+                f"{ratio_spread([a / b for a, b in pairs])}"
+            )
+    for batch, found in peaks.items():
+        roles = sorted({r for p in found for r in p})
+        shown = ", ".join(f"{r} {statistics.median(p.get(r, 0.0) for p in found):,.0f} MB" for r in roles)
+        print(f"  job's peak memory at {batch:,}: {shown}")
+    if plots:
+        best = {b: {k: statistics.median(v) for k, v in m.items()} for b, m in measured.items()}
+        throughput_by_batch(Path(plots) / "source-throughput.png", best, FIGURE_SERIES)
+
+
+def memory(options: dict, rows: int, batch: int, payloads: list[int]) -> None:
+    print(f"memory and payload size: the job at batches of {batch:,}, {rows:,} rows per payload size")
+    print(
+        f"  {'payload':>8}  {'rows/s':>9}  {'driver Python':>14}  {'driver JVM':>11}  {'Python workers':>15}  "
+        "driver at batch 2 / last"
+    )
+    for size in payloads:
+        drains.fill(options, "bench_memory", rows, size)
+        job = drains.job(options, "bench_memory", batch)
+        peak = job.peak_mb
+        first, last = job.rss_by_batch[min(1, len(job.rss_by_batch) - 1)], job.rss_by_batch[-1]
+        print(
+            f"  {size:>7} B  {job.rate:>9,.0f}  {peak.get('driver python', 0):>11,.0f} MB  "
+            f"{peak.get('driver JVM', 0):>8,.0f} MB  {peak.get('python workers', 0):>12,.0f} MB  "
+            f"{first:,.0f} / {last:,.0f} MB",
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=200_000)
-    parser.add_argument("--batches", type=int, nargs="+", default=[10_000, 50_000])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--batches", type=int, nargs="+", default=[50_000, 200_000, 500_000])
+    parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--partitions", type=int, default=2)
-    parser.add_argument("--sinks", nargs="+", choices=list(SINKS), default=list(SINKS))
-    parser.add_argument(
-        "--no-read-path", dest="read_path", action="store_false", help="skip the Arrow vs Python tuples comparison"
-    )
-    parser.add_argument("--master", default="local[2]", help="local[N] or a standalone master, spark://host:port")
+    parser.add_argument("--memory", action="store_true", help="only: the job's memory and rate as payloads grow")
+    parser.add_argument("--payloads", type=int, nargs="+", default=[100, 1000, 4000], help="bytes, for --memory")
+    parser.add_argument("--writers", action="store_true", help="only: Delta writers and the read path, in-process")
+    parser.add_argument("--sinks", nargs="+", choices=list(SINKS), default=list(SINKS), help="for --writers")
+    parser.add_argument("--master", default="local[2]", help="for --writers: local[N] or spark://host:port")
     parser.add_argument(
         "--plots", default=str(DOCS_IMG), help="folder for the throughput figure (source-throughput.png); '' for none"
     )
@@ -436,70 +516,48 @@ def main() -> None:
     args = parser.parse_args()
 
     server = start_postgres()
-    if args.profile:
-        try:
-            compare_profiles(pg_options(server), args.profile, args.rows, args.batches)
-        finally:
-            server.destroy()
-        return
-    if args.connect:
-        try:
-            compare_connect(pg_options(server), args.rows, args.batches, args.partitions, args.sinks)
-        finally:
-            server.destroy()
-        return
+    options = pg_options(server)
+    try:
+        if args.profile:
+            compare_profiles(options, args.profile, args.rows, args.batches, args.runs)
+        elif args.connect:
+            compare_connect(options, args.rows, args.batches, args.partitions, args.sinks)
+        elif args.memory:
+            memory(options, args.rows, args.batches[0], args.payloads)
+        elif args.writers:
+            compare_writers(options, args)
+        else:
+            spark = build_session("sqlqueue-bench-source", "local[2]")
+            try:
+                compare_drains(options, spark, args.rows, args.batches, args.runs, args.plots)
+            finally:
+                spark.stop()
+    finally:
+        server.destroy()
+
+
+def compare_writers(options: dict, args: argparse.Namespace) -> None:
     spark = spark_session("sqlqueue-bench-source", args.master)
     try:
-        options = pg_options(server)
         # Warm up Spark's Python workers and the JVM so the first measured query does not pay for them.
         for sink in args.sinks:
             connector_rate(spark, options, f"warmup_{sink}", 30_000, 10_000, args.partitions, sink)
-        print(
-            f"source benchmark: PostgreSQL, {args.rows} rows, {args.partitions} read partitions, Spark on "
-            f"{args.master} (steady-state rows/s; batch latencies p50/p95/max)"
-        )
-        rates: dict[int, dict[str, float]] = {}
+        print(f"Delta writers: PostgreSQL, {args.rows} rows, {args.partitions} read partitions, Spark on {args.master}")
         for batch in args.batches:
             print(f" batches of {batch}:")
-            r = rates[batch] = {}
-            r["raw"] = textbook_rate(options, f"textbook_{batch}", args.rows, batch)
-            r["core"] = raw_rate(options, f"raw_{batch}", args.rows, batch)
-            r["floor"] = floor_rate(spark, batch, args.partitions)
-            r["append"] = delta_append_rate(spark, args.rows, batch)
-            for sink in args.sinks:
-                r[sink] = connector_rate(spark, options, f"src_{sink}_{batch}", args.rows, batch, args.partitions, sink)
-            for name in ("core", "floor", "append", *args.sinks):
-                label = SINKS.get(name, name)
-                print(f"  ratio {label} / raw: {r[name] / r['raw']:.2f}")
-            print(flush=True)
-        print(" issue 12 targets:")
-        for batch, r in rates.items():
-            per_batch = {k: batch / v for k, v in r.items()}  # seconds per micro-batch
-            if "foreach" in r:
-                overhead = per_batch["foreach"] / (per_batch["floor"] + per_batch["append"]) - 1
-                print(
-                    f"  {batch}: queue -> Delta (job's writer) / raw = {r['foreach'] / r['raw']:.2f} (target >= 0.9 "
-                    f"at 50k); connector's cost over Spark floor + plain append = {overhead:+.0%} (target <= +15% "
-                    "at 10k)"
-                )
+            rates = {
+                sink: connector_rate(spark, options, f"src_{sink}_{batch}", args.rows, batch, args.partitions, sink)
+                for sink in args.sinks
+            }
             for sink in ("delta", "txn"):
-                if sink in r and "foreach" in r:
-                    print(
-                        f"  {batch}: {SINKS[sink]} costs {per_batch[sink] / per_batch['foreach']:.2f}x the job's "
-                        "writer per batch (target <= 1.25)"
-                    )
-        print(flush=True)
-        if args.plots:
-            throughput_by_batch(Path(args.plots) / "source-throughput.png", rates, FIGURE_SERIES)
-        if not args.read_path:
-            return
+                if sink in rates and "foreach" in rates:
+                    print(f"  {SINKS[sink]} costs {rates['foreach'] / rates[sink]:.2f}x the job's writer per batch")
         print(f" read path, Arrow record batches vs Python tuples (noop sink, batches of {max(args.batches)}):")
         spark.dataSource.register(TupleSource)
         for fmt in ("sqlqueue", "sqlqueue_tuples"):
             connector_rate(spark, options, f"read_{fmt}", args.rows, max(args.batches), args.partitions, "noop", fmt)
     finally:
         spark.stop()
-        server.destroy()
 
 
 if __name__ == "__main__":

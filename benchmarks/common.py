@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import os
 import shutil
 import statistics
 import sys
@@ -13,6 +14,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+# Delta's jars from `make jars` where they are (the Makefile exports this too), else Spark fetches them.
+if (ROOT / ".cache" / "jars").is_dir():
+    os.environ.setdefault("SQLQUEUE_JARS_DIR", str(ROOT / ".cache" / "jars"))
 
 from sqlqueue.testing.pgserver import PgServer  # noqa: E402
 from tests.support.standalone import package_zip  # noqa: E402

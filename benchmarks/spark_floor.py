@@ -31,14 +31,14 @@ SCHEMA = "id bigint, enqueued_at timestamp, attempts int, payload string, custom
 
 
 class MemoryReader(DataSourceStreamReader):
-    def __init__(self, batch: int, partitions: int) -> None:
-        self.batch, self.parts, self.latest = batch, partitions, 0
+    def __init__(self, batch: int, partitions: int, batches: int = BATCHES) -> None:
+        self.batch, self.parts, self.batches, self.latest = batch, partitions, batches, 0
 
     def initialOffset(self) -> dict:
         return {"batch": 0}
 
     def latestOffset(self) -> dict:
-        self.latest = min(self.latest + 1, BATCHES)  # one more micro-batch per trigger
+        self.latest = min(self.latest + 1, self.batches)  # one more micro-batch per trigger
         return {"batch": self.latest}
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
@@ -74,27 +74,31 @@ class MemorySource(DataSource):
         return SCHEMA
 
     def streamReader(self, schema):
-        return MemoryReader(int(self.options["batch"]), int(self.options["partitions"]))
+        options = self.options
+        return MemoryReader(int(options["batch"]), int(options["partitions"]), int(options.get("batches", BATCHES)))
 
 
-def floor_rate(spark, batch: int, partitions: int) -> float:
+def floor_rate(spark, batch: int, partitions: int, delta: str | None = None, batches: int = BATCHES) -> float:
+    """Spark's steady-state rows/s serving ``batch``-row micro-batches from memory: into a noop sink, or with
+    ``delta`` (a folder) into a Delta table there through the job's writer (foreachBatch + append_once)."""
+    from sqlqueue.spark.delta import append_once
+
     spark.dataSource.register(MemorySource)
-    stream = spark.readStream.format(MemorySource.name()).option("batch", batch).option("partitions", partitions).load()
-    query = (
-        stream.writeStream.format("noop")
-        .option("checkpointLocation", tempfile.mkdtemp(prefix="sqlqueue-floor-"))
-        .trigger(processingTime="0 seconds")
-        .start()
-    )
-    deadline = time.monotonic() + 300
-    while query.lastProgress is None or query.lastProgress["batchId"] < BATCHES - 1:  # ids count from 0
+    reader = spark.readStream.format(MemorySource.name()).option("batch", batch).option("partitions", partitions)
+    stream = reader.option("batches", batches).load()
+    checkpoint = tempfile.mkdtemp(prefix="sqlqueue-floor-")
+    writer = stream.writeStream.option("checkpointLocation", checkpoint)
+    writer = writer.foreachBatch(append_once(delta, checkpoint)) if delta else writer.format("noop")
+    query = writer.trigger(processingTime="0 seconds").start()
+    deadline = time.monotonic() + 600
+    while query.lastProgress is None or query.lastProgress["batchId"] < batches - 1:  # ids count from 0
         if time.monotonic() > deadline:
-            raise TimeoutError(f"the floor query ran {query.lastProgress} batches in 300 s")
+            raise TimeoutError(f"the floor query ran {query.lastProgress} batches in 600 s")
         time.sleep(0.1)
     query.stop()
     latencies = [p["durationMs"]["triggerExecution"] for p in query.recentProgress if p["numInputRows"]][1:]
     return report(
-        "Spark floor: rows from memory, noop sink",
+        f"Spark floor: rows from memory, {'Delta (the job writer)' if delta else 'noop sink'}",
         batch * len(latencies),
         sum(latencies) / 1000,
         f"(batch {percentiles(latencies)})",

@@ -60,6 +60,8 @@ class ClaimPolicy:
     complete_on_commit: bool = True
     max_attempts: int = 5
     rescue_interval_s: float = 30.0
+    # The read tasks a batch is split into (the source's numPartitions): a claim made ahead plans them too.
+    partitions: int = 1
 
     @property
     def heartbeat_s(self) -> float:
@@ -93,6 +95,7 @@ class Consumer:
         self.last_waits = Waits()
         self.fenced_rows = 0  # rows of this consumer's claims another claimer took, this run
         self._waits_ahead: tuple[int, Waits] | None = None  # (claim number, its waits) from the prefetch
+        self._bounds: dict[int, list[tuple[int, int]]] = {}  # claim number -> its read tasks' row ranges
         self._prefetch: threading.Thread | None = None
         self._background: Queue | None = None  # the connection of the claim ahead and the heartbeat
         self._last_rescue = float("-inf")
@@ -101,21 +104,24 @@ class Consumer:
         self._renewed_at = float("-inf")
         self._served: dict[int, int] = {}  # claim number -> rows it served, for the fenced count
         self._first_completion = True  # claims a run before this one served may still be held
+        self._completed = -1  # claims up to this one are completed (-1: none yet this run)
+        self._completing = -1  # ... or are being completed by the thread that claims ahead
         self._beat: threading.Thread | None = None
         self._stopping = threading.Event()
 
     def advance(self, committed: int, limit: int, bound: Any = None, min_rows: int | None = None) -> int:
         """The claim number that ends the next batch, ``committed`` when there is nothing to read.
 
-        1. Everything claimed up to ``committed`` is done: Spark logged those batches as committed.
-        2. Claims after it are held: their leases are renewed before anything else is claimed.
-        3. Rows already held under ``committed + 1`` were claimed just before a crash that kept the
+        1. Claims after ``committed`` are held: their leases are renewed before anything else is claimed.
+        2. Rows already held under ``committed + 1`` were claimed just before a crash that kept the
            offset from being logged (or by a prefetch): serve those still this consumer's rather
            than claim more.
-        4. Otherwise claim up to ``limit`` rows under ``committed + 1``, if at least ``min_rows``
+        3. Otherwise claim up to ``limit`` rows under ``committed + 1``, if at least ``min_rows``
            are ready (and only rows within ``bound``, Queue.available_now_bound, when given).
+        4. Everything claimed up to ``committed`` is done: Spark logged those batches as committed.
+           When a claim is made ahead (a full claim, with ``policy.prefetch``), the background thread
+           completes them first, off the batch's path; otherwise this call does before it returns.
         """
-        self.complete_through(committed)
         self._await_prefetch()
         nxt = committed + 1
         with self._lock:
@@ -130,7 +136,9 @@ class Consumer:
         self.last_waits = self._waits(nxt) if self.last_claimed_rows else Waits()
         self._start_heartbeat()
         if self.policy.prefetch and self.last_claimed_rows >= limit:
-            self._start_prefetch(nxt + 1, limit, bound, min_rows)
+            self._start_prefetch(nxt + 1, limit, bound, min_rows, committed)
+        else:
+            self.complete_through(committed)
         return nxt if self.last_claimed_rows else committed
 
     def replay(self, after: int, upto: int) -> None:
@@ -138,7 +146,12 @@ class Consumer:
         batch, so they are held, and their leases are renewed first (and kept alive from here on). Rows
         of those claims another claimer took while this stream was away are dropped first: serving them
         again would deliver them twice. Where the first attempt's batch reached the sink, a sink that is
-        idempotent per batch discards the replay's rows anyway, so a replay needs only the rows still ours."""
+        idempotent per batch discards the replay's rows anyway, so a replay needs only the rows still ours.
+
+        Claims this run served itself (every batch but the first after a restart) need none of it, and
+        return at once rather than wait for the lock a claim made ahead holds."""
+        if after == self._committed and all(seq in self._served for seq in range(after + 1, upto + 1)):
+            return
         with self._lock:
             self._hold(self.queue, after)
             for seq in range(after + 1, upto + 1):
@@ -147,25 +160,45 @@ class Consumer:
                     self._served[seq] = self.queue.count_claimed(self.id, seq)
         self._start_heartbeat()
 
+    def partition_bounds(self, after: int, upto: int) -> list[tuple[int, int]]:
+        """Row ranges that split the rows of claims (after, upto] into ``policy.partitions`` read tasks: as the
+        claim planned them when it is one claim this run made, else asked of the table."""
+        planned = self._bounds.get(upto) if upto == after + 1 else None
+        return planned or self.queue.partition_bounds(self.id, after, upto, self.policy.partitions)
+
     def complete_through(self, seq: int) -> int:
         """Complete the rows of claims up to ``seq`` (Spark committed them); how many were done. Rows of
         those claims another claimer took after their lease ran out are left alone, counted and logged:
         those of claims this run served, and on a run's first completion, those of claims a run before
-        it served and Spark committed (held across the restart, counted as they stand)."""
+        it served and Spark committed (held across the restart, counted as they stand).
+
+        Claims already completed, or being completed by the thread that claims ahead, return 0 at once:
+        Spark's commit of a batch comes after the next batch's claim, on the batch's path."""
+        if seq <= max(self._completed, self._completing):
+            return 0
         with self._lock:
-            if not self.policy.complete_on_commit:
-                self._served = {s: n for s, n in self._served.items() if s > seq}
-                return 0
-            inherited = 0
-            if self._first_completion:
-                self._first_completion = False
-                below = min((s for s in self._served if s <= seq), default=seq + 1) - 1
-                inherited = self.queue.count_claimed_through(self.id, below) if below > 0 else 0
-            served = [self._served.pop(s) for s in sorted(self._served) if s <= seq]
-            done = self.queue.complete(self.id, seq, keep=self.policy.keep_completed, chunk=self.policy.chunk)
-            if served or inherited:
-                self._fence(sum(served) + inherited - done, f"claims up to {seq}, not completed")
-            return done
+            return self._complete(self.queue, seq)
+
+    def _complete(self, queue: Queue, seq: int) -> int:
+        if seq <= self._completed:
+            return 0
+        if not self.policy.complete_on_commit:
+            self._served = {s: n for s, n in self._served.items() if s > seq}
+            self._bounds = {s: b for s, b in self._bounds.items() if s > seq}
+            self._completed = seq
+            return 0
+        inherited = 0
+        if self._first_completion:
+            below = min((s for s in self._served if s <= seq), default=seq + 1) - 1
+            inherited = queue.count_claimed_through(self.id, below) if below > 0 else 0
+            self._first_completion = False
+        done = queue.complete(self.id, seq, keep=self.policy.keep_completed, chunk=self.policy.chunk)
+        served = [self._served.pop(s) for s in sorted(self._served) if s <= seq]
+        self._bounds = {s: b for s, b in self._bounds.items() if s > seq}
+        self._completed = seq
+        if served or inherited:
+            self._fence(sum(served) + inherited - done, f"claims up to {seq}, not completed")
+        return done
 
     def _fence(self, rows: int, what: str) -> None:
         if rows > 0:
@@ -211,8 +244,10 @@ class Consumer:
             self._background.close()
 
     def _claim(self, queue: Queue, seq: int, limit: int, bound: Any) -> int:
-        p = self.policy
-        return queue.claim(
+        """Claim ``seq``; where the claim returns the ids it took, its read tasks' row ranges are planned
+        from them, which spares partition_bounds a pass over the claimed rows."""
+        p, taken = self.policy, []
+        claimed = queue.claim(
             self.id,
             seq,
             limit,
@@ -221,7 +256,11 @@ class Consumer:
             lease_seconds=p.lease_seconds,
             chunk=p.chunk,
             bound=bound,
+            taken=taken,
         )
+        if taken:
+            self._bounds[seq] = even_ranges(taken, p.partitions)
+        return claimed
 
     def _waits(self, seq: int) -> Waits:
         """How long the rows of claim ``seq`` waited: measured by the prefetch thread when it made the
@@ -258,18 +297,22 @@ class Consumer:
         self._beat = threading.Thread(target=beat, name=f"sqlqueue-heartbeat-{self.id}", daemon=True)
         self._beat.start()
 
-    def _start_prefetch(self, seq: int, limit: int, bound: Any, min_rows: int | None) -> None:
+    def _start_prefetch(self, seq: int, limit: int, bound: Any, min_rows: int | None, committed: int) -> None:
+        """In the background, on the background connection: complete the claims up to ``committed``, then
+        claim ``seq`` ahead. A failed completion is done again by the next ``advance`` (or the next run)."""
         queue = self._background_queue()
+        self._completing = committed
 
         def claim_ahead() -> None:
             try:
                 with self._lock:  # the heartbeat shares this connection
+                    self._complete(queue, committed)
                     # A claim ahead honours min_rows too, or a trickle would be served in small batches.
                     if queue.count_claimed(self.id, seq) or not self._enough_ready(queue, min_rows):
                         return
                     self._claim(queue, seq, limit, bound)
                     self._waits_ahead = (seq, queue.claim_waits(self.id, seq))
-            except SqlQueueError as exc:  # the next advance claims in the foreground instead
+            except SqlQueueError as exc:  # the next advance claims (and completes) in the foreground instead
                 log.warning("%s: claiming %d ahead failed: %s", self.id, seq, exc)
 
         self._prefetch = threading.Thread(target=claim_ahead, name=f"sqlqueue-prefetch-{seq}", daemon=True)
@@ -279,3 +322,16 @@ class Consumer:
         if self._prefetch is not None:
             self._prefetch.join()
             self._prefetch = None
+        self._completing = self._completed  # what the background did not complete, a foreground call does
+
+
+def even_ranges(ids: list[int], parts: int) -> list[tuple[int, int]]:
+    """``ids`` split in order into ``parts`` ranges [lo, hi] of about as many ids each (as NTILE would)."""
+    ids = sorted(ids)
+    size, extra = divmod(len(ids), parts)
+    ranges, start = [], 0
+    for part in range(min(parts, len(ids))):
+        end = start + size + (part < extra)
+        ranges.append((ids[start], ids[end - 1]))
+        start = end
+    return ranges

@@ -391,14 +391,16 @@ class Queue:
         lease_seconds: int = 300,
         chunk: int | None = None,
         bound: Any = None,
+        taken: list[Any] | None = None,
     ) -> int:
         """Claim up to ``limit`` ready rows under (consumer, seq); returns how many were claimed.
 
         Each chunk commits on its own: a crash between chunks leaves rows held under ``seq``,
         which the claim protocol finds and serves before claiming more. ``bound``: a Trigger.AvailableNow
-        run's ``available_now_bound``, None otherwise.
+        run's ``available_now_bound``, None otherwise. ``taken``: where the claim returns the id of each
+        row it takes (rows that carry their claim), those ids are added to it.
         """
-        take = self._claimer(order, strict, bound is not None)
+        take = self._claimer(order, strict, bound is not None, ids=taken)
         chunk = chunk or self.engine.default_chunk or limit
         values = {"consumer": consumer, "seq": seq, "lease_seconds": lease_seconds, "max_id": bound}
         claimed = 0
@@ -411,8 +413,11 @@ class Queue:
                 break
         return claimed
 
-    def _claimer(self, order: str, strict: bool, bounded: bool) -> Callable[[Any, dict[str, Any]], int]:
-        """What claims one chunk inside the caller's transaction and says how many rows it took."""
+    def _claimer(
+        self, order: str, strict: bool, bounded: bool, ids: list[Any] | None = None
+    ) -> Callable[[Any, dict[str, Any]], int]:
+        """What claims one chunk inside the caller's transaction and says how many rows it took (adding the
+        ids the claim returns to ``ids``, when given)."""
         bound = self.bound_column() if bounded else None
         profile = self.claim_profile(order)
         plan = self.dialect.claims.claim(self.table, profile, self.copied(), strict, bound)
@@ -427,6 +432,8 @@ class Queue:
             rows = cur.fetchall() if plan.returns else None
             if plan.record is not None and rows:
                 cur.executemany(plan.record.sql, [(values["consumer"], values["seq"], *row) for row in rows])
+            elif ids is not None and rows:  # the claim returned the ids of the rows it took
+                ids.extend(row[0] for row in rows)
             taken = max(cur.rowcount, 0) if rows is None else len(rows)
             if plan.settle is not None and taken:
                 cur.execute(plan.settle.sql, plan.settle.bind(values))

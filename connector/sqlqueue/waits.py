@@ -11,9 +11,14 @@ waits and ages the backlog in SQL (``dialect.claims.claim_waits`` and ``backlog`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
+
+log = logging.getLogger("sqlqueue.waits")
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,82 @@ class Backlog:
     def from_row(cls, row: Sequence[Any]) -> Backlog:
         count, age = row
         return cls(int(count), None if age is None else int(age))
+
+
+class BacklogGauge:
+    """The backlog a stream reports with each batch, counted off the batch's path.
+
+    Counting the ready rows is a pass over all of them: 408 ms a batch with 1,000,000 ready on
+    PostgreSQL, which made a batch cost more the longer the queue. While a count is quick (the last
+    took under ``quick_s``: a small backlog) the gauge counts each time it is read. Otherwise it counts in
+    a thread of its own, at most once every ``interval_s`` and never more than ``share`` of the time
+    (a count that took 2 s waits 40 s for the next), and between counts it reports the last count less
+    the rows claimed since, and the oldest age plus the time gone by (rows enqueued since are not in it
+    until the next count). ``measure`` runs on the thread that calls it: give it a connection of its own.
+    """
+
+    def __init__(
+        self,
+        measure: Callable[[], Backlog],
+        *,
+        quick_s: float = 0.02,
+        interval_s: float = 10.0,
+        share: float = 0.05,
+    ) -> None:
+        self._measure = measure
+        self.quick_s, self.interval_s, self.share = quick_s, interval_s, share
+        self._last: Backlog | None = None
+        self._at = float("-inf")  # monotonic time of the last count
+        self._took = 0.0
+        self._claimed = 0  # rows claimed since the last count
+        self._counting: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def claimed(self, rows: int) -> None:
+        with self._lock:
+            self._claimed += rows
+
+    def read(self) -> Backlog:
+        """The backlog now: counted, or estimated from the last count (and a count started when due)."""
+        counting = self._counting is not None
+        if self._last is None or (self._took < self.quick_s and not counting):
+            return self._count()
+        if not counting and time.monotonic() - self._at >= max(self.interval_s, self._took / self.share):
+            self._counting = threading.Thread(target=self._count_quietly, name="sqlqueue-backlog", daemon=True)
+            self._counting.start()
+        return self._estimate()
+
+    def close(self) -> None:
+        if self._counting is not None:
+            self._counting.join()
+
+    def _count(self) -> Backlog:
+        started = time.monotonic()
+        with self._lock:
+            claimed_before = self._claimed
+        counted = self._measure()
+        with self._lock:
+            # Rows claimed while the count ran may or may not be in it: taken as not (the smaller figure).
+            self._last, self._at, self._took = counted, started, time.monotonic() - started
+            self._claimed -= claimed_before
+        return self._estimate()
+
+    def _count_quietly(self) -> None:
+        try:
+            self._count()
+        except Exception as exc:  # the next due count tries again; meanwhile the estimate stands
+            log.warning("counting the backlog failed: %s", exc)
+        finally:
+            self._counting = None
+
+    def _estimate(self) -> Backlog:
+        with self._lock:
+            last, claimed, since = self._last, self._claimed, time.monotonic() - self._at
+        assert last is not None
+        ready = max(last.ready_rows - claimed, 0)
+        if not ready or last.oldest_age_ms is None:
+            return Backlog(ready, None)
+        return replace(last, ready_rows=ready, oldest_age_ms=last.oldest_age_ms + round(since * 1000))
 
 
 def duration(ms: int | None) -> str:

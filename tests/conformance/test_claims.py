@@ -226,3 +226,40 @@ def test_only_a_full_claim_is_followed_by_a_claim_ahead(engine, monkeypatch):
     assert consumer.advance(1, 4) == 2  # the 3 left: short, so batch 3 claims when it starts
     assert ahead == [2]
     consumer.close()
+
+
+def test_a_claim_plans_its_read_ranges_as_the_table_would(engine):
+    queue = engine.new_queue()
+    fill(queue, 11)
+    consumer = engine.consumer(queue, "c1", ClaimPolicy(order=engine.order, partitions=3))
+    assert consumer.advance(0, 11) == 1
+    assert consumer.partition_bounds(0, 1) == queue.partition_bounds("c1", 0, 1, 3)
+
+
+def test_spark_committing_a_batch_the_claim_ahead_completes_does_not_wait_for_it(engine):
+    queue = engine.new_queue()
+    fill(queue, 12)
+    consumer = Consumer(queue, "c1", ClaimPolicy(order=engine.order, prefetch=True))
+    assert consumer.advance(0, 4) == 1
+    assert consumer.advance(1, 4) == 2  # the thread that claims ahead completes claim 1, then claims 3
+    with consumer._lock:  # as it holds the lock while it claims
+        committed = threading.Thread(target=consumer.complete_through, args=(1,))
+        committed.start()
+        committed.join(timeout=30)
+        assert not committed.is_alive()
+    consumer.close()
+    assert claimed_ids(queue, "c1", 0, 1) == []
+    assert claimed_ids(queue, "c1", 2, 3) == [9, 10, 11, 12]
+
+
+def test_reading_a_batch_this_run_claimed_does_not_wait_for_the_claim_ahead(engine):
+    queue = engine.new_queue()
+    fill(queue, 12)
+    consumer = Consumer(queue, "c1", ClaimPolicy(order=engine.order, prefetch=True))
+    assert consumer.advance(0, 4) == 1
+    with consumer._lock:
+        planned = threading.Thread(target=consumer.replay, args=(0, 1))
+        planned.start()
+        planned.join(timeout=30)
+        assert not planned.is_alive()
+    consumer.close()

@@ -23,7 +23,7 @@ from ..consumer import ClaimOffset, ClaimPolicy, Consumer
 from ..options import QueueAddress, SourceOptions
 from ..queue import UNLIMITED, Queue
 from ..retry import RetryPolicy
-from ..waits import duration
+from ..waits import BacklogGauge, duration
 from .logs import worker_logger
 from .types import arrow_schema, record_batch
 
@@ -85,6 +85,8 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.options = options
         self.schema = schema
         self._consumer: Consumer | None = None
+        self._gauge: BacklogGauge | None = None
+        self._counter: Queue | None = None  # the gauge's connection
         self._bound: Any = None  # set for Trigger.AvailableNow: only rows ready at the start
         self._available_now = False
         self._latest: dict | None = None
@@ -105,10 +107,18 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 complete_on_commit=o.completion != "ack",
                 max_attempts=o.max_attempts,
                 rescue_interval_s=min(max(o.lease_seconds / 4, 1.0), 60.0),
+                partitions=o.num_partitions,
             )
             queue = Queue(o.address.connection, o.address.table, o.address.profile)
             self._consumer = Consumer(queue, consumer_id, policy)
         return self._consumer
+
+    def _backlog(self, consumer: Consumer) -> BacklogGauge:
+        """The backlog's gauge, on a connection of its own (it counts in a thread of its own)."""
+        if self._gauge is None:
+            counter = self._counter = consumer.queue.twin()
+            self._gauge = BacklogGauge(lambda: self.options.retry.run(counter.backlog, "counting the backlog"))
+        return self._gauge
 
     def initialOffset(self) -> dict:
         consumer = self.options.consumer or f"sqlqueue-{uuid.uuid4().hex[:16]}"
@@ -138,7 +148,9 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         )
         if end != offset.seq or self._last_batch_at is None:
             self._last_batch_at = time.monotonic()
-        backlog = self.options.retry.run(consumer.queue.backlog, "counting the backlog")
+        gauge = self._backlog(consumer)
+        gauge.claimed(consumer.last_claimed_rows)
+        backlog = gauge.read()
         waits = consumer.last_waits
         self._latest = {
             **ClaimOffset(offset.consumer, end).to_dict(),
@@ -179,11 +191,10 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         first, last = ClaimOffset.from_dict(start), ClaimOffset.from_dict(end)
         consumer = self._consumer_for(last.consumer)
-        queue = consumer.queue
 
         def plan() -> list[tuple[int, int]]:
             consumer.replay(first.seq, last.seq)  # after a restart: held claims renewed before they are read
-            return queue.partition_bounds(last.consumer, first.seq, last.seq, self.options.num_partitions)
+            return consumer.partition_bounds(first.seq, last.seq)
 
         bounds = self.options.retry.run(plan, f"planning claims {first.seq + 1}..{last.seq}")
         return [ClaimRange(last.consumer, first.seq, last.seq, lo, hi) for lo, hi in bounds]
@@ -220,5 +231,9 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.options.retry.run(lambda: consumer.complete_through(offset.seq), f"completing claim {offset.seq}")
 
     def stop(self) -> None:
+        if self._gauge is not None:
+            self._gauge.close()
+        if self._counter is not None:
+            self._counter.close()
         if self._consumer is not None:
             self._consumer.close()

@@ -1,0 +1,205 @@
+"""Draining one queue into Delta three ways, each as its own process, timed the same way: the job
+(jobs/queue_to_delta.py, as a user runs it), the script a user would write instead (user_script.py), and
+that script's client with no Delta write. A queue is sqlqueue's own layout, filled by COPY.
+
+A rate is the steady state: the rows of every batch but the first, over the time from the first batch's
+commit to the last's (the Delta log's commit timestamps where there is a Delta table).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from common import ROOT
+
+from sqlqueue.connection import parse_connection
+from sqlqueue.identifiers import TableName
+from sqlqueue.queue import Queue
+from sqlqueue.schema import Column
+
+DOMAIN = (Column("payload", "text"), Column("customer", "bigint"))
+JARS = ROOT / ".cache" / "jars"
+
+
+def payload(i: int, size: int) -> str:
+    """A JSON payload of about ``size`` bytes."""
+    head = f'{{"order": {i}, "note": "benchmark row", "pad": "'
+    return head + "x" * max(size - len(head) - 2, 0) + '"}'
+
+
+def fill(options: dict, table: str, rows: int, size: int = 100) -> None:
+    """A fresh queue ``table`` of sqlqueue's layout with ``rows`` ready rows, loaded by COPY and analysed."""
+    import psycopg
+
+    queue = Queue(parse_connection(options["url"], password=options["password"]), TableName(table))
+    with psycopg.connect(options["url"], password=options["password"], autocommit=True) as conn:
+        for name in (table, f"{table}_staging", f"{table}_unpublished", f"{table}_layout"):
+            conn.execute(f'DROP TABLE IF EXISTS "{name}" CASCADE')
+        queue.create(DOMAIN)
+        queue.close()
+        with conn.cursor().copy(f'COPY "{table}" (payload, customer) FROM STDIN') as copy:
+            for i in range(rows):
+                copy.write_row((payload(i, size), i % 977))
+        conn.execute(f'VACUUM ANALYZE "{table}"')
+
+
+@dataclass
+class Drain:
+    """What one drain measured: (time, rows) per batch, and peak resident memory per process role."""
+
+    batches: list[tuple[float, int]]
+    peak_mb: dict[str, float] = field(default_factory=dict)
+    rss_by_batch: list[float] = field(default_factory=list)  # driver JVM + Python, sampled at each batch's end
+
+    @property
+    def rows(self) -> int:
+        return sum(n for _, n in self.batches)
+
+    @property
+    def rate(self) -> float:
+        """Steady-state rows/s: every batch after the first, over the first commit to the last."""
+        (first, _), *rest = self.batches
+        return sum(n for _, n in rest) / (rest[-1][0] - first) if rest else float("nan")
+
+    def intervals(self) -> list[float]:
+        """Seconds from each batch's commit to the next's."""
+        times = [t for t, _ in self.batches]
+        return [b - a for a, b in zip(times, times[1:])]
+
+
+def delta_commits(path: Path) -> list[tuple[float, int]]:
+    """(commit time in seconds, rows added) of each commit in a Delta table's log that added rows: Spark's and
+    delta-rs's alike (the rows from each added file's statistics)."""
+    commits = []
+    for log in sorted((path / "_delta_log").glob("*.json")):
+        at, rows = None, 0
+        for line in log.read_text().splitlines():
+            action = json.loads(line)
+            if "commitInfo" in action:
+                at = action["commitInfo"]["timestamp"] / 1000
+            elif "add" in action:
+                rows += json.loads(action["add"]["stats"])["numRecords"]
+        if rows and at is not None:
+            commits.append((at, rows))
+    return commits
+
+
+class Sampler:
+    """Peak resident memory of a process tree by role, sampled from /proc every ``every`` seconds: the
+    driver's Python (the root), the JVM, and Spark's Python workers (Python under the JVM)."""
+
+    def __init__(self, root: int, every: float = 0.25) -> None:
+        self.root, self.every = root, every
+        self.peak: dict[str, float] = {}
+        self.driver: list[tuple[float, float]] = []  # (time, JVM + driver Python MB)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            by_role = self.sample()
+            for role, mb in by_role.items():
+                self.peak[role] = max(self.peak.get(role, 0.0), mb)
+            self.driver.append((time.time(), by_role.get("driver python", 0.0) + by_role.get("driver JVM", 0.0)))
+
+    def sample(self) -> dict[str, float]:
+        parents, rss, names = {}, {}, {}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                pid = int(stat.parent.name)
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+                parents[pid] = int(fields[1])
+                rss[pid] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+                names[pid] = (stat.parent / "comm").read_text().strip()
+            except (OSError, ValueError, IndexError):
+                continue
+        by_role: dict[str, float] = {}
+
+        def walk(pid: int, under_jvm: bool) -> None:
+            role = "driver python" if pid == self.root else None
+            if names.get(pid) == "java":
+                role, under_jvm = "driver JVM", True
+            elif under_jvm and names.get(pid, "").startswith("python"):
+                role = "python workers"
+            if role:
+                by_role[role] = by_role.get(role, 0.0) + rss.get(pid, 0.0)
+            for child in (c for c, p in parents.items() if p == pid):
+                walk(child, under_jvm)
+
+        walk(self.root, False)
+        return by_role
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _env(options: dict) -> dict[str, str]:
+    env = {**os.environ, "SQLQUEUE_BENCH_PASSWORD": options["password"], "PGPASSWORD": options["password"]}
+    env.setdefault("SQLQUEUE_JARS_DIR", str(JARS))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "connector"), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def job(options: dict, table: str, batch: int, extra: dict[str, str] | None = None) -> Drain:
+    """jobs/queue_to_delta.py on ``table`` with Trigger.AvailableNow, maxRowsPerTrigger ``batch``."""
+    work = Path(tempfile.mkdtemp(prefix="sqlqueue-bench-job-"))
+    config = work / "job.toml"
+    source = {"queue": table, "maxRowsPerTrigger": batch, **(extra or {})}
+    config.write_text(
+        "\n".join(
+            [
+                "[connection]",
+                f'url = "{options["url"]}"',
+                'passwordEnv = "SQLQUEUE_BENCH_PASSWORD"',
+                "[spark]",
+                '"spark.master" = "local[2]"',
+                "[source]",
+                *(f"{k} = {json.dumps(v)}" for k, v in source.items()),
+                "[job]",
+                f'checkpointLocation = "{work / "checkpoint"}"',
+                f'target = "{work / "delta"}"',
+                'trigger = "availableNow"',
+            ]
+        )
+    )
+    command = [sys.executable, str(ROOT / "jobs" / "queue_to_delta.py"), "-c", str(config)]
+    process = subprocess.Popen(command, env=_env(options), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    sampler = Sampler(process.pid)
+    output, _ = process.communicate()
+    sampler.stop()
+    if process.returncode:
+        raise RuntimeError(f"queue_to_delta failed ({process.returncode}):\n{output[-3000:]}")
+    commits = delta_commits(work / "delta")
+    return Drain(commits, sampler.peak, [_at(sampler.driver, t) for t, _ in commits])
+
+
+def _at(samples: list[tuple[float, float]], moment: float) -> float:
+    """The last sample taken at or before ``moment``."""
+    before = [mb for t, mb in samples if t <= moment]
+    return before[-1] if before else 0.0
+
+
+def script(options: dict, table: str, batch: int, delta: bool = True) -> Drain:
+    """user_script.py on ``table``: with a delta-rs append per batch, or (``delta`` False) the client alone."""
+    work = Path(tempfile.mkdtemp(prefix="sqlqueue-bench-script-"))
+    target = str(work / "delta") if delta else "-"
+    user_script = str(Path(__file__).with_name("user_script.py"))
+    command = [sys.executable, user_script, options["url"], table, str(batch), target]
+    process = subprocess.Popen(command, env=_env(options), stdout=subprocess.PIPE, text=True)
+    sampler = Sampler(process.pid)
+    output, _ = process.communicate()
+    sampler.stop()
+    if process.returncode:
+        raise RuntimeError(f"user_script.py failed ({process.returncode})")
+    printed = [(float(t), int(n)) for t, n in (line.split() for line in output.splitlines())]
+    return Drain(delta_commits(work / "delta") if delta else printed, sampler.peak)
