@@ -16,10 +16,13 @@ version's file every 10 ms and records when it first sees it: the time a reader 
 table would first see the rows, at most 10 ms late. (The commitInfo timestamp would be earlier
 than visibility: Delta takes it before writing the file.) A row's latency is that time minus its
 ``sent_at``; each commit's rows are read back from the parquet files its add actions name.
-Counted: rows sent from --warm-up seconds after the commit that follows Delta's first log
-checkpoint (version 11) on: query start and that first checkpoint (the JVM's first pass through
-its code, seconds longer than the later ones) happen once per run. Later checkpoints, every tenth
-commit, are counted.
+Counted: rows sent from --warm-up seconds after the query's 11th commit on (query start and the first
+commits are the JVM's first pass through their code, seconds longer than the later ones). Delta's log
+checkpoints (every 100th commit in a build_session session), are counted where they fall.
+
+In the same run, the floor: the same writer (foreachBatch + append_once), trigger and session, fed by a
+source that costs nothing (rows arriving in memory at the same rate, each carrying its arrival time),
+measured the same way; and the ratio of the job's percentiles to the floor's.
 Printed per rate: latency p50/p95/p99/max, and the medians per micro-batch of its rows and of
 the parts of Spark's progress report (latestOffset holds the claim, addBatch the Delta append).
 """
@@ -49,9 +52,9 @@ DOMAIN = (Column("payload", "text"), Column("sent_at", "double"))
 TICK_S = 0.01
 PASSWORD_VARIABLE = "SQLQUEUE_BENCH_PASSWORD"
 TARGETS = {500: (1000, 3000)}  # rows/s: issue 12's p50 and p99 targets, ms
-# Delta writes a log checkpoint every 10 commits (delta.checkpointInterval). The first one takes
-# seconds longer than the rest (the JVM's first pass through that code): it is left to the warm-up.
-AFTER_FIRST_CHECKPOINT = 11
+# The first commits take longer than the rest (the JVM's first pass through their code): counting starts
+# after this many.
+WARM_UP = 11
 
 
 def queue_to_delta():
@@ -158,31 +161,69 @@ def run_rate(spark, job, engine: Engine, work: Path, rate: int, args) -> list[fl
     queue = engine.queue(table)
     queue.create(DOMAIN)
     config = prepare(job.JOB, configuration(engine, work, table, args))
-    watcher = LogWatcher(Path(config.required("target")))
     producer = Producer(engine, table, rate)
     query = job.pipeline(config, spark)
-    try:
-        watcher.start()
-        producer.start()
-        wait_for(lambda: AFTER_FIRST_CHECKPOINT in watcher.seen, 300, "the first log checkpoint", query)
-        counted_from = time.time() + args.warm_up
-        time.sleep(args.warm_up + args.seconds)
+
+    def last_sent() -> int:
         producer.stop.set()
         producer.join()
         if producer.error:
             raise producer.error
-        wait_for(lambda: watcher.rows >= producer.sent, 120, f"all {producer.sent} rows in Delta", query)
+        return producer.sent
+
+    try:
+        producer.start()
+        return observe(query, Path(config.required("target")), last_sent, rate, args)
+    finally:
+        producer.stop.set()
+        queue.close()
+
+
+def run_floor(spark, work: Path, rate: int, args) -> list[float]:
+    """The same writer, trigger and session fed by a source that costs nothing (rows arriving in memory at
+    ``rate`` a second): Spark's and Delta's own latency, the floor under the job's."""
+    from spark_floor import ArrivalSource
+
+    from sqlqueue.spark.delta import append_once
+
+    spark.dataSource.register(ArrivalSource)
+    folder = work / f"floor_{rate}"
+    started = time.time()
+    reader = spark.readStream.format(ArrivalSource.name()).option("rate", rate).option("started", started)
+    writer = reader.load().writeStream.option("checkpointLocation", str(folder / "checkpoint"))
+    writer = writer.foreachBatch(append_once(str(folder / "delta"), str(folder / "checkpoint")))
+    query = writer.trigger(processingTime=args.trigger).start()
+    return observe(query, folder / "delta", lambda: int((time.time() - started) * rate), rate, args)
+
+
+def observe(query, target: Path, finish, rate: int, args) -> list[float]:
+    """Watch ``query`` write ``target``: from --warm-up seconds after its first WARM_UP commits, for
+    --seconds; then ``finish()`` (the rows sent by then) and wait until that many are visible. Prints the
+    figures and returns each counted row's latency (ms)."""
+    watcher = LogWatcher(target)
+    try:
+        watcher.start()
+        wait_for(lambda: WARM_UP in watcher.seen, 300, f"{WARM_UP} commits", query)
+        counted_from = time.time() + args.warm_up
+        time.sleep(args.warm_up + args.seconds)
+        sent = finish()
+        wait_for(lambda: watcher.rows >= sent, 120, f"all {sent} rows in Delta", query)
         with contextlib.suppress(TimeoutError):  # stopped within a batch, Spark logs the interruption
             wait_for(lambda: not query.status["isTriggerActive"], 10, "an idle moment", query)
     finally:
         watcher.stop.set()
         query.stop()
-        queue.close()
     watcher.join()
-    samples = latencies_ms(Path(config.required("target")), watcher.seen, counted_from)
+    samples = latencies_ms(target, watcher.seen, counted_from)
     batches = [p for p in query.recentProgress if p["numInputRows"] and p["timestamp"] >= iso(counted_from)]
     report(rate, samples, batches)
     return samples
+
+
+def ratios(ours: list[float], floor: list[float]) -> str:
+    a = statistics.quantiles(ours, n=100, method="inclusive")
+    b = statistics.quantiles(floor, n=100, method="inclusive")
+    return ", ".join(f"p{p} {a[p - 1] / b[p - 1]:.2f}" for p in (50, 95, 99)) + " (target: within 1.15)"
 
 
 def iso(epoch: float) -> str:
@@ -192,7 +233,7 @@ def iso(epoch: float) -> str:
 
 def report(rate: int, samples: list[float], batches: list[dict]) -> None:
     q = statistics.quantiles(samples, n=100, method="inclusive")
-    line = f"  {rate:>6} rows/s: {len(samples):>7} rows, latency p50 {q[49]:>6.0f} ms, p95 {q[94]:>6.0f} ms, "
+    line = f"    {rate:>6} rows/s: {len(samples):>7} rows, latency p50 {q[49]:>6.0f} ms, p95 {q[94]:>6.0f} ms, "
     line += f"p99 {q[98]:>6.0f} ms, max {max(samples):>6.0f} ms"
     if rate in TARGETS:
         p50, p99 = TARGETS[rate]
@@ -203,7 +244,7 @@ def report(rate: int, samples: list[float], batches: list[dict]) -> None:
     medians = {k: statistics.median(p["durationMs"].get(k, 0) for p in batches) for k in parts}
     rows = statistics.median(p["numInputRows"] for p in batches)
     print(
-        f"          {len(batches)} micro-batches of median {rows:.0f} rows; median ms per batch: "
+        f"            {len(batches)} micro-batches of median {rows:.0f} rows; median ms per batch: "
         + ", ".join(f"{k} {v:.0f}" for k, v in medians.items()),
         flush=True,
     )
@@ -214,7 +255,7 @@ def main() -> None:
     parser.add_argument("--engines", nargs="+", choices=["postgres", "sqlite"], default=["postgres", "sqlite"])
     parser.add_argument("--rates", type=int, nargs="+", default=[500, 5000])
     parser.add_argument("--seconds", type=float, default=40, help="load counted per rate")
-    parser.add_argument("--warm-up", type=float, default=2, help="seconds after the first log checkpoint")
+    parser.add_argument("--warm-up", type=float, default=2, help="seconds after the 11th commit")
     parser.add_argument("--trigger", default="0 seconds", help="the processing-time trigger's interval")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="a job override")
     parser.add_argument(
@@ -233,8 +274,8 @@ def main() -> None:
     try:
         print(
             f"latency benchmark: enqueue -> visible in Delta through queue_to_delta, trigger processingTime "
-            f"{args.trigger!r}, {args.seconds:.0f} s counted per rate from {args.warm_up:.0f} s after Delta's "
-            f"first log checkpoint, Spark local[{spark.sparkContext.defaultParallelism}]"
+            f"{args.trigger!r}, {args.seconds:.0f} s counted per rate from {args.warm_up:.0f} s after the "
+            f"11th commit, Spark local[{spark.sparkContext.defaultParallelism}]"
             + (f", {' '.join(args.set)}" if args.set else "")
         )
         samples: dict[str, list[float]] = {}
@@ -243,7 +284,11 @@ def main() -> None:
             engine = Engine(name, options)
             print(f" {name}:")
             for rate in args.rates:
-                samples[f"{name}, {rate:,} rows/s"] = run_rate(spark, job, engine, work, rate, args)
+                print("  sqlqueue (queue_to_delta):")
+                ours = samples[f"{name}, {rate:,} rows/s"] = run_rate(spark, job, engine, work, rate, args)
+                print("  the floor (the same writer, trigger and session; rows from memory):")
+                floor = samples[f"floor beside {name}, {rate:,} rows/s"] = run_floor(spark, work, rate, args)
+                print("  sqlqueue / floor: " + ratios(ours, floor), flush=True)
             engine.close()
         if args.plots:
             latency_distribution(Path(args.plots) / "latency.png", samples)

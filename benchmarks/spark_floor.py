@@ -78,6 +78,54 @@ class MemorySource(DataSource):
         return MemoryReader(int(options["batch"]), int(options["partitions"]), int(options.get("batches", BATCHES)))
 
 
+class ArrivalReader(DataSourceStreamReader):
+    """Rows that arrive at ``rate`` a second from ``started`` (epoch seconds) on, served from memory: each
+    trigger takes every row arrived by then, and row i carries its arrival time, ``started + i / rate``, as
+    ``sent_at``: the latency benchmark's floor, a source that costs nothing but Spark's own work."""
+
+    def __init__(self, rate: float, started: float, partitions: int) -> None:
+        self.rate, self.started, self.parts = rate, started, partitions
+
+    def initialOffset(self) -> dict:
+        return {"rows": 0}
+
+    def latestOffset(self) -> dict:
+        return {"rows": max(int((time.time() - self.started) * self.rate), 0)}
+
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        lo, hi = start["rows"], end["rows"]
+        step = -(-(hi - lo) // self.parts) if hi > lo else 0
+        return [InputPartition((a, min(a + step, hi))) for a in range(lo, hi, step)] if step else []
+
+    def read(self, partition: InputPartition):
+        import pyarrow as pa
+
+        lo, hi = partition.value
+        yield pa.RecordBatch.from_pydict(
+            {
+                "id": pa.array(range(lo, hi), pa.int64()),
+                "payload": pa.array(["latency benchmark row"] * (hi - lo)),
+                "sent_at": pa.array([self.started + i / self.rate for i in range(lo, hi)], pa.float64()),
+            }
+        )
+
+    def commit(self, end: dict) -> None:
+        pass
+
+
+class ArrivalSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "sqlqueue_bench_arrivals"
+
+    def schema(self) -> str:
+        return "id bigint, payload string, sent_at double"
+
+    def streamReader(self, schema):
+        o = self.options
+        return ArrivalReader(float(o["rate"]), float(o["started"]), int(o.get("partitions", 2)))
+
+
 def floor_rate(spark, batch: int, partitions: int, delta: str | None = None, batches: int = BATCHES) -> float:
     """Spark's steady-state rows/s serving ``batch``-row micro-batches from memory: into a noop sink, or with
     ``delta`` (a folder) into a Delta table there through the job's writer (foreachBatch + append_once)."""

@@ -3,13 +3,13 @@ package installed by pip with the extras the README names, the example copied th
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from .conftest import run, user_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "orders"
@@ -17,12 +17,6 @@ NOTIFICATIONS = ROOT / "examples" / "notifications"
 
 pytestmark = pytest.mark.spark
 PYTEST = ("-m", "pytest", "-q", "-p", "no:cacheprovider")
-
-
-def run(*command: str | Path, **kwargs) -> subprocess.CompletedProcess:
-    done = subprocess.run([str(c) for c in command], capture_output=True, text=True, timeout=600, **kwargs)
-    assert done.returncode == 0, f"{' '.join(map(str, command))} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return done
 
 
 def copy_example(home: Path, example: Path = EXAMPLE) -> Path:
@@ -33,21 +27,8 @@ def copy_example(home: Path, example: Path = EXAMPLE) -> Path:
     return project
 
 
-def user_environment() -> dict[str, str]:
-    """This process's environment without what ties it to the project: its Python path, Spark's
-    settings for its own interpreter, the plugin's database choice."""
-    kept = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "SPARK_", "PYTHON", "VIRTUAL_ENV"))}
-    kept.pop("SQLQUEUE_TEST_DB", None)
-    return {**kept, "SQLQUEUE_JARS_DIR": os.environ.get("SQLQUEUE_JARS_DIR", str(ROOT / ".cache" / "jars"))}
-
-
-def test_the_example_passes_in_a_fresh_environment_with_only_pip_installs(tmp_path_factory):
-    home = tmp_path_factory.mktemp("user")
-    assert not home.is_relative_to(ROOT)
-    venv = home / "venv"
-    run(sys.executable, "-m", "venv", venv)
-    run(venv / "bin" / "python", "-m", "pip", "install", "-q", f"{ROOT}[testing,delta]")
-    done = run(venv / "bin" / "python", *PYTEST, cwd=copy_example(home), env=user_environment())
+def test_the_example_passes_in_a_fresh_environment_with_only_pip_installs(installed, tmp_path):
+    done = run(installed / "python", *PYTEST, cwd=copy_example(tmp_path), env=user_environment(installed))
     assert "3 passed" in done.stdout, done.stdout
 
 
