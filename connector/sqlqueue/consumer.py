@@ -116,21 +116,28 @@ class Consumer:
         2. Rows already held under ``committed + 1`` were claimed just before a crash that kept the
            offset from being logged (or by a prefetch): serve those still this consumer's rather
            than claim more.
-        3. Otherwise claim up to ``limit`` rows under ``committed + 1``, if at least ``min_rows``
-           are ready (and only rows within ``bound``, Queue.available_now_bound, when given).
-        4. Everything claimed up to ``committed`` is done: Spark logged those batches as committed.
-           When a claim is made ahead (a full claim, with ``policy.prefetch``), the background thread
-           completes them first, off the batch's path; otherwise this call does before it returns.
+        3. Otherwise everything claimed up to ``committed`` is done (Spark logged those batches as
+           committed), rows whose claimer's lease ran out are given back now and then, and up to
+           ``limit`` rows are claimed under ``committed + 1``, if at least ``min_rows`` are ready (and only
+           rows within ``bound``, Queue.available_now_bound, when given).
+        4. With ``policy.prefetch``, after a full claim (a backlog), a background thread does step 3 for
+           the claim after: completes ``committed``, gives back expired rows and claims ``committed + 2``,
+           off the batch's path. Otherwise ``committed`` is completed before this call returns.
+
+        Completion always comes before a sweep or a claim that could take back the committed rows: after a
+        restart their lease may have run out, and this consumer would otherwise serve them again.
         """
         self._await_prefetch()
         nxt = committed + 1
         with self._lock:
             self._hold(self.queue, committed)
-            self._rescue_now_and_then()
             self._fence(self.queue.drop_fenced(self.id, nxt), f"claim {nxt}, made ahead or held across a restart")
             self.last_claimed_rows = self.queue.count_claimed(self.id, nxt)
-            if not self.last_claimed_rows and self._enough_ready(self.queue, min_rows):
-                self.last_claimed_rows = self._claim(self.queue, nxt, limit, bound)
+            if not self.last_claimed_rows:
+                self._complete(self.queue, committed)
+                self._rescue_now_and_then(self.queue)
+                if self._enough_ready(self.queue, min_rows):
+                    self.last_claimed_rows = self._claim(self.queue, nxt, limit, bound)
             if self.last_claimed_rows:
                 self._served[nxt] = self.last_claimed_rows
         self.last_waits = self._waits(nxt) if self.last_claimed_rows else Waits()
@@ -224,13 +231,13 @@ class Consumer:
         if renewed:
             log.info("%s: renewed the lease of %d held rows (claims after %d)", self.id, renewed, committed)
 
-    def _rescue_now_and_then(self) -> None:
+    def _rescue_now_and_then(self, queue: Queue) -> None:
         """Give back rows whose consumer died, at most once per rescue interval (every consumer
         does this, so no separate process is needed)."""
         now = time.monotonic()
         if now - self._last_rescue >= self.policy.rescue_interval_s:
             self._last_rescue = now
-            rescued = self.queue.rescue_expired(self.policy.max_attempts, self.policy.chunk)
+            rescued = queue.rescue_expired(self.policy.max_attempts, self.policy.chunk)
             if rescued:
                 log.info("%s: %d rows with expired leases returned to the queue (or failed)", self.id, rescued)
 
@@ -246,7 +253,8 @@ class Consumer:
     def _claim(self, queue: Queue, seq: int, limit: int, bound: Any) -> int:
         """Claim ``seq``; where the claim returns the ids it took, its read tasks' row ranges are planned
         from them, which spares partition_bounds a pass over the claimed rows."""
-        p, taken = self.policy, []
+        p = self.policy
+        taken: list[int] = []
         claimed = queue.claim(
             self.id,
             seq,
@@ -298,8 +306,9 @@ class Consumer:
         self._beat.start()
 
     def _start_prefetch(self, seq: int, limit: int, bound: Any, min_rows: int | None, committed: int) -> None:
-        """In the background, on the background connection: complete the claims up to ``committed``, then
-        claim ``seq`` ahead. A failed completion is done again by the next ``advance`` (or the next run)."""
+        """In the background, on the background connection: complete the claims up to ``committed``, give back
+        expired rows now and then, and claim ``seq`` ahead. A failed completion is done again by the next
+        ``advance`` (or the next run) before it sweeps or claims."""
         queue = self._background_queue()
         self._completing = committed
 
@@ -307,6 +316,7 @@ class Consumer:
             try:
                 with self._lock:  # the heartbeat shares this connection
                     self._complete(queue, committed)
+                    self._rescue_now_and_then(queue)
                     # A claim ahead honours min_rows too, or a trickle would be served in small batches.
                     if queue.count_claimed(self.id, seq) or not self._enough_ready(queue, min_rows):
                         return

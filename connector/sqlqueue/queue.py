@@ -548,6 +548,23 @@ class Queue:
             while rows := cur.fetchmany(batch_rows):
                 yield [shaped(r) for r in rows] if wanted else [tuple(r) for r in rows]
 
+    def export_claimed(
+        self, consumer: str, after_seq: int, upto_seq: int, lo: int, hi: int, columns: Sequence[str]
+    ) -> Iterator[bytes] | None:
+        """The rows ``read_claimed`` reads, as CSV text in chunks (Engine.copy_out), where the engine streams
+        them so and no name in ``columns`` is a subtype table's; None otherwise."""
+        if any(s.name.lower() in {n.lower() for n in columns} for s in self.subtypes()):
+            return None
+        statement = self.dialect.claims.read_claimed(self.holding, self.spelled(columns), self.profile.key, ())
+        values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
+        chunks = self.engine.copy_out(self.engine.autocommit_cursor(self.conn), statement, values)
+        return None if chunks is None else self._guarded(chunks)
+
+    def _guarded(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
+        """``chunks``, with a driver error while they stream mapped to ours."""
+        with self._errors():
+            yield from chunks
+
     def complete(self, consumer: str, upto_seq: int, *, keep: bool = False, chunk: int | None = None) -> int:
         """Apply the done transition to the rows this consumer holds under claims up to ``upto_seq`` and
         still holds (a row another claimer took is fenced out: left alone), and forget the copies where

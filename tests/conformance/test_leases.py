@@ -228,3 +228,22 @@ def test_an_acknowledgement_after_another_claim_took_the_row_changes_nothing_and
     late = [Ack((ids[0],), DONE_OUTCOME, attempts=1), Ack((ids[1],), RETRY_OUTCOME, "again", 5, attempts=1)]
     assert acked(queue, late) == 2
     assert queue.count_claimed("rival", 1) == 2
+
+
+@pytest.mark.parametrize("design", EXPIRING)
+@pytest.mark.parametrize("prefetch", [False, True])
+def test_a_committed_claim_whose_lease_ran_out_while_the_job_was_down_is_completed_not_served_again(
+    engine, design, prefetch
+):
+    """Spark committed claim 1, then the job died before it completed it, and stayed down past the lease.
+    The restarted stream completes claim 1 before it sweeps expired rows back or claims: a sweep first
+    would give those rows back and the next claim would deliver them a second time."""
+    made = leased(engine, design, 6)
+    first = engine.consumer(made.queue, "etl", policy(engine, prefetch=prefetch))
+    assert first.advance(0, 3) == 1
+    first.close()  # died: claim 1 committed by Spark, not completed
+    outage(made.queue, LONGER_THAN_THE_LEASE)
+    restarted = engine.consumer(made.queue.twin(), "etl", policy(engine, prefetch=prefetch, rescue_interval_s=0))
+    assert restarted.advance(1, 3) == 2
+    restarted.close()
+    assert held_payloads(made.queue, made.payload, "etl", 1, 2) == ["p3", "p4", "p5"]

@@ -86,3 +86,38 @@ def test_error_in_read_fails_the_query_without_the_password(spark, engine, delta
     refusal = {"postgres": "password authentication failed", "sqlserver": "Login failed"}[engine.name]
     assert refusal in str(failure.value)
     assert options["password"] not in str(failure.value)
+
+
+def test_a_stream_reads_every_type_exactly_as_the_table_holds_it(spark, engine, delta_path, checkpoint_path):
+    """Text that CSV must quote or could take for something else, NaN and infinities, microseconds,
+    integers past 2**53, NULL of every type: PostgreSQL's rows come as COPY text that Arrow parses."""
+    import datetime as dt
+
+    domain = (
+        Column("body", "text"),
+        Column("at", "timestamp"),
+        Column("big", "bigint"),
+        Column("score", "double"),
+        Column("flag", "boolean"),
+    )
+    at = dt.datetime(2026, 11, 23, 1, 2, 3, 456789, dt.timezone.utc)
+    rows = [
+        ('a,b "quoted"\nsecond line', at, 2**53 + 1, float("inf"), True),
+        ("", dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc), -(2**62), float("-inf"), False),
+        ("NULL", at, 0, 0.1, True),
+        ("NaN", at, 1, -1e300, False),
+        (None, None, None, None, None),
+    ]
+    queue = engine.new_queue(domain=domain)
+    queue.enqueue([dict(zip([c.name for c in domain], row)) for row in rows])
+    drain(spark, engine.source_options(queue, columns="body,at,big,score,flag"), delta_path, checkpoint_path)
+    got = {tuple(r) for r in spark.read.format("delta").load(delta_path).collect()}
+    expected = {
+        (b, None if t is None else t.replace(tzinfo=None), n, s, f)  # the session reads times in UTC, naive
+        for b, t, n, s, f in rows
+    }
+    if engine.name == "sqlite":  # SQLite keeps times to the millisecond
+        expected = {
+            (b, t and t.replace(microsecond=t.microsecond // 1000 * 1000), n, s, f) for b, t, n, s, f in expected
+        }
+    assert got == expected

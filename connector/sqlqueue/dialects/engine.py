@@ -240,6 +240,12 @@ class Engine(ABC):
     def autocommit_cursor(self, conn: Any) -> Any:
         return conn.cursor()
 
+    def copy_out(self, cur: Any, statement: Statement, values: dict[str, Any]) -> Iterator[bytes] | None:
+        """The rows ``statement`` selects as CSV text in chunks, where the driver streams them so (NULL an
+        unquoted empty field, an empty string a quoted one, booleans t and f, times as the session writes
+        them); None where it cannot, and the caller fetches rows."""
+        return None
+
     def session_clock(self, clock: str) -> str | None:
         """The statement that makes a new session write and compare a table's times without a zone in
         ``clock`` (Profile.clock: utc or local); None where the engine's clock functions say it already."""

@@ -25,7 +25,7 @@ from ..queue import UNLIMITED, Queue
 from ..retry import RetryPolicy
 from ..waits import BacklogGauge, duration
 from .logs import worker_logger
-from .types import arrow_schema, record_batch
+from .types import arrow_schema, csv_batches, csv_readable, record_batch
 
 log = worker_logger("sqlqueue.source")
 
@@ -205,25 +205,22 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         )
         queue = shared_queue(self.options.address, proven=True)
         target = arrow_schema(self.schema)
+        bounds = (partition.consumer, partition.after_seq, partition.upto_seq, partition.lo, partition.hi)
 
-        def first_rows() -> tuple[list[tuple] | None, Iterator[list[tuple]]]:
-            rows = queue.read_claimed(
-                partition.consumer,
-                partition.after_seq,
-                partition.upto_seq,
-                partition.lo,
-                partition.hi,
-                target.names,
-                self.options.fetch_size,
-            )
-            return next(rows, None), rows
+        def first_rows() -> tuple[pa.RecordBatch | None, Iterator[pa.RecordBatch]]:
+            chunks = queue.export_claimed(*bounds, target.names) if csv_readable(target) else None
+            if chunks is not None:  # the engine streams the rows as text, which Arrow parses in C++
+                batches = csv_batches(chunks, target)
+            else:
+                rows = queue.read_claimed(*bounds, target.names, self.options.fetch_size)
+                batches = (record_batch(chunk, target) for chunk in rows)
+            return next(batches, None), batches
 
         # Retry only until the first rows are out: after that a retry would repeat them.
         first, rest = self.options.retry.run(first_rows, f"reading ids {partition.lo}..{partition.hi}")
         if first is not None:
-            yield record_batch(first, target)
-        for rows in rest:
-            yield record_batch(rows, target)
+            yield first
+        yield from rest
 
     def commit(self, end: dict) -> None:
         offset = ClaimOffset.from_dict(end)

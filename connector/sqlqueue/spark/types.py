@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import io
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as csv
 from pyspark.sql.types import DataType, StructType
 
 from ..errors import SchemaError
@@ -100,6 +102,64 @@ def record_batch(rows: Sequence[tuple], schema: pa.Schema) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(
         [_array(list(col), field.type) for col, field in zip(columns, schema)], schema=schema
     )
+
+
+def csv_readable(schema: pa.Schema) -> bool:
+    """Whether ``csv_batches`` reads every column of ``schema`` (not binary, which CSV text would carry
+    escaped, nor a subtype table's struct)."""
+    return not any(pa.types.is_binary(f.type) or pa.types.is_struct(f.type) for f in schema)
+
+
+class _Stream(io.RawIOBase):
+    """Chunks of bytes read as one file, as Arrow's CSV reader reads."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks, self._rest = chunks, memoryview(b"")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._rest:
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                return 0
+            self._rest = memoryview(chunk)
+        size = min(len(buffer), len(self._rest))
+        buffer[:size] = self._rest[:size]
+        self._rest = self._rest[size:]
+        return size
+
+
+def csv_batches(chunks: Iterator[bytes], schema: pa.Schema, block_bytes: int = 1 << 20) -> Iterator[pa.RecordBatch]:
+    """Record batches of ``schema`` from CSV text (Engine.copy_out): an unquoted empty field is NULL, a
+    quoted one an empty string, booleans are t and f. Times are read as text, then each column as the
+    session wrote it: with a zone offset (timestamptz) as that instant, without (timestamp) as UTC, as
+    the row path takes a time without a zone (``_array``)."""
+    times = [i for i, f in enumerate(schema) if pa.types.is_timestamp(f.type)]
+    text = pa.schema([pa.field(f.name, pa.string()) if i in times else f for i, f in enumerate(schema)])
+    reader = csv.open_csv(
+        io.BufferedReader(_Stream(chunks), buffer_size=block_bytes),
+        read_options=csv.ReadOptions(column_names=schema.names, block_size=block_bytes),
+        parse_options=csv.ParseOptions(newlines_in_values=True),
+        convert_options=csv.ConvertOptions(
+            column_types=text,
+            null_values=[""],
+            true_values=["t"],
+            false_values=["f"],
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=False,
+        ),
+    )
+    for batch in reader:
+        columns = [_time(c, schema.field(i).type) if i in times else c for i, c in enumerate(batch.columns)]
+        yield pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def _time(text: pa.Array, target: pa.DataType) -> pa.Array:
+    if pc.any(pc.match_substring_regex(text, r"[+-]\d\d(:\d\d)*$")).as_py():
+        return text.cast(target)
+    return text.cast(pa.timestamp(target.unit)).cast(target)
 
 
 def sink_columns(schema: StructType, columns: Sequence[Column]) -> tuple[Column, ...]:
