@@ -23,7 +23,7 @@ from sqlqueue.schema import Column
 from tests.support.docs import PAGES, PYTHON, SANDBOXED, SHELL, Example, examples
 from tests.support.golden import ROOT
 
-RUN = [p for p in PAGES if any(e.runnable and e.not_run is None for e in examples(p))]
+RUN = [p for p in PAGES if any(e.runnable and e.not_run is None and not e.on_sqlserver for e in examples(p))]
 LINKED = ("jobs", "sql", "examples", ".venv")  # what shell examples reach from the project, as they are
 
 
@@ -80,7 +80,7 @@ def test_the_examples_of_a_page_run_in_order(page, spark, tmp_path, eval_example
     sandbox(folder)
     namespace = {"spark": spark}
     for example in examples(page):
-        if not example.runnable or example.not_run is not None:
+        if not example.runnable or example.not_run is not None or example.on_sqlserver:
             continue
         make_queues(folder, example)
         if example.lang in PYTHON:

@@ -3,6 +3,8 @@ just above it tells the docs' tests.
 
     <!-- example: not run: needs a SQL Server -->           the test skips it, giving the reason
     <!-- example: given queue orders with 1000 rows -->     the test makes that SQLite queue first
+    <!-- example: sqlserver quick start -->                 run against a live SQL Server instead
+                                                            (tests/docs/test_sqlserver_quick_start.py)
 
 Examples run in a folder of the test's own that stands for /tmp/sqlqueue, the folder the examples
 (and conf/sqlite.toml) keep their queue and Delta tables in.
@@ -23,6 +25,7 @@ SANDBOXED = "/tmp/sqlqueue"  # what an example's paths start with; the test give
 FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.M | re.S)
 DIRECTIVE = re.compile(r"<!--\s*example:\s*(?P<text>.*?)\s*-->", re.S)
 NOT_RUN = re.compile(r"not run:\s*(?P<reason>\S.*)", re.S)
+SQLSERVER = "sqlserver quick start"
 GIVEN = re.compile(r"given\s+(?P<queues>.+)", re.S)
 GIVEN_QUEUE = re.compile(r"queue (?P<name>\w+)(?: with (?P<rows>\d+) rows)?")
 
@@ -50,6 +53,11 @@ class Example:
         return found["reason"] if found else None
 
     @property
+    def on_sqlserver(self) -> bool:
+        """A block of the SQL Server quick start: run against a live server, not in the SQLite sandbox."""
+        return self.directive == SQLSERVER
+
+    @property
     def given_queues(self) -> list[tuple[str, int]]:
         """(queue, rows) the example expects to exist, from "given queue orders with 1000 rows, queue x"."""
         found = GIVEN.fullmatch(self.directive)
@@ -63,10 +71,10 @@ class Example:
             return None
         if not self.runnable:
             return f"{self.where}: an example comment above a {self.lang or 'plain'} block, which never runs"
-        if self.not_run is None and not self.given_queues:
+        if self.not_run is None and not self.given_queues and not self.on_sqlserver:
             return (
                 f"{self.where}: the comment 'example: {self.directive}' says neither 'not run: <reason>' "
-                "nor 'given queue <name> [with <n> rows]'"
+                f"nor 'given queue <name> [with <n> rows]' nor '{SQLSERVER}'"
             )
         return None
 
