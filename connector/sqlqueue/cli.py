@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import re
 import sys
 import time
@@ -617,6 +618,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return command.run(queue, args, order)
         finally:
             queue.close()
+    except BrokenPipeError:
+        # The reader of our output closed it (`sqlqueue stats | head`): nothing is wrong, and nothing more
+        # can be written. Point stdout at /dev/null so Python's exit does not fail flushing it (the Python
+        # docs' "Note on SIGPIPE").
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (ConfigError, SchemaError, OSError) as exc:
         print(f"sqlqueue {args.command}: error: {exc}", file=sys.stderr)
         return BAD_INPUT

@@ -35,7 +35,9 @@ import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
+from .connection import SCHEMES
 from .errors import ConfigError
 from .options import OPTIONS, SINK, SOURCE, SinkOptions, SourceOptions, refuse_retired
 
@@ -49,7 +51,7 @@ SECTIONS = (CONNECTION, SOURCE, SINK, JOB, SPARK, LOGGING)
 
 @dataclass(frozen=True)
 class Setting:
-    """A key of the [job] or [logging] section: its default and meaning (the README lists them)."""
+    """A key of the [job] or [logging] section: its default and meaning (docs/reference.md lists them)."""
 
     key: str
     default: Any
@@ -242,7 +244,7 @@ def load_config(
     sections = {}
     for role in ROLE_SECTIONS:
         own = merged[role]
-        inherited = {} if {"url", "connectionString"} & set(own) else merged[CONNECTION]
+        inherited = _inherited(role, own, merged[CONNECTION])
         sections[role] = _resolved({**inherited, **own}, environ, need_secrets) if role in roles else {}
     config = Config(sections[SOURCE], sections[SINK], merged[JOB], merged[SPARK], merged[LOGGING])
     for role in roles:
@@ -251,6 +253,39 @@ def load_config(
         except ConfigError as exc:
             raise ConfigError(f"[{role}] {exc}") from None
     return config
+
+
+def _inherited(role: str, own: Mapping[str, str], connection: Mapping[str, str]) -> dict[str, str]:
+    """What a role section takes from [connection]: all of it; or where the section names an address of its
+    own on the same engine (a url, as the command line's --url gives), the login alone, so that the other
+    address keeps the configured login rather than connect with none. A url naming another user than
+    [connection] is refused: [connection]'s password is not that user's. An address on another engine
+    takes nothing."""
+    if not {"url", "connectionString"} & set(own):
+        return dict(connection)
+    if _engine(own) is None or _engine(own) != _engine(connection):
+        return {}
+    login = {k: v for k, v in connection.items() if k in ("user", PASSWORD_ENV) and k not in own}
+    named = urlsplit(own["url"]).username if "url" in own else None
+    configured = login.get("user")
+    if named is not None and "user" not in own:
+        if configured is not None and unquote(named) != configured:
+            raise ConfigError(
+                f"[{role}] url names user {unquote(named)!r} while [connection] names {configured!r}: that user "
+                f"would log in with [connection]'s password; drop the user from the url, or give [{role}] its own "
+                f"user and {PASSWORD_ENV}"
+            )
+        login.pop("user", None)
+    return login
+
+
+def _engine(section: Mapping[str, str]) -> str | None:
+    """The engine a section's address names (its url's scheme, or its dialect), None for none or a file."""
+    if "url" in section:
+        scheme = SCHEMES.get(section["url"].partition(":")[0].lower())
+        return scheme.dialect if scheme is not None and scheme.dialect != "sqlite" else None
+    found = SCHEMES.get(section.get("dialect", "").lower())
+    return found.dialect if found is not None else None
 
 
 def _check_job_keys(job: Mapping[str, str], accepted: list[str]) -> None:

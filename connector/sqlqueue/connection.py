@@ -6,6 +6,7 @@ its repr or ``display``, and ``redact`` scrubs them from any text (driver errors
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Callable
@@ -115,13 +116,68 @@ def _server_address(dialect: str, url: str, rest: str, user: str | None, passwor
     params = [("host", parts.hostname), ("database", unquote(parts.path.strip("/")))]
     if parts.port:
         params.append(("port", str(parts.port)))
-    params.extend(sorted(parse_qsl(parts.query)))
+    query = parse_qsl(parts.query)
+    _check_keywords(dialect, [k for k, _ in query])
+    params.extend(sorted(query))
     return ConnectionSpec(
         dialect,
         tuple(params),
         user or (unquote(parts.username) if parts.username else None),
         password or (unquote(parts.password) if parts.password else None),
     )
+
+
+# The URL keywords a driver of the engine takes, so a misspelled one is refused by name rather than reach the
+# driver, which ignores it or fails as something else (a certificate error for a misspelled
+# TrustServerCertificate). SQL Server: Microsoft's ODBC Driver 18 ("DSN and Connection String Keywords and
+# Attributes", learn.microsoft.com/sql/connect/odbc/dsn-connection-string-attribute), FreeTDS 1.3's ODBC
+# driver (freetds.org/userguide/odbcconnattr.html) and mssql-python's allow-list of Driver 18's, with `driver`,
+# which sqlqueue reads. PostgreSQL: libpq's parameter key words
+# (postgresql.org/docs/current/libpq-connect.html#LIBPQ-PARAMKEYWORDS).
+# fmt: off
+SQLSERVER_KEYWORDS = (
+    "driver", "Addr", "Address", "AnsiNPW", "APP", "ApplicationIntent", "AttachDBFileName", "Authentication",
+    "AutoTranslate", "ClientCertificate", "ClientKey", "ColumnEncryption", "ConcatNullYieldsNull",
+    "ConnectRetryCount", "ConnectRetryInterval", "ConnectTimeout", "Database", "Description", "DSN", "Encrypt",
+    "Failover_Partner", "FailoverPartner", "FailoverPartnerSPN", "FileDSN", "GetDataExtensions",
+    "HostnameInCertificate", "IpAddressPreference", "KeepAlive", "KeepAliveInterval", "KeystoreAuthentication",
+    "KeystorePrincipalId", "KeystoreSecret", "Language", "LongAsMax", "MARS_Connection", "MultipleActiveResultSets",
+    "MultiSubnetFailover", "PacketSize", "QuotedId", "Regional", "Replication", "RetryExec", "SaveFile", "Server",
+    "ServerCertificate", "ServerSPN", "StatsLog_File", "StatsLogging", "TransparentNetworkIPResolution",
+    "Trusted_Connection", "TrustServerCertificate", "UseFMTONLY", "WSID", "ClientCharset", "ConnectionTimeout",
+    "DebugFlags", "DumpFile", "DumpFileAppend", "Encryption", "Port", "REALM", "Servername", "TDS_Version",
+    "TextSize", "Timeout", "UseNTLMv2",
+)
+# fmt: on
+# fmt: off
+POSTGRES_KEYWORDS = (
+    "application_name", "fallback_application_name", "connect_timeout", "client_encoding", "options", "keepalives",
+    "keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout", "replication", "gssencmode",
+    "sslmode", "requiressl", "sslnegotiation", "sslcompression", "sslcert", "sslkey", "sslkeylogfile",
+    "sslpassword", "sslcertmode", "sslrootcert", "sslcrl", "sslcrldir", "sslsni", "requirepeer",
+    "ssl_min_protocol_version", "ssl_max_protocol_version", "krbsrvname", "gsslib", "gssdelegation", "service",
+    "target_session_attrs", "load_balance_hosts", "require_auth", "channel_binding", "hostaddr", "passfile",
+    "min_protocol_version", "max_protocol_version", "scram_client_key", "scram_server_key", "oauth_issuer",
+    "oauth_client_id", "oauth_client_secret", "oauth_scope",
+)
+# fmt: on
+KEYWORDS = {"sqlserver": SQLSERVER_KEYWORDS, "postgres": POSTGRES_KEYWORDS}
+
+
+def _check_keywords(dialect: str, given: list[str]) -> None:
+    known = KEYWORDS.get(dialect)
+    if known is None:
+        return
+    by_lower = {k.lower(): k for k in known}
+    for key in given:
+        if key.lower() not in by_lower:
+            close = difflib.get_close_matches(key.lower(), by_lower, n=1, cutoff=0.75)
+            hint = f" (did you mean {by_lower[close[0]]}?)" if close else ""
+            who = "no SQL Server driver knows" if dialect == "sqlserver" else "libpq does not know"
+            raise ConfigError(
+                f"option 'url' has keyword {key!r}, which {who}{hint}; known keywords: "
+                f"{', '.join(sorted(known, key=str.lower))}"
+            )
 
 
 @dataclass(frozen=True)

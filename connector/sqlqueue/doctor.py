@@ -18,8 +18,11 @@ __all__ = ["NOTE", "OK", "PROBLEM", "Finding", "examine", "report"]
 
 
 def examine(queue: Queue, order: str) -> list[Finding]:
-    """Every finding for the queue table, whose claims use ``order``."""
-    return queue.findings(order)
+    """Every finding for the queue table, whose claims use ``order``; none of a check a finding says the
+    server cannot be judged by (``Finding.unjudged``)."""
+    found = queue.findings(order)
+    unjudged = {check for f in found for check in f.unjudged}
+    return [f for f in found if f.check not in unjudged]
 
 
 def report(findings: list[Finding], script: Callable[[list[str]], str]) -> str:

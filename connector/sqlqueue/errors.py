@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
+
+
+def one_line(text: object) -> str:
+    """A driver's message on one line (libpq's, for one, adds a hint on a line of its own)."""
+    return " ".join(str(text).split())
 
 
 class SqlQueueError(Exception):
@@ -42,7 +48,17 @@ def missing_option(name: str, hint: str) -> ConfigError:
 
 
 def unknown_options(names: Iterable[str], valid: Iterable[str]) -> ConfigError:
-    return ConfigError(f"unknown option(s) {', '.join(sorted(names))}; valid options are: {', '.join(sorted(valid))}")
+    """Unknown option keys, each with the valid one it is closest to (keys compare ignoring case)."""
+    valid = sorted(valid)
+    by_lower = {v.lower(): v for v in valid}
+
+    def named(name: str) -> str:
+        close = difflib.get_close_matches(name.lower(), by_lower, n=1, cutoff=0.75)
+        return f"{name} (did you mean {by_lower[close[0]]}?)" if close else name
+
+    return ConfigError(
+        f"unknown option(s) {', '.join(named(n) for n in sorted(names))}; valid options are: {', '.join(valid)}"
+    )
 
 
 def missing_driver(module: str, extra: str) -> MissingDriverError:

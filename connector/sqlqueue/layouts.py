@@ -90,7 +90,7 @@ def migrate(
     if queue.layout() != LAYOUT:
         raise SchemaError(
             f"{where}: every step ran but layout {LAYOUT} was not recorded: rows in state 'staged' are left "
-            "or the state check was changed by hand; see README, Upgrading"
+            "or the state check was changed by hand; see docs/operations.md, 'Layout versions and upgrading'"
         )
     say(f"{where} is at layout {LAYOUT}")
     return found

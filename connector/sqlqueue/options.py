@@ -1,7 +1,7 @@
 """Every option key, its default, its check and its meaning, in one place.
 
 Keys are matched case-insensitively (Spark lowercases them). Unknown keys are refused with the
-list of valid ones. ``OPTIONS`` is also the source of the options reference in the README.
+list of valid ones. ``OPTIONS`` is also the source of the configuration reference, docs/reference.md.
 """
 
 from __future__ import annotations
@@ -22,16 +22,45 @@ from .schema import ORDERS
 SOURCE, SINK = "source", "sink"
 
 
+def text(key: str, value: str) -> str:
+    return value
+
+
+text.kind = "text"  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True)
 class Option:
     key: str
     default: Any
     doc: str
     roles: tuple[str, ...] = (SOURCE, SINK)
-    parse: Callable[[str, str], Any] = lambda key, value: value
+    parse: Callable[[str, str], Any] = text
+    example: str = ""
+    unit: str = ""  # what a whole number counts, for the reference
+
+    @property
+    def kind(self) -> str:
+        """The value's type as the reference shows it (each check names its own, ``parse.kind``)."""
+        kind = getattr(self.parse, "kind", "text")
+        return f"{kind} ({self.unit})" if self.unit else kind
+
+
+def _kind(kind: str) -> Callable[[Callable[[str, str], Any]], Callable[[str, str], Any]]:
+    """``parse`` as a check whose value the reference shows as ``kind``."""
+
+    def mark(parse: Callable[[str, str], Any]) -> Callable[[str, str], Any]:
+        def check(key: str, value: str) -> Any:
+            return parse(key, value)
+
+        check.kind = kind  # type: ignore[attr-defined]
+        return check
+
+    return mark
 
 
 def whole_number(lower: int = 1, upper: int = 2**31 - 1) -> Callable[[str, str], int]:
+    @_kind(f"whole number, {lower} to {upper:,}" if upper < 2**31 - 1 else f"whole number, at least {lower}")
     def parse(key: str, value: str) -> int:
         try:
             number = int(value)
@@ -44,6 +73,7 @@ def whole_number(lower: int = 1, upper: int = 2**31 - 1) -> Callable[[str, str],
     return parse
 
 
+@_kind("true or false")
 def boolean(key: str, value: str) -> bool:
     text = str(value).strip().lower()
     if text not in ("true", "false"):
@@ -52,6 +82,7 @@ def boolean(key: str, value: str) -> bool:
 
 
 def one_of(*choices: str) -> Callable[[str, str], str]:
+    @_kind(f"one of {', '.join(choices)}")
     def parse(key: str, value: str) -> str:
         if str(value).lower() not in choices:
             raise invalid_option(key, value, f"one of {', '.join(choices)}")
@@ -61,6 +92,7 @@ def one_of(*choices: str) -> Callable[[str, str], str]:
 
 
 def bounded_text(most: int) -> Callable[[str, str], str]:
+    @_kind(f"text, at most {most} characters")
     def parse(key: str, value: str) -> str:
         text = str(value).strip()
         if not 1 <= len(text) <= most:
@@ -74,6 +106,7 @@ _DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|m|h)\s*$", re.IGNORECASE)
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
 
 
+@_kind("duration: a number with ms, s, m or h")
 def duration_ms(key: str, value: str) -> int:
     """A duration with its unit, as Kafka's maxTriggerDelay takes it: 500ms, 30s, 15m, 1h."""
     match = _DURATION.match(str(value))
@@ -82,6 +115,7 @@ def duration_ms(key: str, value: str) -> int:
     return int(match.group(1)) * _UNIT_MS[match.group(2).lower()]
 
 
+@_kind("column names, comma-separated")
 def column_list(key: str, value: str) -> tuple[str, ...]:
     names = tuple(n.strip() for n in str(value).split(",") if n.strip())
     if not names:
@@ -96,26 +130,30 @@ OPTIONS: tuple[Option, ...] = (
         "Where the queue lives: sqlite:///path/queue.db, postgresql://host:5432/db or "
         "sqlserver://host:1433/db?Encrypt=yes (query parameters become ODBC keywords; ?driver= picks the "
         "ODBC driver, else ODBC Driver 18, 17, then FreeTDS).",
+        example="sqlserver://db.example.com:1433/ops?Encrypt=yes",
     ),
     Option(
         "connectionString",
         None,
         "Instead of url: a driver connection string given verbatim (an ODBC string "
         "for SQL Server, a libpq conninfo for PostgreSQL); needs dialect.",
+        example="DRIVER={ODBC Driver 18 for SQL Server};SERVER=tcp:db,1433;DATABASE=ops",
     ),
-    Option("dialect", None, "With connectionString: sqlserver or postgresql."),
-    Option("user", None, "Database login; overrides a user in the url."),
+    Option("dialect", None, "With connectionString: sqlserver or postgresql.", example="sqlserver"),
+    Option("user", None, "Database login; overrides a user in the url.", example="sqlqueue_connector"),
     Option(
         "password",
         None,
         "Database password; never logged or shown in errors. Jobs read it from the "
         "environment variable their config names.",
+        example="(from the environment: passwordEnv)",
     ),
     Option(
         "queue",
         None,
         "The queue table, optionally schema-qualified (dbo.jobs). Also accepted as the load()/save() path.",
-        parse=lambda k, v: TableName.parse(v),
+        parse=_kind("table name")(lambda k, v: TableName.parse(v)),
+        example="dbo.orders",
     ),
     Option(
         "consumer",
@@ -123,6 +161,7 @@ OPTIONS: tuple[Option, ...] = (
         "Stable identity of this consumer, recorded on the rows it claims. Default: a "
         "generated id stored in the query's checkpoint with its first offset.",
         roles=(SOURCE,),
+        example="orders-to-delta",
     ),
     Option(
         "maxRowsPerTrigger",
@@ -130,6 +169,8 @@ OPTIONS: tuple[Option, ...] = (
         "Most rows one micro-batch claims (Spark's default read limit).",
         roles=(SOURCE,),
         parse=whole_number(),
+        example="50000",
+        unit="rows",
     ),
     Option(
         "minRowsPerTrigger",
@@ -139,6 +180,8 @@ OPTIONS: tuple[Option, ...] = (
         "Not applied under Trigger.AvailableNow. Default: any rows.",
         roles=(SOURCE,),
         parse=whole_number(),
+        example="1000",
+        unit="rows",
     ),
     Option(
         "maxTriggerDelay",
@@ -147,6 +190,7 @@ OPTIONS: tuple[Option, ...] = (
         "a smaller batch is taken anyway (ms, s, m or h, e.g. 30s).",
         roles=(SOURCE,),
         parse=duration_ms,
+        example="30s",
     ),
     Option(
         "numPartitions",
@@ -154,6 +198,8 @@ OPTIONS: tuple[Option, ...] = (
         "Spark tasks that read one micro-batch; the claimed rows are split into this many id ranges of equal size.",
         roles=(SOURCE,),
         parse=whole_number(1, 512),
+        example="4",
+        unit="read tasks",
     ),
     Option(
         "claimChunkSize",
@@ -163,6 +209,8 @@ OPTIONS: tuple[Option, ...] = (
         "per batch elsewhere.",
         roles=(SOURCE,),
         parse=whole_number(1, 1_000_000),
+        example="4000",
+        unit="rows",
     ),
     Option(
         "order",
@@ -171,6 +219,7 @@ OPTIONS: tuple[Option, ...] = (
         "(highest priority, then fifo) or pending (earliest due time first).",
         roles=(SOURCE,),
         parse=one_of(*ORDERS),
+        example="priority",
     ),
     Option(
         "strictOrder",
@@ -179,6 +228,7 @@ OPTIONS: tuple[Option, ...] = (
         "order at the price of serialised consumers.",
         roles=(SOURCE,),
         parse=boolean,
+        example="true",
     ),
     Option(
         "prefetch",
@@ -188,6 +238,7 @@ OPTIONS: tuple[Option, ...] = (
         "one claims when it starts, so rows that arrive meanwhile are not held back a batch.",
         roles=(SOURCE,),
         parse=boolean,
+        example="false",
     ),
     Option(
         "leaseSeconds",
@@ -195,6 +246,8 @@ OPTIONS: tuple[Option, ...] = (
         "How long a claim holds its rows before another consumer may take them.",
         roles=(SOURCE,),
         parse=whole_number(),
+        example="600",
+        unit="seconds",
     ),
     Option(
         "completion",
@@ -203,6 +256,7 @@ OPTIONS: tuple[Option, ...] = (
         "purged later); or ack (they stay claimed until the job acknowledges each row through the sink's "
         "ack operation, or their lease expires). On the ack sink, delete or keep says what outcome done does.",
         parse=one_of("delete", "keep", "ack"),
+        example="keep",
     ),
     Option(
         "maxAttempts",
@@ -210,6 +264,8 @@ OPTIONS: tuple[Option, ...] = (
         "Claims a row gets before a retry or an expired lease fails it for good (state "
         "'failed'); a row's own max_attempts column overrides it.",
         parse=whole_number(1, 1000),
+        example="3",
+        unit="claims",
     ),
     Option(
         "emptyPollIntervalMs",
@@ -217,6 +273,8 @@ OPTIONS: tuple[Option, ...] = (
         "How long a micro-batch waits when the queue has nothing ready before it reports no new data.",
         roles=(SOURCE,),
         parse=whole_number(1, 3_600_000),
+        example="250",
+        unit="milliseconds",
     ),
     Option(
         "columns",
@@ -224,6 +282,7 @@ OPTIONS: tuple[Option, ...] = (
         "Columns to return, comma-separated. Default: id, enqueued_at, attempts and every domain column.",
         roles=(SOURCE,),
         parse=column_list,
+        example="id, payload, attempts",
     ),
     Option(
         "deadLetterTable",
@@ -234,6 +293,7 @@ OPTIONS: tuple[Option, ...] = (
         "write Delta (its reader runs without a SparkSession). Default: failed rows stay in the queue.",
         roles=(SOURCE,),
         parse=bounded_text(1000),
+        example="/lake/orders_dead_letters",
     ),
     Option(
         "retryTimeout",
@@ -242,12 +302,15 @@ OPTIONS: tuple[Option, ...] = (
         "a lock timeout is tried again, in source and sink tasks and on the driver, before the query fails "
         "(ms, s, m or h; 0s: never). Each retry logs one line.",
         parse=duration_ms,
+        example="5m",
     ),
     Option(
         "retryBackoffMs",
         1000,
         f"Wait before the first retry; it doubles each time, up to {MAX_WAIT_S:g} s a wait.",
         parse=whole_number(1, int(MAX_WAIT_S * 1000)),
+        example="500",
+        unit="milliseconds",
     ),
     Option(
         "fetchSize",
@@ -255,6 +318,8 @@ OPTIONS: tuple[Option, ...] = (
         "Rows fetched from the database per Arrow record batch in a read task.",
         roles=(SOURCE,),
         parse=whole_number(1, 1_000_000),
+        example="50000",
+        unit="rows",
     ),
     Option(
         "writerId",
@@ -265,6 +330,7 @@ OPTIONS: tuple[Option, ...] = (
         "writers must not share one.",
         roles=(SINK,),
         parse=bounded_text(200),
+        example="orders-enqueuer",
     ),
     Option(
         "batchId",
@@ -273,6 +339,7 @@ OPTIONS: tuple[Option, ...] = (
         "exactly once, like Delta's txnAppId/txnVersion.",
         roles=(SINK,),
         parse=whole_number(0, 2**62),
+        example="(the batch id foreachBatch gives)",
     ),
     Option(
         "operation",
@@ -283,6 +350,7 @@ OPTIONS: tuple[Option, ...] = (
         "or failed.",
         roles=(SINK,),
         parse=one_of("enqueue", "ack"),
+        example="ack",
     ),
     Option(
         "backoffSeconds",
@@ -291,6 +359,8 @@ OPTIONS: tuple[Option, ...] = (
         "doubling with each further attempt (±10% jitter).",
         roles=(SINK,),
         parse=whole_number(0, 86_400),
+        example="30",
+        unit="seconds",
     ),
     Option(
         "maxBackoffSeconds",
@@ -298,17 +368,30 @@ OPTIONS: tuple[Option, ...] = (
         "The longest wait a computed retry backoff reaches.",
         roles=(SINK,),
         parse=whole_number(0, 30 * 86_400),
+        example="86400",
+        unit="seconds",
     ),
     Option(
         "profile",
         None,
         "Adopt a queue table sqlqueue did not create, as it is: "
-        f"{', '.join(PRESETS)} (README 'Using the queue table you already have'); the profile.* options map "
+        f"{', '.join(PRESETS)} (docs/adopting.md); the profile.* options map "
         "its columns and values over the preset's. Unset: a queue table in sqlqueue's own layout.",
         roles=(SOURCE, SINK),
         parse=one_of(*PRESETS),
+        example="relational",
     ),
-    *(Option(f"profile.{field}", None, FIELD_DOCS[field], roles=(SOURCE, SINK)) for field in PROFILE_FIELDS),
+    *(
+        Option(
+            f"profile.{field}",
+            None,
+            FIELD_DOCS[field].doc,
+            roles=(SOURCE, SINK),
+            parse=_kind(FIELD_DOCS[field].kind)(text),
+            example=FIELD_DOCS[field].example,
+        )
+        for field in PROFILE_FIELDS
+    ),
 )
 BY_KEY = {o.key.lower(): o for o in OPTIONS}
 # Keys Spark itself may put into a data source's options.

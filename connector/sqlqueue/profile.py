@@ -436,40 +436,152 @@ def settings_of(profile: Profile) -> dict[str, str]:
 
 
 # What each profile.<field> option means, for the options reference.
+@dataclass(frozen=True)
+class FieldDoc:
+    """What a profile field means, the type of its value, and an example (the reference shows them)."""
+
+    doc: str
+    kind: str
+    example: str
+
+
 FIELD_DOCS = {
-    "key": "The table's unique key, comma-separated (its primary key or a unique index; need not be an identity).",
-    "take": "true: the claim deletes the rows it takes (dequeue), keeping them in the claims table until done.",
-    "status": "The status column.",
-    "ready": "Status values that mean ready, comma-separated (e.g. Pending, Error).",
-    "in_flight": "The status value a claim sets (e.g. Processing).",
-    "done": "The status value done sets (e.g. Completed); unset with no done_at: done deletes the row.",
-    "failed": "The terminal status of rows out of attempts whose claimer's lease ran out, or acknowledged failed "
-    "(e.g. Failed).",
-    "retry": "The status value a row acknowledged for retry takes, one of the ready values (e.g. Error).",
-    "attempts": "The attempts column, incremented by each claim.",
-    "max_attempts": "Rows with this many attempts are not claimed again.",
-    "due": "A time column: rows are claimed once it has passed (e.g. ScheduledFor).",
-    "started": "A time column the claim sets; past the lease it marks an abandoned row (e.g. StartedAt).",
-    "claimer": "A column the claim sets to the consumer's id (e.g. app_server).",
-    "error": "The column a failure's error text goes to.",
-    "response": "The column an acknowledgement's response text goes to (done).",
-    "step": "The column holding a multi-step job's step: an acknowledgement that names a step writes it.",
-    "duration": "A column done sets to the milliseconds since started.",
-    "token": "The optimistic-concurrency column (e.g. UpdatedAt): every transition sets it, and completion "
-    "touches a row only while it holds what the claim wrote.",
-    "enqueued": "When a row was enqueued, for queue-wait figures.",
-    "done_at": "A time column done sets; rows where it is set are not claimed.",
-    "filter": "One boolean expression on the table's columns, in its engine's SQL, selecting this stream's rows "
-    "(e.g. Type = 'Sync'): no ';', comment, parameter or statement, no parenthesis it does not open and close, "
-    "no subquery that writes. Checked against the table before any row moves.",
-    "order": "Claim order, e.g. 'ScheduledFor, EnqueuedAt' (ASC or DESC per column); empty: any order.",
-    "clock": "utc or local: the time zone the table's times are written in (SYSDATETIME() is local).",
-    "lease_seconds": "How long a claim's started-at holds a row before it counts as abandoned.",
-    "include": "Subtype tables, comma-separated (schema-qualified allowed; unqualified: the table's schema): tables "
-    "that extend the table by its key, each with the key's columns under the same names, a foreign key from them "
-    "to it, and unique. The source returns each as a struct column named after it (its other columns; NULL where "
-    "a row has none); the sink writes a struct column of that name into it, published with the base row.",
-    "include_exclusive": "true (default): a row has at most one of its profile.include tables' rows; false: any "
-    "combination.",
+    "key": FieldDoc(
+        "The table's unique key, comma-separated (its primary key or a unique index; need not be an identity).",
+        "column names, comma-separated",
+        "EnqueuedAt",
+    ),
+    "take": FieldDoc(
+        "true: the claim deletes the rows it takes (dequeue), keeping them in the claims table until done.",
+        "true or false",
+        "true",
+    ),
+    "status": FieldDoc(
+        "The status column.",
+        "column name",
+        "Status",
+    ),
+    "ready": FieldDoc(
+        "Status values that mean ready, comma-separated (e.g. Pending, Error).",
+        "status values, comma-separated",
+        "Pending, Error",
+    ),
+    "in_flight": FieldDoc(
+        "The status value a claim sets (e.g. Processing).",
+        "status value",
+        "Processing",
+    ),
+    "done": FieldDoc(
+        "The status value done sets (e.g. Completed); unset with no done_at: done deletes the row.",
+        "status value",
+        "Completed",
+    ),
+    "failed": FieldDoc(
+        "The terminal status of rows out of attempts whose claimer's lease ran out, or acknowledged failed (e.g. "
+        "Failed).",
+        "status value",
+        "Failed",
+    ),
+    "retry": FieldDoc(
+        "The status value a row acknowledged for retry takes, one of the ready values (e.g. Error).",
+        "status value",
+        "Error",
+    ),
+    "attempts": FieldDoc(
+        "The attempts column, incremented by each claim.",
+        "column name",
+        "AttemptNum",
+    ),
+    "max_attempts": FieldDoc(
+        "Rows with this many attempts are not claimed again.",
+        "whole number, at least 1",
+        "3",
+    ),
+    "due": FieldDoc(
+        "A time column: rows are claimed once it has passed (e.g. ScheduledFor).",
+        "column name",
+        "ScheduledFor",
+    ),
+    "started": FieldDoc(
+        "A time column the claim sets; past the lease it marks an abandoned row (e.g. StartedAt).",
+        "column name",
+        "StartedAt",
+    ),
+    "claimer": FieldDoc(
+        "A column the claim sets to the consumer's id (e.g. app_server).",
+        "column name",
+        "app_server",
+    ),
+    "error": FieldDoc(
+        "The column a failure's error text goes to.",
+        "column name",
+        "Error",
+    ),
+    "response": FieldDoc(
+        "The column an acknowledgement's response text goes to (done).",
+        "column name",
+        "Response",
+    ),
+    "step": FieldDoc(
+        "The column holding a multi-step job's step: an acknowledgement that names a step writes it.",
+        "column name",
+        "Step",
+    ),
+    "duration": FieldDoc(
+        "A column done sets to the milliseconds since started.",
+        "column name",
+        "Duration",
+    ),
+    "token": FieldDoc(
+        "The optimistic-concurrency column (e.g. UpdatedAt): every transition sets it, and completion touches a row "
+        "only while it holds what the claim wrote.",
+        "column name",
+        "UpdatedAt",
+    ),
+    "enqueued": FieldDoc(
+        "When a row was enqueued, for queue-wait figures.",
+        "column name",
+        "EnqueuedAt",
+    ),
+    "done_at": FieldDoc(
+        "A time column done sets; rows where it is set are not claimed.",
+        "column name",
+        "end_date",
+    ),
+    "filter": FieldDoc(
+        "One boolean expression on the table's columns, in its engine's SQL, selecting this stream's rows (e.g. Type ="
+        " 'Sync'): no ';', comment, parameter or statement, no parenthesis it does not open and close, no subquery "
+        "that writes. Checked against the table before any row moves.",
+        "a boolean SQL expression",
+        "Type = 'Sync'",
+    ),
+    "order": FieldDoc(
+        "Claim order, e.g. 'ScheduledFor, EnqueuedAt' (ASC or DESC per column); empty: any order.",
+        "columns with ASC or DESC, comma-separated",
+        "ScheduledFor, EnqueuedAt",
+    ),
+    "clock": FieldDoc(
+        "utc or local: the time zone the table's times are written in (SYSDATETIME() is local).",
+        "one of utc, local",
+        "local",
+    ),
+    "lease_seconds": FieldDoc(
+        "How long a claim's started-at holds a row before it counts as abandoned.",
+        "whole number (seconds)",
+        "600",
+    ),
+    "include": FieldDoc(
+        "Subtype tables, comma-separated (schema-qualified allowed; unqualified: the table's schema): tables that "
+        "extend the table by its key, each with the key's columns under the same names, a foreign key from them to it,"
+        " and unique. The source returns each as a struct column named after it (its other columns; NULL where a row "
+        "has none); the sink writes a struct column of that name into it, published with the base row.",
+        "table names, comma-separated",
+        "dbo.Notification_Email, dbo.Notification_ResetPassword",
+    ),
+    "include_exclusive": FieldDoc(
+        "true (default): a row has at most one of its profile.include tables' rows; false: any combination.",
+        "true or false",
+        "false",
+    ),
 }
 PROFILE_FIELDS = tuple(_FIELDS)

@@ -17,17 +17,12 @@ from dataclasses import dataclass
 from time import monotonic, sleep
 from typing import TypeVar
 
-from .errors import DatabaseError
+from .errors import DatabaseError, one_line
 
 T = TypeVar("T")
 log = logging.getLogger("sqlqueue.retry")
 MAX_WAIT_S = 10.0  # the longest single wait: a database back after 40 s is found within 10 s
 TIMEOUT_OPTION = "retryTimeout"  # the option that sets ``timeout_ms`` (options.py)
-
-
-def one_line(text: object) -> str:
-    """A driver's message on one line (libpq's, for one, adds a hint on a line of its own)."""
-    return " ".join(str(text).split())
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,12 @@ ANSWER = [StructField(name, StringType()) for name in ("outcome", "response", "e
 BUSY = (429, 502, 503, 504)  # answers worth another try later
 
 
-def send(url: str, payload: str) -> tuple[str, str | None, str | None]:
-    """One notification through the service: (outcome, response, error)."""
-    request = urllib.request.Request(url, data=payload.encode(), headers={"Content-Type": "application/json"})
+def send(url: str, payload: str, key: str) -> tuple[str, str | None, str | None]:
+    """One notification through the service: (outcome, response, error). ``key`` names this attempt of this
+    row (Idempotency-Key): a batch Spark replays after a crash sends its notifications again, and a service
+    that keeps the keys it has answered can answer the same again instead of sending twice."""
+    headers = {"Content-Type": "application/json", "Idempotency-Key": key}
+    request = urllib.request.Request(url, data=payload.encode(), headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=10) as answer:
             return "done", answer.read().decode(), None
@@ -47,7 +50,8 @@ def sender(url: str):
 
     def send_each(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            answers = [send(url, payload) for payload in batch.column("Payload").to_pylist()]
+            rows = zip(*(batch.column(c).to_pylist() for c in ("Payload", "EnqueuedAt", "AttemptNum")))
+            answers = [send(url, payload, f"{enqueued.isoformat()}/{attempt}") for payload, enqueued, attempt in rows]
             outcome, response, error = (pa.array(column, pa.string()) for column in zip(*answers))
             if not answers:
                 outcome = response = error = pa.array([], pa.string())

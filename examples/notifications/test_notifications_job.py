@@ -23,12 +23,14 @@ class Service:
         self.refused: set[str] = set()
         self.busy: Counter[str] = Counter()
         self.asked: Counter[str] = Counter()
+        self.keys: Counter[str] = Counter()  # the Idempotency-Key of each request
         service = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"])).decode()
                 service.asked[body] += 1
+                service.keys[self.headers["Idempotency-Key"]] += 1
                 code, text = (
                     (400, "no such mailbox") if body in service.refused
                     else (503, "try later") if service.busy[body] > 0
@@ -76,6 +78,7 @@ def test_a_notification_the_busy_service_put_off_is_sent_again_once_its_backoff_
     run_to_end(start(spark, table.sink_options(), service.url, delta_path, checkpoint_path, backoff_seconds=0))
     assert_queue_holds(table, Completed=2)
     assert service.asked == Counter({"p0": 2, "p1": 1})
+    assert sorted(service.keys.values()) == [1, 1, 1]  # each attempt of each row under a key of its own
     attempts = spark.read.format("delta").load(delta_path).filter("Payload = 'p0'")
     assert sorted(r.outcome for r in attempts.collect()) == ["done", "retry"]
 

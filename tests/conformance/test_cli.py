@@ -211,3 +211,20 @@ def test_migrate_print_shows_the_script_and_touches_nothing(run, engine):
     assert status == 0 and out.startswith(f"-- sqlqueue migrate: queue {old.table} from layout 1 to layout 2")
     assert "-- Step 1/" in out and f"{old.table.name}_layout" in out
     assert old.layout() == 1
+
+
+def test_a_reader_that_closes_the_pipe_early_ends_the_command_quietly(tmp_path):
+    """`sqlqueue peek | head -1`: the command stops writing, says nothing and succeeds."""
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path}/queue.db"
+    queue_name = "orders"
+    assert cli.main(["create", "--url", url, "--queue", queue_name]) == 0
+    rows = "\n".join(json.dumps({"payload": "x" * 200}) for _ in range(2000))
+    (tmp_path / "rows.jsonl").write_text(rows)
+    assert cli.main(["enqueue", "--url", url, "--queue", queue_name, str(tmp_path / "rows.jsonl")]) == 0
+    command = f"{sys.executable} -m sqlqueue.cli peek --url {url} --queue {queue_name} --limit 2000 | head -1"
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert len(done.stdout.splitlines()) == 1

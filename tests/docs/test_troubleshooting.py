@@ -89,7 +89,7 @@ def made(key: str, tmp: Path, monkeypatch) -> str:
         conf = config_file(tmp, '[connection]\nurl = "sqlserver://h:1433/ops"\nuser = "sqlqueue_connector"\n'
                                 'passwordEnv = "SQLQUEUE_PASSWORD"\n[source]\nqueue = "orders"\n')  # fmt: skip
         monkeypatch.setenv("SQLQUEUE_PASSWORD", "x")
-        return raised(lambda: load_config([conf], [], roles=("source",), url="sqlserver://etl@h:1433/ops"))
+        return raised(lambda: load_config([conf], ["source.url=sqlserver://etl@h:1433/ops"], roles=("source",)))
     if key == "password-env":
         conf = config_file(tmp, '[connection]\nurl = "postgresql://h/ops"\npasswordEnv = "SQLQUEUE_PASSWORD"\n')
         monkeypatch.delenv("SQLQUEUE_PASSWORD", raising=False)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 
 from sqlqueue.config import CONNECTION_KEYS, JOB_SETTINGS, LOGGING_SETTINGS, PASSWORD_ENV
-from sqlqueue.options import OPTIONS
+from sqlqueue.options import OPTIONS, SINK, SOURCE, Option
 
 START, END = "<!-- reference:start -->", "<!-- reference:end -->"
 SECTION = re.compile(re.escape(START) + r"\n(.*?)" + re.escape(END), re.DOTALL)
@@ -32,22 +32,45 @@ def _table(header: str, rows: Iterable[tuple[str, ...]]) -> str:
     return "\n".join(lines)
 
 
-def reference() -> str:
-    options = _table(
-        "option | role | default | meaning",
-        ((f"`{o.key}`", ", ".join(o.roles), _default(o.default), o.doc) for o in OPTIONS),
+def _options(options: Iterable[Option]) -> str:
+    return _table(
+        "option | type | default | example | meaning",
+        ((f"`{o.key}`", o.kind, _default(o.default), f"`{o.example}`" if o.example else "", o.doc) for o in options),
     )
+
+
+def reference() -> str:
+    where = [o for o in OPTIONS if o.key in CONNECTION_OPTIONS]
+    shared = [o for o in OPTIONS if set(o.roles) == {SOURCE, SINK} and o not in where and not _adoption(o)]
+    source = [o for o in OPTIONS if o.roles == (SOURCE,)] + shared
+    sink = [o for o in OPTIONS if o.roles == (SINK,)] + shared
+    adoption = [o for o in OPTIONS if _adoption(o)]
     jobs = _table("[job] key | default | meaning", ((f"`{s.key}`", _default(s.default), s.doc) for s in JOB_SETTINGS))
     logs = _table(
         "[logging] key | default | meaning", ((f"`{s.key}`", _default(s.default), s.doc) for s in LOGGING_SETTINGS)
     )
     connection = ", ".join(f"`{k}`" for k in CONNECTION_KEYS)
     return (
-        "Source and sink options (Spark `.option(...)` keys, and the keys of the `[source]` and `[sink]` "
-        "sections of a configuration file):\n\n"
-        f"{options}\n\n"
-        f"In configuration files, `[connection]` takes {connection} and is inherited by `[source]` and "
-        f"`[sink]` unless they name a `url` or `connectionString` of their own. `password` is refused there: "
-        f"`{PASSWORD_ENV}` names the environment variable that holds it. `[spark]` takes any `spark.*` key.\n\n"
+        "### Where the queue is (source and sink)\n\n"
+        f"{_options(where)}\n\n"
+        '### The source (`spark.readStream.format("sqlqueue")`, a `[source]` section)\n\n'
+        f"{_options(source)}\n\n"
+        '### The sink (`df.write` and `writeStream` `.format("sqlqueue")`, a `[sink]` section)\n\n'
+        f"{_options(sink)}\n\n"
+        "### A table sqlqueue did not create (`profile`, `profile.*`; source and sink)\n\n"
+        f"{_options(adoption)}\n\n"
+        "### Configuration files of the jobs and the command line\n\n"
+        f"`[connection]` takes {connection}. `[source]` and `[sink]` inherit it; one that names a `url` or "
+        f"`connectionString` of its own (the command line's `--url` does) inherits only its `user` and "
+        f"`{PASSWORD_ENV}`, and one whose url names another user than `[connection]` is refused. `password` is "
+        f"refused in a file: `{PASSWORD_ENV}` names the environment variable that holds it. `[spark]` takes any "
+        "`spark.*` key.\n\n"
         f"{jobs}\n\n{logs}\n"
     )
+
+
+CONNECTION_OPTIONS = ("url", "connectionString", "dialect", "user", "password", "queue")
+
+
+def _adoption(option: Option) -> bool:
+    return option.key == "profile" or option.key.startswith("profile.")

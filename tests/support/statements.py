@@ -40,6 +40,7 @@ SCRATCH_INSERT_STEPS = ("create_scratch", "load_scratch", "insert_new_keys", "dr
 DOCTOR: dict[str, tuple[tuple[str, str, tuple[Any, ...]], ...]] = {
     "sqlserver": (
         ("doctor", "database_settings", ()),
+        ("doctor", "server_version", ()),
         ("doctor", "session_isolation", ()),
         ("doctor", "enabled_triggers", ()),
         ("doctor", "disable_trigger", ("trg_jobs_audit",)),

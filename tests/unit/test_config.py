@@ -37,6 +37,21 @@ def test_a_section_with_its_own_url_inherits_nothing_from_the_connection(tmp_pat
     assert config.sink == {"url": "sqlite:///tmp/b.db", "queue": "b"}
 
 
+def test_a_url_on_the_same_engine_keeps_the_configured_login(tmp_path, profile):
+    """The command line's --url, or a section's own url, replaces the address, not the login."""
+    job = write(tmp_path, "job.toml", '[source]\nqueue = "orders"\n')
+    config = load_config(
+        [profile, job], ["source.url=postgresql://replica:5432/ops"], ["source"], environ={"TEST_PW": "pw"}
+    )
+    assert config.source == {"url": "postgresql://replica:5432/ops", "user": "etl", "password": "pw", "queue": "orders"}
+
+
+def test_a_url_naming_another_user_than_the_configured_one_is_refused(tmp_path, profile):
+    job = write(tmp_path, "job.toml", '[source]\nqueue = "orders"\nurl = "postgresql://ops@db:5432/ops"\n')
+    with pytest.raises(ConfigError, match=r"^\[source\] url names user 'ops' while \[connection\] names 'etl'"):
+        load_config([profile, job], roles=["source"], environ={"TEST_PW": "pw"})
+
+
 def test_later_files_and_overrides_win_and_keys_match_ignoring_case(tmp_path):
     first = write(tmp_path, "a.toml", '[source]\nurl = "sqlite:///tmp/a.db"\nqueue = "a"\nmaxRowsPerTrigger = 10\n')
     second = write(tmp_path, "b.toml", "[source]\nmaxrowspertrigger = 20\nprefetch = false\n")
@@ -119,3 +134,10 @@ def test_shipped_profiles_load_without_secrets(profile_name):
         job_keys=("checkpointLocation", "target", "input", "trigger", "transform"),
         need_secrets=False,
     )
+
+
+def test_a_misspelled_option_is_named_with_the_closest_valid_one():
+    from sqlqueue.options import SourceOptions
+
+    with pytest.raises(ConfigError, match=r"unknown option\(s\) maxrowspertriger \(did you mean maxRowsPerTrigger\?\)"):
+        SourceOptions.parse({"url": "sqlite:///tmp/q.db", "queue": "q", "maxrowspertriger": "5"})

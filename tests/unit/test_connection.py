@@ -41,3 +41,20 @@ def test_a_sqlite_url_without_a_file_is_refused():
 def test_a_server_url_without_a_database_is_refused():
     with pytest.raises(ConfigError, match=r"expected postgresql://host\[:port\]/database"):
         parse_connection("postgresql://db:5432/")
+
+
+@pytest.mark.parametrize(
+    ("url", "named", "closest"),
+    [
+        ("sqlserver://h:1433/db?TrustServerCertficate=yes", "TrustServerCertficate", "TrustServerCertificate"),
+        ("postgresql://h:5432/db?ssl_mode=require", "ssl_mode", "sslmode"),
+    ],
+)
+def test_a_misspelled_url_keyword_is_refused_by_name_with_the_closest_known_one(url, named, closest):
+    with pytest.raises(ConfigError, match=rf"keyword '{named}', which .* \(did you mean {closest}\?\); known keywords"):
+        parse_connection(url)
+
+
+def test_the_keywords_drivers_document_pass():
+    spec = parse_connection("sqlserver://h:1433/db?TDS_Version=7.4&ClientCharset=UTF-8&Encrypt=yes&driver=FreeTDS")
+    assert dict(spec.params)["TDS_Version"] == "7.4"

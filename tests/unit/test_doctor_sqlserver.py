@@ -114,6 +114,7 @@ class PlanningConnection:
 
 
 FACTS = {
+    "server_version": [("Microsoft SQL Server 2022 (RTM) - 16.0.1000.6 (X64)",)],
     "table_indexes": HEALTHY_INDEXES,
     "database_settings": [(False, "DISABLE", 160)],
     "enabled_triggers": [],
@@ -233,3 +234,15 @@ def test_a_check_the_login_may_not_run_is_a_note_and_the_other_checks_still_run(
     assert found["claim plan"].severity == NOTE and "claim plan not checked:" in found["claim plan"].message
     assert "SHOWPLAN permission denied" in found["claim plan"].message and "\n" not in found["claim plan"].message
     assert {"driver", "isolation level", "lock escalation", "ready index"} <= set(found)
+
+
+def test_babelfish_is_named_with_its_gaps_and_the_checks_it_cannot_answer_propose_no_fix():
+    babelfish = [("Babelfish for PostgreSQL with SQL Server Compatibility - 12.0.2000.8\nOct 22 2024",)]
+    found = findings(
+        server_version=babelfish,
+        database_settings=[(True, "TABLE", 120)],
+        table_indexes=[],
+        plan=showplan(("Clustered Index Scan", "pk_jobs")),
+    )
+    assert list(found) == ["server"]
+    assert found["server"] == (NOTE, ())

@@ -73,3 +73,8 @@ def test_every_job_setting_the_code_reads_is_documented() -> None:
 
 def test_option_keys_are_unique_ignoring_case() -> None:
     assert len(BY_KEY) == len(OPTIONS)
+
+
+@pytest.mark.parametrize("option", OPTIONS, ids=lambda o: o.key)
+def test_every_option_has_an_example_and_a_type(option) -> None:
+    assert option.example and option.kind

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from ..connection import ConnectionSpec, redact
-from ..errors import DatabaseError
+from ..errors import DatabaseError, one_line
 from ..identifiers import TableName
 from ..schema import Column
 
@@ -293,7 +293,7 @@ class Engine(ABC):
         ``proven``: the address is known to work (``Queue.proven``)."""
         secret = spec.password if spec else None
         transient = self.is_transient(exc, first_connect=not proven)
-        return DatabaseError(f"{self.name}: {redact(str(exc), secret)}", transient)
+        return DatabaseError(f"{self.name}: {redact(one_line(exc), secret)}", transient)
 
     @abstractmethod
     def is_driver_error(self, exc: BaseException) -> bool: ...

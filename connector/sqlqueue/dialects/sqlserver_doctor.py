@@ -55,6 +55,11 @@ class SqlServerDoctor(Doctor):
         )
 
     @cached
+    def server_version(self, table: TableName) -> Statement:
+        """The server's @@VERSION: Babelfish for PostgreSQL's begins with its name."""
+        return self.engine.compile("SELECT @@VERSION")
+
+    @cached
     def session_isolation(self, table: TableName) -> Statement:
         """This session's isolation level (2 is READ COMMITTED); a session always sees its own row."""
         return self.engine.compile(
@@ -105,7 +110,41 @@ class SqlServerDoctor(Doctor):
         return self.engine.compile("ALTER DATABASE CURRENT SET READ_COMMITTED_SNAPSHOT OFF WITH ROLLBACK IMMEDIATE")
 
 
+# Checks whose answers Babelfish gives without acting on them (tests/support/babelfish.py): its catalog keeps
+# internal index names, reports settings it does not honour (lock escalation, compatibility level,
+# READ_COMMITTED_SNAPSHOT), and it ignores SET SHOWPLAN_XML.
+BABELFISH_UNJUDGED = (
+    "ready index",
+    "claimed index",
+    "claim index",
+    "compatibility level",
+    "read committed snapshot",
+    "lock escalation",
+    "claim plan",
+)
+
+
+def _server(d: SqlServerDoctor, live: LiveTable) -> Iterator[Finding]:
+    (version,) = live.facts(d.server_version)[0]
+    first = str(version).splitlines()[0].strip()
+    if not first.startswith("Babelfish"):
+        yield Finding(OK, "server", first)
+        return
+    yield Finding(
+        NOTE,
+        "server",
+        f"{first}: a TDS server on PostgreSQL, not SQL Server. It parses table hints and ignores them (READPAST, "
+        "UPDLOCK: competing claimers wait or deadlock where SQL Server skips locked rows), cannot UPDATE through "
+        "a common table expression (the ordered claims fail: claim in heap order, option order=heap), keeps "
+        "internal index names in sys.indexes, and reports settings it does not act on: the doctor does not "
+        "judge the indexes, lock escalation, compatibility level, READ_COMMITTED_SNAPSHOT or the claim's plan "
+        "here (docs/sqlserver.md)",
+        unjudged=BABELFISH_UNJUDGED,
+    )
+
+
 def checks(d: SqlServerDoctor, live: LiveTable, order: str) -> Iterator[Finding]:
+    yield from guarded("server", lambda: _server(d, live))
     yield from guarded("driver", lambda: [_driver(live.look(d.engine.driver))])
     yield from guarded("isolation level", lambda: _isolation(d, live))
     yield from guarded("database settings", lambda: _database_settings(d, live))
@@ -116,6 +155,7 @@ def checks(d: SqlServerDoctor, live: LiveTable, order: str) -> Iterator[Finding]
 
 def adopted_checks(d: SqlServerDoctor, live: LiveTable) -> Iterator[Finding]:
     """An adopted table: its triggers (which the claim serves), and the database's read committed snapshot."""
+    yield from guarded("server", lambda: _server(d, live))
     yield from guarded("driver", lambda: [_driver(live.look(d.engine.driver))])
     yield from guarded("trigger", lambda: _adopted_triggers(d, live))
     yield from guarded("read committed snapshot", lambda: _snapshot(d, live))

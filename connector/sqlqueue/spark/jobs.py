@@ -52,7 +52,7 @@ def arguments(job: Job) -> argparse.ArgumentParser:
         description=job.description,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Configuration files merge in order; --set overrides come last. Keys and sections: see the "
-        "README's configuration reference. Exit status: 0 done, 2 bad configuration, 1 the query failed.",
+        "configuration reference, docs/reference.md. Exit status: 0 done, 2 bad configuration, 1 the query failed.",
     )
     parser.add_argument(
         "-c",

@@ -43,6 +43,14 @@ def _has_delta(spark: SparkSession) -> bool:
     return jvm is not None and isinstance(jvm.io.delta.tables.DeltaTable, JavaClass)
 
 
+def delta_jars_missing() -> ConfigError:
+    return ConfigError(
+        "Delta Lake's classes are not on the driver's classpath: spark-submit started the JVM "
+        f"before sqlqueue could add them. Pass them to spark-submit: --packages {DELTA_PACKAGE}, "
+        "or --jars with the jar files `make jars` put in .cache/jars (comma-separated)"
+    )
+
+
 def delta_jars() -> list[str]:
     folder = os.environ.get("SQLQUEUE_JARS_DIR")
     return sorted(glob.glob(os.path.join(folder, "*.jar"))) if folder else []
@@ -105,11 +113,7 @@ def build_session(
             spark.sparkContext.setLogLevel(log_level)
             if not _has_delta(spark):
                 spark.stop()
-                raise ConfigError(
-                    "Delta Lake's classes are not on the driver's classpath: spark-submit started the JVM "
-                    f"before sqlqueue could add them. Pass them to spark-submit: --packages {DELTA_PACKAGE}, "
-                    "or --jars with the jar files `make jars` put in .cache/jars (comma-separated)"
-                )
+                raise delta_jars_missing()
     from .source import register
 
     register(spark)

@@ -15,10 +15,12 @@ and writers.
 DataFrame columns map by name to the queue's domain columns and to priority, due_at, dedup_key
 and max_attempts.
 
-Options are listed with their defaults and meaning in ``sqlqueue.options.OPTIONS`` and the README.
+Options are listed with their defaults and meaning in ``sqlqueue.options.OPTIONS`` and docs/reference.md.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from pyspark.sql import SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, DataSourceStreamWriter, DataSourceWriter
@@ -50,10 +52,12 @@ class SqlQueueDataSource(DataSource):
             columns = queue.columns()
             wanted = options.columns or [c.name for c in queue.source_columns()]
             subtypes = queue.subtypes()
+            declared = queue.declared
         finally:
             queue.close()
         # Names match ignoring case, as Spark's and the profile's do: PostgreSQL folds an unquoted
-        # EnqueuedAt to enqueuedat. The schema, and so every read, takes the table's own spelling.
+        # EnqueuedAt to enqueuedat. A column comes back spelled as the option names it, else as the
+        # profile does, else as the table does, so code written against one engine's names runs on another.
         by_name = {c.name.lower(): c for c in columns}
         missing = [n for n in wanted if n.lower() not in by_name]
         if missing:
@@ -61,7 +65,10 @@ class SqlQueueDataSource(DataSource):
                 f"option 'columns' names {', '.join(missing)}, which queue table {options.address.table} does not "
                 f"have; its columns are: {', '.join(c.name for c in columns)}"
             )
-        return spark_ddl([by_name[n.lower()] for n in wanted], subtypes)
+        spelling = {n.lower(): n for n in (declared.columns() if declared is not None else ())}
+        spelling |= {n.lower(): n for n in options.columns or ()}
+        shown = [replace(by_name[n.lower()], name=spelling.get(n.lower(), by_name[n.lower()].name)) for n in wanted]
+        return spark_ddl(shown, subtypes)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         from .reader import QueueStreamReader, check_table

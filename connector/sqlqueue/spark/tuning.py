@@ -1,7 +1,7 @@
 """Spark and Delta settings for micro-batches, and a warning for sessions that lack the costly ones.
 
-Figures are medians of benchmarks/delta_settings.py (local[2] on a shared 2-core host, appends of
-10,000 rows; README, "Tuning Spark and Delta for micro-batches").
+Figures are medians of benchmarks/delta_settings.py (local[2] on a 2-core host, appends of 10,000 rows;
+docs/performance.md, "Tuning Spark and Delta for micro-batches").
 
 ``build_session`` sets ``TUNING``. A user who builds their own SparkSession gets, once per process,
 a warning from the source naming each setting in ``COSTLY`` that is left at a value that costs
@@ -73,6 +73,14 @@ def costly_settings(get: Callable[[str], str | None]) -> list[str]:
     return [f"{c.key} = {get(c.key) or '(unset)'}: {c.advice}" for c in COSTLY if c.is_costly(get(c.key))]
 
 
+def untuned_warning(lines: list[str]) -> str:
+    """The warning for a session whose settings ``lines`` (costly_settings) cost seconds per micro-batch."""
+    return (
+        "this SparkSession leaves settings that cost seconds per micro-batch (sqlqueue's build_session sets "
+        'them; docs: Performance, "Tuning Spark and Delta"):\n  ' + "\n  ".join(lines)
+    )
+
+
 def warn_once_if_untuned() -> None:
     """Warn, once per process, about costly settings of the active SparkSession, if there is one.
 
@@ -88,8 +96,4 @@ def warn_once_if_untuned() -> None:
     lines = costly_settings(lambda key: spark.conf.get(key, None)) if spark is not None else []
     if lines:
         _warned = True
-        log.warning(
-            "this SparkSession leaves settings that cost seconds per micro-batch (sqlqueue's "
-            "build_session sets them; README: Tuning Spark and Delta for micro-batches):\n  %s",
-            "\n  ".join(lines),
-        )
+        log.warning("%s", untuned_warning(lines))

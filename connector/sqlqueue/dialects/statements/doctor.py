@@ -33,6 +33,9 @@ class Finding:
     check: str
     message: str
     fix: tuple[str, ...] = ()
+    # Checks this finding says the server cannot be judged by (a server that is not what it answers for):
+    # their findings are left out rather than propose fixes that cannot apply.
+    unjudged: tuple[str, ...] = ()
 
 
 def guarded(check: str, findings: Callable[[], Iterable[Finding]]) -> list[Finding]:
