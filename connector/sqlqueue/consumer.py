@@ -95,6 +95,7 @@ class Consumer:
         self.last_waits = Waits()
         self.fenced_rows = 0  # rows of this consumer's claims another claimer took, this run
         self._waits_ahead: tuple[int, Waits] | None = None  # (claim number, its waits) from the prefetch
+        self._taken_ahead: tuple[int, int] | None = None  # (claim number, rows it took) from the prefetch
         self._bounds: dict[int, list[tuple[int, int]]] = {}  # claim number -> its read tasks' row ranges
         self._prefetch: threading.Thread | None = None
         self._background: Queue | None = None  # the connection of the claim ahead and the heartbeat
@@ -131,8 +132,9 @@ class Consumer:
         nxt = committed + 1
         with self._lock:
             self._hold(self.queue, committed)
-            self._fence(self.queue.drop_fenced(self.id, nxt), f"claim {nxt}, made ahead or held across a restart")
-            self.last_claimed_rows = self.queue.count_claimed(self.id, nxt)
+            dropped = self.queue.drop_fenced(self.id, nxt)
+            self._fence(dropped, f"claim {nxt}, made ahead or held across a restart")
+            self.last_claimed_rows = self._held(nxt, dropped)
             if not self.last_claimed_rows:
                 self._complete(self.queue, committed)
                 self._rescue_now_and_then(self.queue)
@@ -270,6 +272,13 @@ class Consumer:
             self._bounds[seq] = even_ranges(taken, p.partitions)
         return claimed
 
+    def _held(self, seq: int, dropped: int) -> int:
+        """Rows held under claim ``seq``: as many as the claim made ahead took, when it made it and none was
+        dropped since (a count of the claimed rows costs 155 ms at 500,000 on PostgreSQL), else counted."""
+        if self._taken_ahead is not None and self._taken_ahead[0] == seq and not dropped:
+            return self._taken_ahead[1]
+        return self.queue.count_claimed(self.id, seq)
+
     def _waits(self, seq: int) -> Waits:
         """How long the rows of claim ``seq`` waited: measured by the prefetch thread when it made the
         claim (ranking 50,000 rows' waits costs about 30 ms on PostgreSQL, off the batch's path
@@ -320,7 +329,7 @@ class Consumer:
                     # A claim ahead honours min_rows too, or a trickle would be served in small batches.
                     if queue.count_claimed(self.id, seq) or not self._enough_ready(queue, min_rows):
                         return
-                    self._claim(queue, seq, limit, bound)
+                    self._taken_ahead = (seq, self._claim(queue, seq, limit, bound))
                     self._waits_ahead = (seq, queue.claim_waits(self.id, seq))
             except SqlQueueError as exc:  # the next advance claims (and completes) in the foreground instead
                 log.warning("%s: claiming %d ahead failed: %s", self.id, seq, exc)
