@@ -14,7 +14,7 @@ export JAVA_HOME
 export SQLQUEUE_JARS_DIR := $(abspath $(CACHE)/jars)
 PYTEST_ARGS ?=
 
-.PHONY: setup system venv jars toxiproxy demo docs docs-serve lint test test-crash test-cluster test-sqlserver test-babelfish test-pyspark-upper lint-workflows system-packages chaos chaos-ci bench clean
+.PHONY: setup system venv jars toxiproxy demo docs docs-serve lint test test-crash test-cluster test-sqlserver test-babelfish test-pyspark-upper lint-workflows system-packages chaos chaos-ci bench bench-smoke clean
 setup: system venv jars toxiproxy
 
 system: $(CACHE)/system.stamp
@@ -85,8 +85,8 @@ lint: setup
 # whose JDK or class path differs ignores it, quietly, as it does an empty file (left where making it failed).
 SPARK_CDS := $(abspath $(CACHE))/spark-cds.jsa
 TEST_JVM := -XX:TieredStopAtLevel=1 -XX:SharedArchiveFile=$(SPARK_CDS) -Xlog:cds*=off
-test test-crash test-cluster test-babelfish test-pyspark-upper chaos chaos-ci: export SPARK_SUBMIT_OPTS += $(TEST_JVM)
-test test-crash test-cluster test-babelfish test-pyspark-upper chaos chaos-ci: $(SPARK_CDS)
+test test-crash test-cluster test-babelfish test-pyspark-upper chaos chaos-ci bench-smoke: export SPARK_SUBMIT_OPTS += $(TEST_JVM)
+test test-crash test-cluster test-babelfish test-pyspark-upper chaos chaos-ci bench-smoke: $(SPARK_CDS)
 $(SPARK_CDS): | setup
 	SPARK_SUBMIT_OPTS="-XX:TieredStopAtLevel=1 -XX:ArchiveClassesAtExit=$@.part -Xlog:cds*=off" \
 	  PYTHONPATH=connector $(PY) -m tests.support.spark_cds && mv $@.part $@ \
@@ -213,6 +213,10 @@ chaos-ci: setup
 
 bench: setup
 	$(PY) benchmarks/run_all.py
+
+# Every benchmark at a tiny size (benchmarks/smoke.py), so none rots: a few minutes, in .ci/run.
+bench-smoke: setup
+	$(PY) benchmarks/smoke.py
 
 clean:
 	rm -rf $(VENV) $(CACHE) .pytest_cache

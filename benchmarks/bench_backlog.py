@@ -1,5 +1,7 @@
 """Claim latency against the backlog: claims of 5,000 rows with 10,000 and with 1,000,000 ready rows
-in the queue, for each claim order, through the queue core (no Spark).
+in the queue, for each claim order, through the queue core (no Spark); then the job's whole micro-batch
+(queue_to_delta draining 1,000,000 rows in 50,000-row batches) while the backlog is large against while
+it is small (--micro-batch).
 
     make bench        # or: .venv/bin/python benchmarks/bench_backlog.py --engines postgres sqlite
     .venv/bin/python benchmarks/bench_backlog.py --engines postgres --orders fifo --explain
@@ -27,6 +29,7 @@ import tempfile
 import time
 from typing import Any
 
+import drains
 from common import pg_options, start_postgres
 
 from sqlqueue.profile import native
@@ -145,6 +148,30 @@ def measure(engine: Engine, order: str, sizes: tuple[int, int], steps: int, warm
     return result
 
 
+def whole_micro_batch(options: dict, rows: int, batch: int, runs: int) -> None:
+    """The job's whole micro-batch (claim, read, Delta append, completion; commit to commit) while the backlog
+    is large against while it is small, in one drain of ``rows``; issue 37's target: at most 1.2."""
+    print(
+        f" the whole micro-batch: queue_to_delta draining {rows:,} rows in batches of {batch:,} (PostgreSQL), "
+        f"median s per batch with the backlog large (batches 2-5) and small (the last 4), {runs} run(s):"
+    )
+    ratios = []
+    for run in range(1, runs + 1):
+        drains.fill(options, "backlog_job", rows)
+        cost = drains.backlog_cost(drains.job(options, "backlog_job", batch))
+        if cost is None:
+            print("  too few batches to compare: give more rows or smaller batches")
+            return
+        large, small = cost
+        ratios.append(large / small)
+        print(f"  run {run}: {large:.2f} s large, {small:.2f} s small, ratio {large / small:.2f}", flush=True)
+    ordered = sorted(ratios)
+    print(
+        f"  ratio large / small: median {statistics.median(ordered):.2f} ({ordered[0]:.2f}-{ordered[-1]:.2f}); "
+        "target <= 1.2"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engines", nargs="+", choices=["postgres", "sqlite"], default=["postgres", "sqlite"])
@@ -153,6 +180,15 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warm-up", type=int, default=2)
     parser.add_argument("--explain", action="store_true", help="the full PostgreSQL plan of each claim, analysed")
+    parser.add_argument(
+        "--micro-batch",
+        type=int,
+        nargs=2,
+        default=[1_000_000, 50_000],
+        metavar=("ROWS", "BATCH"),
+        help="the whole micro-batch: queue_to_delta draining ROWS in BATCH-row batches (PostgreSQL); 0 0 skips",
+    )
+    parser.add_argument("--runs", type=int, default=3, help="runs of the whole micro-batch's drain")
     args = parser.parse_args()
 
     small, large = args.backlogs
@@ -186,6 +222,9 @@ def main() -> None:
             for order, plan in plans.items():
                 print(f"  plan of the {order} claim at {large:,}: {plan}")
             engine.close()
+        rows, batch = args.micro_batch
+        if server is not None and rows:
+            whole_micro_batch(pg_options(server), rows, batch, args.runs)
     finally:
         if server:
             server.destroy()

@@ -406,15 +406,6 @@ def ratio_spread(values: list[float]) -> str:
     return f"{statistics.median(ordered):.2f} ({ordered[0]:.2f}-{ordered[-1]:.2f})"
 
 
-def backlog_cost(drain: drains.Drain, batch: int) -> tuple[float, float] | None:
-    """Median seconds per micro-batch while the backlog was large (the 2nd to 5th batches: all but up to five
-    batches still ready) and small (the last four), from the job's commit times; None when too few batches."""
-    intervals = drain.intervals()
-    if len(intervals) < 9:
-        return None
-    return statistics.median(intervals[1:5]), statistics.median(intervals[-4:])
-
-
 def compare_drains(options: dict, spark, rows: int, batches: list[int], runs: int, plots: str) -> None:
     print(
         f"queue -> Delta: PostgreSQL, {rows:,} rows of about 100 bytes, Spark local[2]; steady-state rows/s, "
@@ -433,7 +424,7 @@ def compare_drains(options: dict, spark, rows: int, batches: list[int], runs: in
             assert job.rows == rows, (job.rows, rows)
             m.setdefault("job", []).append(report("job: queue_to_delta", rows, rows / job.rate))
             peaks[batch].append(job.peak_mb)
-            cost = backlog_cost(job, batch)
+            cost = drains.backlog_cost(job)
             if cost:
                 costs[batch].append(cost)
             drains.fill(options, "bench_script", rows)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -73,6 +74,15 @@ class Drain:
         """Seconds from each batch's commit to the next's."""
         times = [t for t, _ in self.batches]
         return [b - a for a, b in zip(times, times[1:])]
+
+
+def backlog_cost(drain: Drain) -> tuple[float, float] | None:
+    """Median seconds per micro-batch while the backlog was large (batches 2 to 5: all but four batches'
+    worth still ready, and more) and small (the last four), from the commit times; None with too few batches."""
+    intervals = drain.intervals()
+    if len(intervals) < 9:
+        return None
+    return statistics.median(intervals[1:5]), statistics.median(intervals[-4:])
 
 
 def delta_commits(path: Path) -> list[tuple[float, int]]:

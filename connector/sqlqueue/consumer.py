@@ -25,6 +25,10 @@ from .queue import Queue
 from .waits import Waits
 
 log = logging.getLogger("sqlqueue.consumer")
+# A claim made ahead goes in lanes side by side only from twice this many rows. Measured on 2 cores
+# (PostgreSQL, 1M rows, 3 runs each): two lanes at 500,000-row batches 116,768 rows/s against 105,597 for
+# one, but at 200,000 69,499 against 77,723: there the second lane took the cores Spark's own work needed.
+LANE_ROWS = 200_000
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,7 @@ class Consumer:
         self._bounds: dict[int, list[tuple[int, int]]] = {}  # claim number -> its read tasks' row ranges
         self._prefetch: threading.Thread | None = None
         self._background: Queue | None = None  # the connection of the claim ahead and the heartbeat
+        self._lanes: list[Queue] = []  # the connections of a claim ahead's other lanes
         self._last_rescue = float("-inf")
         self._lock = threading.Lock()
         self._committed: int | None = None  # claims after this one are held
@@ -251,13 +256,21 @@ class Consumer:
         self.queue.close()
         if self._background is not None:
             self._background.close()
+        for lane in self._lanes:
+            lane.close()
 
     def _claim(self, queue: Queue, seq: int, limit: int, bound: Any) -> int:
         """Claim ``seq``; where the claim returns the ids it took, its read tasks' row ranges are planned
         from them, which spares partition_bounds a pass over the claimed rows."""
-        p = self.policy
         taken: list[int] = []
-        claimed = queue.claim(
+        claimed = self._claim_share(queue, seq, limit, bound, taken)
+        if taken:
+            self._bounds[seq] = even_ranges(taken, self.policy.partitions)
+        return claimed
+
+    def _claim_share(self, queue: Queue, seq: int, limit: int, bound: Any, taken: list[int]) -> int:
+        p = self.policy
+        return queue.claim(
             self.id,
             seq,
             limit,
@@ -268,9 +281,44 @@ class Consumer:
             bound=bound,
             taken=taken,
         )
-        if taken:
-            self._bounds[seq] = even_ranges(taken, p.partitions)
-        return claimed
+
+    def _claim_ahead(self, seq: int, limit: int, bound: Any) -> int:
+        """The claim made ahead: a large one in lanes side by side, each on a connection of its own, where the
+        engine runs claims in parallel (Engine.claim_lanes). Each lane claims its share under ``seq`` skipping
+        the rows the others lock, as chunks of one claim do, and commits on its own; a lane that fails leaves
+        what the others took held under ``seq``, which the next ``advance`` counts and serves. Two lanes
+        claimed 500,000 PostgreSQL rows in 2.8 s against 3.8 s for one statement (LANE_ROWS: when)."""
+        lanes = self.queue.engine.claim_lanes if limit >= LANE_ROWS * 2 else 1
+        if lanes == 1:
+            return self._claim(self._background_queue(), seq, limit, bound)
+        queues = self._lane_queues(lanes)
+        shares = [limit // lanes + (i < limit % lanes) for i in range(lanes)]
+        taken: list[list[int]] = [[] for _ in range(lanes)]
+        claimed = [0] * lanes
+        failed: list[SqlQueueError] = []
+
+        def lane(i: int) -> None:
+            try:
+                claimed[i] = self._claim_share(queues[i], seq, shares[i], bound, taken[i])
+            except SqlQueueError as exc:
+                failed.append(exc)
+
+        threads = [threading.Thread(target=lane, args=(i,), name=f"sqlqueue-claim-{seq}-{i}") for i in range(lanes)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if failed:
+            raise failed[0]
+        ids = [i for share in taken for i in share]
+        if ids:
+            self._bounds[seq] = even_ranges(ids, self.policy.partitions)
+        return sum(claimed)
+
+    def _lane_queues(self, lanes: int) -> list[Queue]:
+        while len(self._lanes) < lanes - 1:
+            self._lanes.append(self.queue.twin())
+        return [self._background_queue(), *self._lanes[: lanes - 1]]
 
     def _held(self, seq: int, dropped: int) -> int:
         """Rows held under claim ``seq``: as many as the claim made ahead took, when it made it and none was
@@ -329,7 +377,7 @@ class Consumer:
                     # A claim ahead honours min_rows too, or a trickle would be served in small batches.
                     if queue.count_claimed(self.id, seq) or not self._enough_ready(queue, min_rows):
                         return
-                    self._taken_ahead = (seq, self._claim(queue, seq, limit, bound))
+                    self._taken_ahead = (seq, self._claim_ahead(seq, limit, bound))
                     self._waits_ahead = (seq, queue.claim_waits(self.id, seq))
             except SqlQueueError as exc:  # the next advance claims (and completes) in the foreground instead
                 log.warning("%s: claiming %d ahead failed: %s", self.id, seq, exc)

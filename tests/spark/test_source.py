@@ -42,15 +42,17 @@ def test_columns_option_selects_lifecycle_and_domain_columns(spark, engine, delt
     assert_frame_equal(got, spark.createDataFrame([("a", 3)], "payload string, priority int"))
 
 
-def test_columns_option_matches_the_tables_names_ignoring_case_and_reads_them_as_the_table_spells_them(
+def test_columns_option_matches_the_tables_names_ignoring_case_and_names_them_as_the_option_spells_them(
     spark, engine, delta_path, checkpoint_path
 ):
+    """Code written against one engine's spelling (SQL Server's Payload) runs unchanged on PostgreSQL, which
+    folds unquoted names to lower case."""
     queue = engine.new_queue()
     queue.enqueue([{"payload": "a", "priority": 3}])
     drain(spark, engine.source_options(queue, columns="Payload,PRIORITY"), delta_path, checkpoint_path)
     got = spark.read.format("delta").load(delta_path)
     assert_frame_equal(
-        got, spark.createDataFrame([("a", 3)], "payload string, priority int"), ignore_column_order=False
+        got, spark.createDataFrame([("a", 3)], "Payload string, PRIORITY int"), ignore_column_order=False
     )
 
 

@@ -39,6 +39,9 @@ class OwnLayout:
     capabilities = CAPABILITIES
     shown_lifecycle: tuple[str, ...] = DEFAULT_SOURCE_LIFECYCLE
 
+    def __init__(self) -> None:
+        self._spelling: dict[str, str] | None = None  # lower-case name -> the table's spelling
+
     def describe(self) -> str:
         return "in sqlqueue's own layout"
 
@@ -66,7 +69,14 @@ class OwnLayout:
         return tuple(c for c in self.columns(queue) if c.name not in LIFECYCLE_NAMES)
 
     def spelled(self, queue: Served, names: Sequence[str]) -> tuple[str, ...]:
-        return tuple(names)  # sqlqueue made the table, with these names
+        """``names`` as the table spells them: a stream names its columns as its options do, in any case.
+        The table's names are read once (a queue's columns change only by migrate or a DBA's ALTER)."""
+        if self._spelling is None:
+            self._spelling = {c.name.lower(): c.name for c in self.columns(queue)}
+        missing = [n for n in names if n.lower() not in self._spelling]
+        if missing:
+            raise SchemaError(f"column(s) {', '.join(missing)} are not in table {queue.table}")
+        return tuple(self._spelling[n.lower()] for n in names)
 
     def require_layout(self, queue: Served) -> None:
         found = layout(queue)

@@ -89,4 +89,23 @@ class SqlQueueDataSource(DataSource):
 
 
 def register(spark: SparkSession) -> None:
-    spark.dataSource.register(SqlQueueDataSource)
+    """Make format("sqlqueue") known to ``spark``: needed only where the package is not installed in the
+    Python Spark looks data sources up with (installed, pyspark_sqlqueue registers it). A session that found it
+    installed is left as it is: registering again makes Spark warn that it replaced it. Either way, warn once
+    about the session's costly settings."""
+    warn_once_if_untuned()
+    if not _installed_in(spark):
+        spark.dataSource.register(SqlQueueDataSource)
+
+
+def _installed_in(spark: SparkSession) -> bool:
+    """Whether a classic session already has the data source (Spark Connect's client cannot ask)."""
+    from py4j.protocol import Py4JError
+
+    session = getattr(spark, "_jsparkSession", None)
+    if session is None:
+        return False
+    try:
+        return bool(session.sessionState().dataSourceManager().dataSourceExists(SqlQueueDataSource.name()))
+    except Py4JError:
+        return False

@@ -1,0 +1,76 @@
+"""Every benchmark at a tiny size, so none can rot unnoticed (`make bench-smoke`, in `.ci/run`).
+
+Each script runs as a user runs it, with arguments that make it finish in seconds to a minute, and no
+figure is drawn into docs/img. The figures mean nothing at these sizes: only that each script still runs
+to its end. A script this table lacks fails the run (tests/unit/test_benchmarks.py checks it too).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+# Script -> the runs of it, each its arguments.
+SMOKE: dict[str, tuple[tuple[str, ...], ...]] = {
+    "bench_source.py": (
+        ("--rows", "20000", "--batches", "5000", "--runs", "1", "--plots", ""),
+        ("--profile", "relational", "dequeue", "--rows", "3000", "--batches", "1000", "--runs", "1"),
+        ("--memory", "--rows", "20000", "--batches", "5000", "--payloads", "100", "4000"),
+    ),
+    "bench_latency.py": (("--engines", "sqlite", "--rates", "200", "--seconds", "3", "--warm-up", "1", "--plots", ""),),
+    "bench_sink.py": (("--rows", "5000", "--repeat", "1", "--engines", "postgres", "sqlite", "--micro-batches", "2"),),
+    "bench_backlog.py": (
+        ("--backlogs", "6000", "12000", "--steps", "2", "--warm-up", "1", "--orders", "fifo"),
+        (
+            "--engines",
+            "postgres",
+            "--backlogs",
+            "6000",
+            "12000",
+            "--steps",
+            "1",
+            "--warm-up",
+            "0",
+            "--orders",
+            "fifo",
+            "--micro-batch",
+            "20000",
+            "2000",
+            "--runs",
+            "1",
+        ),
+    ),
+    "bench_wait.py": (("--batch", "1000", "--backlog", "5000", "--large", "0", "--steps", "2"),),
+    "bench_testing.py": (("--rounds", "2"),),
+    "bench_cluster.py": (("--rows", "4000", "--batches", "2000", "--sinks", "noop"),),
+    "bench_sqlserver_drivers.py": (("--rows", "500", "--repeat", "1"),),  # skips itself without a TDS server
+    "delta_settings.py": (("--runs", "1", "--variants", "tuned"),),
+}
+
+
+def main() -> int:
+    scripts = {p.name for p in HERE.glob("*.py") if p.name.startswith("bench_")} | {"delta_settings.py"}
+    missing = sorted(scripts - set(SMOKE))
+    if missing:
+        print(f"bench-smoke: no smoke run for {', '.join(missing)}: add one to benchmarks/smoke.py", file=sys.stderr)
+        return 1
+    failed = []
+    for script, runs in SMOKE.items():
+        for arguments in runs:
+            started = time.monotonic()
+            print(f"== {script} {' '.join(a or repr(a) for a in arguments)}", flush=True)
+            done = subprocess.run([sys.executable, str(HERE / script), *arguments], cwd=HERE)
+            print(f"== {script}: exit {done.returncode} in {time.monotonic() - started:.0f} s", flush=True)
+            if done.returncode:
+                failed.append(script)
+    if failed:
+        print(f"bench-smoke: failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
