@@ -127,8 +127,9 @@ def _failed_rows(queue: Queue, column: str | None) -> tuple[str, dict[Any, str |
     column = column or _key_of(queue)
     error = d.quote(p.error) if p.error is not None else "NULL"
     where = f"{d.quote(p.status)} = {d.literal(p.failed)}" + (f" AND ({p.filter})" if p.filter else "")
+    (spelled,) = queue.spelled([column])  # as the user names it, in any case (PostgreSQL folds to lower)
     with queue.transaction() as cur:
-        cur.execute(f"SELECT {d.quote(column)}, {error} FROM {d.table(queue.table)} WHERE {where}")
+        cur.execute(f"SELECT {d.quote(spelled)}, {error} FROM {d.table(queue.table)} WHERE {where}")
         return column, {key: error for key, error in cur.fetchall()}
 
 
