@@ -13,9 +13,8 @@ user would run instead, on a million rows, each measured as its own process in t
 
 Every rate is the steady state: the rows of every batch but the first, over the first commit to the last
 (the Delta log's commit times). Printed per batch size: the median of --runs runs with the smallest and
-largest, and the ratio job / script taken run by run. Beside it, the job's micro-batch time while the
-backlog is large (the first batches after the first) and small (the last), and the peak memory of its
-processes.
+largest, and the ratio job / script taken run by run, and the peak memory of the job's processes
+(bench_backlog.py times the job's micro-batch against the backlog).
 
 --memory runs, instead, the job at one batch size with payloads of growing size (--payloads bytes),
 printing rows/s and the peak resident memory of the driver's Python, its JVM and Spark's Python workers,
@@ -413,7 +412,6 @@ def compare_drains(options: dict, spark, rows: int, batches: list[int], runs: in
         flush=True,
     )
     measured: dict[int, dict[str, list[float]]] = {b: {} for b in batches}
-    costs: dict[int, list[tuple[float, float]]] = {b: [] for b in batches}
     peaks: dict[int, list[dict[str, float]]] = {b: [] for b in batches}
     for run in range(1, runs + 1):
         for batch in batches:
@@ -424,9 +422,6 @@ def compare_drains(options: dict, spark, rows: int, batches: list[int], runs: in
             assert job.rows == rows, (job.rows, rows)
             m.setdefault("job", []).append(report("job: queue_to_delta", rows, rows / job.rate))
             peaks[batch].append(job.peak_mb)
-            cost = drains.backlog_cost(job)
-            if cost:
-                costs[batch].append(cost)
             drains.fill(options, "bench_script", rows)
             m.setdefault("script", []).append(
                 report("script: psycopg + delta-rs", rows, rows / drains.script(options, "bench_script", batch).rate)
@@ -446,15 +441,6 @@ def compare_drains(options: dict, spark, rows: int, batches: list[int], runs: in
             f"  {batch:>8,}  {spread(m['job']):>24}  {spread(m['script']):>26}  {spread(m['client']):>26}  "
             f"{spread(m['floor']):>26}  {ratio_spread(ratios):>17}"
         )
-    for batch, pairs in costs.items():
-        if pairs:
-            large = [a for a, _ in pairs]
-            small = [b for _, b in pairs]
-            print(
-                f"  job's micro-batch at {batch:,}: {statistics.median(large):.2f} s with the backlog large "
-                f"(batches 2-5), {statistics.median(small):.2f} s small (last 4): ratio "
-                f"{ratio_spread([a / b for a, b in pairs])}"
-            )
     for batch, found in peaks.items():
         roles = sorted({r for p in found for r in p})
         shown = ", ".join(f"{r} {statistics.median(p.get(r, 0.0) for p in found):,.0f} MB" for r in roles)

@@ -76,13 +76,13 @@ class Drain:
         return [b - a for a, b in zip(times, times[1:])]
 
 
-def backlog_cost(drain: Drain) -> tuple[float, float] | None:
-    """Median seconds per micro-batch while the backlog was large (batches 2 to 5: all but four batches'
-    worth still ready, and more) and small (the last four), from the commit times; None with too few batches."""
+def backlog_cost(drain: Drain, large_at: int = 1) -> tuple[float, float] | None:
+    """Median seconds per micro-batch while the backlog was large (the four batches from index ``large_at``)
+    and small (the last four), from the commit times; None with too few batches."""
     intervals = drain.intervals()
-    if len(intervals) < 9:
+    if len(intervals) < large_at + 8:
         return None
-    return statistics.median(intervals[1:5]), statistics.median(intervals[-4:])
+    return statistics.median(intervals[large_at : large_at + 4]), statistics.median(intervals[-4:])
 
 
 def delta_commits(path: Path) -> list[tuple[float, int]]:
