@@ -196,6 +196,22 @@ def run_floor(spark, work: Path, rate: int, args) -> list[float]:
     return observe(query, folder / "delta", lambda: int((time.time() - started) * rate), rate, args)
 
 
+def warm_up_jvm(spark, work: Path, args) -> None:
+    """The floor's query, run and thrown away: its commits pass Delta's first log checkpoint's code."""
+    from spark_floor import ArrivalSource
+
+    from sqlqueue.spark.delta import append_once
+
+    spark.dataSource.register(ArrivalSource)
+    folder = work / "warm-up"
+    reader = spark.readStream.format(ArrivalSource.name()).option("rate", 500).option("started", time.time())
+    writer = reader.load().writeStream.option("checkpointLocation", str(folder / "checkpoint"))
+    query = writer.foreachBatch(append_once(str(folder / "delta"), str(folder / "checkpoint")))
+    started = query.trigger(processingTime=args.trigger).start()
+    time.sleep(args.warm_jvm)
+    started.stop()
+
+
 def observe(query, target: Path, finish, rate: int, args) -> list[float]:
     """Watch ``query`` write ``target``: from --warm-up seconds after its first WARM_UP commits, for
     --seconds; then ``finish()`` (the rows sent by then) and wait until that many are visible. Prints the
@@ -257,6 +273,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=40, help="load counted per rate")
     parser.add_argument("--warm-up", type=float, default=2, help="seconds after the 11th commit")
     parser.add_argument("--trigger", default="0 seconds", help="the processing-time trigger's interval")
+    parser.add_argument(
+        "--warm-jvm", type=float, default=60, help="seconds the floor runs uncounted first, warming the JVM (0: none)"
+    )
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="a job override")
     parser.add_argument(
         "--plots", default=str(DOCS_IMG), help="folder for the latency figure (latency.png); '' for none"
@@ -279,6 +298,9 @@ def main() -> None:
             + (f", {' '.join(args.set)}" if args.set else "")
         )
         samples: dict[str, list[float]] = {}
+        if args.warm_jvm:  # the JVM's first minute (its compiler, Delta's first log checkpoint) in no run's figures
+            print(f" warming the JVM up: the floor for {args.warm_jvm:.0f} s, not counted", flush=True)
+            warm_up_jvm(spark, work, args)
         for name in args.engines:
             options = pg_options(server) if name == "postgres" else {"url": f"sqlite:///{work}/latency.db"}
             engine = Engine(name, options)

@@ -21,7 +21,9 @@ SMOKE: dict[str, tuple[tuple[str, ...], ...]] = {
         ("--profile", "relational", "dequeue", "--rows", "3000", "--batches", "1000", "--runs", "1"),
         ("--memory", "--rows", "20000", "--batches", "5000", "--payloads", "100", "4000"),
     ),
-    "bench_latency.py": (("--engines", "sqlite", "--rates", "200", "--seconds", "3", "--warm-up", "1", "--plots", ""),),
+    "bench_latency.py": (
+        ("--engines", "sqlite", "--rates", "200", "--seconds", "3", "--warm-up", "1", "--warm-jvm", "0", "--plots", ""),
+    ),
     "bench_sink.py": (("--rows", "5000", "--repeat", "1", "--engines", "postgres", "sqlite", "--micro-batches", "2"),),
     "bench_backlog.py": (
         ("--backlogs", "6000", "12000", "--steps", "2", "--warm-up", "1", "--orders", "fifo"),
