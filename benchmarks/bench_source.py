@@ -454,17 +454,18 @@ def memory(options: dict, rows: int, batch: int, payloads: list[int]) -> None:
     print(f"memory and payload size: the job at batches of {batch:,}, {rows:,} rows per payload size")
     print(
         f"  {'payload':>8}  {'rows/s':>9}  {'driver Python':>14}  {'driver JVM':>11}  {'Python workers':>15}  "
-        "driver at batch 2 / last"
+        "driver at batch 2 / the middle one / the last"
     )
     for size in payloads:
         drains.fill(options, "bench_memory", rows, size)
         job = drains.job(options, "bench_memory", batch)
         peak = job.peak_mb
-        first, last = job.rss_by_batch[min(1, len(job.rss_by_batch) - 1)], job.rss_by_batch[-1]
+        at = job.rss_by_batch
+        first, middle, last = at[min(1, len(at) - 1)], at[len(at) // 2], at[-1]
         print(
             f"  {size:>7} B  {job.rate:>9,.0f}  {peak.get('driver python', 0):>11,.0f} MB  "
             f"{peak.get('driver JVM', 0):>8,.0f} MB  {peak.get('python workers', 0):>12,.0f} MB  "
-            f"{first:,.0f} / {last:,.0f} MB",
+            f"{first:,.0f} / {middle:,.0f} / {last:,.0f} MB",
             flush=True,
         )
 
