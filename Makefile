@@ -129,7 +129,7 @@ endif
 # database-side suite whole and the Spark tests of LIVE_SPARK; the other drivers
 # (FreeTDS, and mssql-python, which `setup` installs through the dev extra) take the tests of what a
 # driver carries: bulk writes, every value type, the driver's own behaviour, an adopted table's sink, its per-row outcomes and its subtype tables
-# (docs/sqlserver.md "What has run against a live server"). Driver 18's run and the other drivers' runs go
+# (docs/sqlserver.md "Testing on Babelfish"). Driver 18's run and the other drivers' runs go
 # side by side, each into a log of its own that is printed when both are done: alone, each kept one of
 # the 2 cores busy (a new Babelfish backend for each of FreeTDS's unpooled connections; 45-50% idle
 # measured with vmstat), and one after another they took 19 minutes of CI's 70. The server
@@ -145,13 +145,14 @@ BABELFISH_URL := sqlserver://babelfish_user:12345678@127.0.0.1:1433/babelfish_db
 POOLED_ODBC := $(abspath $(CACHE))/odbc-pooled
 LIVE_FULL_DRIVER := ODBC Driver 18 for SQL Server
 LIVE_SUBSET_DRIVERS := FreeTDS mssql-python
-# Of the Spark tests, Babelfish runs the source, the sink, an adopted table's source and the jobs. The rest
+# Of the Spark tests, Babelfish runs the source, the sink, an adopted table's source, the jobs, the SQL Server
+# quick start as the docs write it and the examples as users copy them. The rest
 # run on SQLite and PostgreSQL, and all of them on a real server (make test-sqlserver): on 2 cores Babelfish
 # took 34 minutes for the whole suite with Driver 18 alone. Kills and outages on Babelfish are the fault
 # matrix's (make chaos CHAOS_ARGS="--engines babelfish"); Babelfish ignores table hints, so a kill there
 # proves statements, not locking.
 LIVE_SPARK := tests/spark/test_source.py tests/spark/test_sink.py tests/spark/test_adoption.py \
-  tests/spark/test_jobs.py
+  tests/spark/test_jobs.py tests/docs/test_sqlserver_quick_start.py tests/plugin/test_example.py
 LIVE_SUBSET := tests/conformance/test_producer.py tests/conformance/test_payloads.py \
   tests/conformance/test_sqlserver_driver.py tests/conformance/test_adopted_sink.py \
   tests/conformance/test_adopted_outcomes.py tests/conformance/test_subtypes.py
