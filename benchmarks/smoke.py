@@ -26,7 +26,20 @@ SMOKE: dict[str, tuple[tuple[str, ...], ...]] = {
     ),
     "bench_sink.py": (("--rows", "5000", "--repeat", "1", "--engines", "postgres", "sqlite", "--micro-batches", "2"),),
     "bench_backlog.py": (
-        ("--backlogs", "6000", "12000", "--steps", "2", "--warm-up", "1", "--orders", "fifo"),
+        (
+            "--backlogs",
+            "6000",
+            "12000",
+            "--steps",
+            "2",
+            "--warm-up",
+            "1",
+            "--orders",
+            "fifo",
+            "--micro-batch",
+            "0",
+            "0",
+        ),
         (
             "--engines",
             "postgres",

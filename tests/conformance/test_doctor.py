@@ -38,8 +38,8 @@ def run_fixes(queue: Queue, fixes) -> None:
             cur.execute(sql)
 
 
-@pytest.mark.babelfish_gap("catalog", "index_names")
 def test_a_queue_made_by_sqlqueue_has_no_problems(engine):
+    """On Babelfish too: the doctor names it and judges none of the catalog values it reports without acting on."""
     assert problems(engine.new_queue()) == {}
 
 
@@ -127,7 +127,6 @@ def test_doctor_reports_what_is_healthy_too(engine):
         looker.close()
 
 
-@pytest.mark.babelfish_gap("catalog", "index_names")
 def test_a_layout_1_table_is_a_problem_that_names_migrate(engine, tmp_path, monkeypatch, capsys):
     old = layout1_queue(engine)
     assert problems(old) == {"layout": ()}
