@@ -90,6 +90,7 @@ def test_error_in_read_fails_the_query_without_the_password(spark, engine, delta
     assert options["password"] not in str(failure.value)
 
 
+@pytest.mark.babelfish_gap("json_escapes")  # the enqueue's OPENJSON keeps the body's escapes there
 def test_a_stream_reads_every_type_exactly_as_the_table_holds_it(spark, engine, delta_path, checkpoint_path):
     """Text that CSV must quote or could take for something else, NaN and infinities, microseconds,
     integers past 2**53, NULL of every type: PostgreSQL's rows come as COPY text that Arrow parses."""

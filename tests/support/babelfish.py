@@ -39,6 +39,11 @@ GAPS = {
         "Babelfish's OPENJSON ... WITH (c NVARCHAR(MAX) '$.c') returns at most 4,000 characters; SQL Server "
         "returns the whole value (the documented way past JSON_VALUE's 4,000-character limit)"
     ),
+    "json_escapes": (
+        "Babelfish's OPENJSON ... WITH and JSON_VALUE return a JSON string's escapes as written (\\\" and \\n stay two "
+        "characters each); SQL Server returns the characters they stand for, the inverse of STRING_ESCAPE's table "
+        "(Microsoft's OPENJSON and STRING_ESCAPE references), so text with quotes or line breaks arrives whole"
+    ),
     "convert_style": "Babelfish's CONVERT(VARBINARY(MAX), s, 2) ignores style 2: binary arrives as its hex text",
     "catalog": (
         "Babelfish's catalog differs from SQL Server's: compatibility level 120, lock escalation not recorded, "
