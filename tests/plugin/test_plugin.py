@@ -75,6 +75,7 @@ def test_make_queue_prefills_a_queue_of_the_given_columns_and_order(make_queue):
     assert queue.source_options(maxRowsPerTrigger=10) == {
         **queue.sink_options(),
         "emptyPollIntervalMs": "100",
+        "order": "priority",  # the source claims in the order the queue was made for
         "maxRowsPerTrigger": "10",
     }
 

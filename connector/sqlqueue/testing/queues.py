@@ -7,6 +7,7 @@ since the connector reads a password only from its own option.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 from collections.abc import Mapping, Sequence
@@ -56,13 +57,36 @@ class Database:
         o = self.options
         return parse_connection(o["url"], user=o.get("user"), password=o.get("password"))
 
+    @property
+    def claims_in_order(self) -> bool:
+        """Whether the server runs the ordered claims: all but Babelfish, which cannot UPDATE or DELETE
+        through a common table expression, as SQL Server's fifo, lifo, priority and pending claims do."""
+        return self.engine != "sqlserver" or not _babelfish(tuple(sorted(self.options.items())))
+
+    def order(self, asked: str | None) -> str:
+        """The claim order of a throwaway queue: the one a test asks for, else fifo where the server
+        claims in order and heap (no order) on Babelfish, so a test that is not about order runs there."""
+        return asked or ("fifo" if self.claims_in_order else "heap")
+
+
+@functools.cache
+def _babelfish(options: tuple[tuple[str, str], ...]) -> bool:
+    """Whether the SQL Server at ``options`` is Babelfish for PostgreSQL (its @@VERSION starts so), asked once."""
+    probe = Queue(Database(dict(options)).connection(), TableName.parse("sqlqueue_probe"))
+    try:
+        (version,) = probe.facts(probe.dialect.doctor.server_version)[0]  # type: ignore[attr-defined]
+        return str(version).startswith("Babelfish")
+    finally:
+        probe.close()
+
 
 class ScratchQueue(Queue):
     """A queue made for one test, which also knows the Spark options that reach it."""
 
-    def __init__(self, database: Database, table: str) -> None:
+    def __init__(self, database: Database, table: str, order: str) -> None:
         super().__init__(database.connection(), TableName.parse(table))
         self.database = database
+        self.order = order
 
     def sink_options(self, **extra: Any) -> dict[str, str]:
         """Options that reach the queue, for ``df.write.format("sqlqueue")`` and ``writeStream``: the
@@ -73,7 +97,7 @@ class ScratchQueue(Queue):
         """Options for ``spark.readStream.format("sqlqueue")``: those of ``sink_options``, and an empty
         poll of 100 ms unless ``extra`` sets ``emptyPollIntervalMs`` (its default, 1 s, is what a test's
         last micro-batch would wait on the drained queue)."""
-        return self.sink_options(**{"emptyPollIntervalMs": SHORT_EMPTY_POLL_MS, **extra})
+        return self.sink_options(**{"emptyPollIntervalMs": SHORT_EMPTY_POLL_MS, "order": self.order, **extra})
 
 
 class ScratchTable(Queue):
@@ -111,15 +135,15 @@ class QueueFactory:
     def __call__(
         self,
         columns: str | Sequence[Column] = "payload text",
-        order: str = "fifo",
+        order: str | None = None,
         rows: Sequence[Mapping[str, Any]] = (),
     ) -> ScratchQueue:
         domain = parse_columns(columns) if isinstance(columns, str) else tuple(columns)
         if not domain:
             raise ConfigError(f"a queue needs at least one domain column; got {columns!r}")
-        queue = ScratchQueue(self.database, f"sqlqueue_t{os.getpid()}_{next(_names)}")
+        queue = ScratchQueue(self.database, f"sqlqueue_t{os.getpid()}_{next(_names)}", self.database.order(order))
         self.made.append(queue)
-        queue.create(domain, order)
+        queue.create(domain, queue.order)
         queue.enqueue(list(rows))
         return queue
 
@@ -127,14 +151,18 @@ class QueueFactory:
         """A table of one of the designs sqlqueue adopts (``relational``, ``started-mark``, ``claimer``,
         ``dequeue``; sqlqueue.testing.designs), with the preset's column names, adopted, and ``rows`` ready
         rows with payloads p0, p1, ... ``subtypes`` (relational only): with subtype tables ``<table>_email``
-        and ``<table>_reset`` (designs.subtypes), in its profile's ``include``, exclusive."""
+        and ``<table>_reset`` (designs.subtypes), in its profile's ``include``, exclusive. On Babelfish the
+        profile claims in no order (``Database.claims_in_order``)."""
         if design not in designs.DESIGNS:
             raise ConfigError(f"design {design!r} is not allowed: use one of {', '.join(designs.DESIGNS)}")
         if subtypes and design != "relational":
             raise ConfigError(f"subtypes=True is not allowed with design {design!r}: only with relational")
         name = f"sqlqueue_a{os.getpid()}_{next(_names)}"
         included = tuple(f"{name}_{s}" for s in designs.SUBTYPES) if subtypes else ()
-        table = ScratchTable(self.database, name, design, replace(PRESETS[design], include=included))
+        profile = replace(PRESETS[design], include=included)
+        if not self.database.claims_in_order:
+            profile = replace(profile, order=())
+        table = ScratchTable(self.database, name, design, profile)
         self.made.append(table)
         designs.run(table, *designs.DESIGNS[design](self.database.engine, str(table.table)))
         if subtypes:
