@@ -76,6 +76,20 @@ def test_restarted_query_continues_where_the_checkpoint_left_off(spark, engine, 
     assert_queue_holds(queue)
 
 
+def test_making_a_stream_reader_does_not_connect():
+    """Spark makes a stream reader again, in a fresh process, to plan a query's first batch once
+    latestOffset has claimed it: were it to connect, an outage at that moment would end the query (a
+    fresh process has not yet proven the address, so a failed connection is not retried). The chaos
+    matrix's postgres/queue-to-queue/dequeue cell caught it (seed 5203)."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from sqlqueue.spark.source import SqlQueueDataSource
+
+    closed_port = {"url": "postgresql://127.0.0.1:9/nowhere", "queue": "jobs", "columns": "payload"}
+    reader = SqlQueueDataSource(closed_port).streamReader(StructType([StructField("payload", StringType())]))
+    assert reader.initialOffset()["seq"] == 0  # and it answered without a database
+
+
 def test_error_in_read_fails_the_query_without_the_password(spark, engine, delta_path, checkpoint_path):
     if "password" not in engine.options:
         pytest.skip("this engine has no password to leak")

@@ -91,8 +91,17 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._available_now = False
         self._latest: dict | None = None
         self._last_batch_at: float | None = None  # monotonic time of the last batch, for maxTriggerDelay
+        self._checked = False
+
+    def _check(self) -> None:
+        """The table check, on the stream's first call to the database (check_table): a wrong address or
+        table fails the query in one line before any claim or task."""
+        if not self._checked:
+            check_table(self.options.address, self.options.needs, self.options.retry)
+            self._checked = True
 
     def _consumer_for(self, consumer_id: str) -> Consumer:
+        self._check()
         if self._consumer is None or self._consumer.id != consumer_id:
             if self._consumer is not None:  # only if someone edited the checkpoint's offsets
                 self._consumer.close()
@@ -128,6 +137,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadMaxRows(self.options.max_rows_per_trigger)
 
     def prepareForTriggerAvailableNow(self) -> None:
+        self._check()
         address = self.options.address
         queue = Queue(address.connection, address.table, address.profile)
         try:

@@ -71,11 +71,11 @@ class SqlQueueDataSource(DataSource):
         return spark_ddl(shown, subtypes)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        from .reader import QueueStreamReader, check_table
+        from .reader import QueueStreamReader
 
-        options = SourceOptions.parse(self.options)
-        check_table(options.address, options.needs, options.retry)
-        return QueueStreamReader(options, schema)
+        # No connection here: Spark also makes a stream reader, in a fresh process, to plan a query's
+        # first batch after latestOffset has claimed. The reader checks the table on its first call.
+        return QueueStreamReader(SourceOptions.parse(self.options), schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         from .writer import batch_writer
