@@ -12,9 +12,12 @@ user would run instead, on a million rows, each measured as its own process in t
     make bench        # or: .venv/bin/python benchmarks/bench_source.py --batches 50000 200000 500000 --runs 3
 
 Every rate is the steady state: the rows of every batch but the first, over the first commit to the last
-(the Delta log's commit times). Printed per batch size: the median of --runs runs with the smallest and
-largest, and the ratio job / script taken run by run, and the peak memory of the job's processes
-(bench_backlog.py times the job's micro-batch against the backlog).
+(the Delta log's commit times). --warm drains twice --rows instead and measures the second half only, as
+a long-running job runs, its JVM warm (the first batches of a fresh JVM run slower, whatever the backlog);
+the script and its client drain twice as many rows too, and are measured the same way. Printed per batch
+size: the median of --runs runs with the smallest and largest, and the ratio job / script taken run by
+run, and the peak memory of the job's processes (bench_backlog.py times the job's micro-batch against
+the backlog).
 
 --memory runs, instead, the job at one batch size with payloads of growing size (--payloads bytes),
 printing rows/s and the peak resident memory of the driver's Python, its JVM and Spark's Python workers,
@@ -405,29 +408,36 @@ def ratio_spread(values: list[float]) -> str:
     return f"{statistics.median(ordered):.2f} ({ordered[0]:.2f}-{ordered[-1]:.2f})"
 
 
-def compare_drains(options: dict, spark, rows: int, batches: list[int], runs: int, plots: str) -> None:
+def compare_drains(
+    options: dict, spark, rows: int, batches: list[int], runs: int, plots: str, warm: bool = False
+) -> None:
+    drained = 2 * rows if warm else rows
     print(
         f"queue -> Delta: PostgreSQL, {rows:,} rows of about 100 bytes, Spark local[2]; steady-state rows/s, "
-        f"median (min-max) of {runs} run(s)",
+        f"median (min-max) of {runs} run(s)"
+        + (f"; each drain takes {drained:,} rows and is measured on the last {rows:,} (warm)" if warm else ""),
         flush=True,
     )
+
+    def measured_part(drain: drains.Drain) -> drains.Drain:
+        assert drain.rows == drained, (drain.rows, drained)
+        return drain.after(drained - rows)
+
     measured: dict[int, dict[str, list[float]]] = {b: {} for b in batches}
     peaks: dict[int, list[dict[str, float]]] = {b: [] for b in batches}
     for run in range(1, runs + 1):
         for batch in batches:
             print(f" run {run}, batches of {batch:,}:", flush=True)
             m = measured[batch]
-            drains.fill(options, "bench_job", rows)
-            job = drains.job(options, "bench_job", batch)
-            assert job.rows == rows, (job.rows, rows)
+            drains.fill(options, "bench_job", drained)
+            job = measured_part(drains.job(options, "bench_job", batch))
             m.setdefault("job", []).append(report("job: queue_to_delta", rows, rows / job.rate))
             peaks[batch].append(job.peak_mb)
-            drains.fill(options, "bench_script", rows)
-            m.setdefault("script", []).append(
-                report("script: psycopg + delta-rs", rows, rows / drains.script(options, "bench_script", batch).rate)
-            )
-            drains.fill(options, "bench_client", rows)
-            client = drains.script(options, "bench_client", batch, delta=False)
+            drains.fill(options, "bench_script", drained)
+            script = measured_part(drains.script(options, "bench_script", batch))
+            m.setdefault("script", []).append(report("script: psycopg + delta-rs", rows, rows / script.rate))
+            drains.fill(options, "bench_client", drained)
+            client = measured_part(drains.script(options, "bench_client", batch, delta=False))
             m.setdefault("client", []).append(report("client alone: DELETE ... RETURNING", rows, rows / client.rate))
             count = max(rows // batch, 3)
             with tempfile.TemporaryDirectory(prefix="sqlqueue-bench-floor-") as folder:
@@ -476,6 +486,7 @@ def main() -> None:
     parser.add_argument("--batches", type=int, nargs="+", default=[50_000, 200_000, 500_000])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument("--warm", action="store_true", help="drain twice --rows, measure the second half (a warm JVM)")
     parser.add_argument("--memory", action="store_true", help="only: the job's memory and rate as payloads grow")
     parser.add_argument("--payloads", type=int, nargs="+", default=[100, 1000, 4000], help="bytes, for --memory")
     parser.add_argument("--writers", action="store_true", help="only: Delta writers and the read path, in-process")
@@ -507,7 +518,7 @@ def main() -> None:
         else:
             spark = build_session("sqlqueue-bench-source", "local[2]")
             try:
-                compare_drains(options, spark, args.rows, args.batches, args.runs, args.plots)
+                compare_drains(options, spark, args.rows, args.batches, args.runs, args.plots, args.warm)
             finally:
                 spark.stop()
     finally:

@@ -70,6 +70,15 @@ class Drain:
         (first, _), *rest = self.batches
         return sum(n for _, n in rest) / (rest[-1][0] - first) if rest else float("nan")
 
+    def after(self, rows: int) -> Drain:
+        """The batches committed once ``rows`` rows had been: the warm share of a longer drain."""
+        done, kept = 0, []
+        for at, n in self.batches:
+            if done >= rows:
+                kept.append((at, n))
+            done += n
+        return Drain(kept, self.peak_mb)
+
     def intervals(self) -> list[float]:
         """Seconds from each batch's commit to the next's."""
         times = [t for t, _ in self.batches]

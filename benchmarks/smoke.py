@@ -18,6 +18,7 @@ HERE = Path(__file__).resolve().parent
 SMOKE: dict[str, tuple[tuple[str, ...], ...]] = {
     "bench_source.py": (
         ("--rows", "20000", "--batches", "5000", "--runs", "1", "--plots", ""),
+        ("--warm", "--rows", "10000", "--batches", "5000", "--runs", "1", "--plots", ""),
         ("--profile", "relational", "dequeue", "--rows", "3000", "--batches", "1000", "--runs", "1"),
         ("--memory", "--rows", "20000", "--batches", "5000", "--payloads", "100", "4000"),
     ),
