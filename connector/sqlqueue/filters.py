@@ -7,7 +7,7 @@ in the table's SQL dialect, with sqlglot: its tokens for the shape (no ``;``, no
 its own), its parser for the rest (one expression that can be a condition, no parameter, no statement; a
 subquery may read, never write or lock). sqlglot is no T-SQL checker and need not be: it only finds these
 structures. The engine then resolves every name and type in the filter against the table, in a query that
-reads no row (``AdoptedQueue.profile``).
+reads no row (``kinds.adopted.Adopted.profile``).
 
 The check is about shape, not about what a function does: the filter runs with the connector's login, like
 any SQL its owner writes in the configuration.

@@ -108,7 +108,7 @@ class SqliteEngine(Engine):
         """Up to ``:limit`` rows ``where`` selects, in ``order``, matched by ``key``. A composite key is
         matched off its index (unary +, which disqualifies a term from index use: sqlite.org/optoverview.html,
         "Disqualifying WHERE clause terms using unary-+"): SQLite 3.40 found no row for a row-value IN
-        searched through a unique index holding the rowid alias, as a started-mark table's (in_process, id) does. The
+        searched through a unique index holding the rowid alias, as a claimer table's (in_process, id) does. The
         outer statement then scans the table."""
         q, t = self.quote, self.table(table)
         names = ", ".join(q(k) for k in key)

@@ -71,7 +71,7 @@ class Claims(ABC):
             open_ = self.lifecycle.status_in(profile, profile.ready)
             in_flight = self.lifecycle.status_in(profile, (profile.in_flight or "",))
             if profile.done_at is not None:
-                # With a status, done-at tells only rows in flight apart (a started-mark table: in_process = 1 and
+                # With a status, done-at tells only rows in flight apart (a claimer table: in_process = 1 and
                 # an end_date is done); a ready row may carry one from its default or an earlier run.
                 in_flight += f" AND {q(profile.done_at)} IS NULL"
             abandoned = f"{in_flight} AND {expired}" if expired else None
@@ -254,7 +254,7 @@ class Claims(ABC):
         ``claims`` None: a copy of any consumer's claim, for an acknowledgement, which names no consumer)."""
         q = self.engine.quote
         ours = self.copy_holds(table, profile, claims)
-        # Done sets done-at and may leave the status in flight (a started-mark table): a done row is no longer ours,
+        # Done sets done-at and may leave the status in flight (a claimer table): a done row is no longer ours,
         # or chunked completion, which repeats while a pass fills its chunk, would never end.
         open_ = f"{q(profile.done_at)} IS NULL AND " if profile.done_at is not None else ""
         if profile.status is not None:

@@ -55,7 +55,7 @@ class Lifecycle:
 
     def status_in(self, profile: Profile, values: Sequence[str], qualifier: str = "") -> str:
         """The status is one of ``values``. Status values are string literals whatever the column's type:
-        against a flag or a code (a started-mark table's bit in_process), or a Unicode column, the literal is what
+        against a flag or a code (a claimer table's bit in_process), or a Unicode column, the literal is what
         converts, since bit, int and nvarchar outrank varchar ("Data type precedence",
         learn.microsoft.com/sql/t-sql/data-types/data-type-precedence-transact-sql), which a filtered
         index allows on the right of the comparison ("Create filtered indexes", data conversion operators
