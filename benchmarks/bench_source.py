@@ -408,8 +408,22 @@ def ratio_spread(values: list[float]) -> str:
     return f"{statistics.median(ordered):.2f} ({ordered[0]:.2f}-{ordered[-1]:.2f})"
 
 
+def cpu(drain: drains.Drain) -> str:
+    """CPU seconds per 100,000 rows of the whole drain, by role: where a 2-core machine's time goes."""
+    per = 100_000 / drain.rows
+    shown = ", ".join(f"{role} {seconds * per:.2f}" for role, seconds in sorted(drain.cpu_s.items()))
+    return f"(CPU s per 100k rows: {shown})" if shown else ""
+
+
 def compare_drains(
-    options: dict, spark, rows: int, batches: list[int], runs: int, plots: str, warm: bool = False
+    options: dict,
+    spark,
+    rows: int,
+    batches: list[int],
+    runs: int,
+    plots: str,
+    warm: bool = False,
+    database: int | None = None,
 ) -> None:
     drained = 2 * rows if warm else rows
     print(
@@ -430,12 +444,16 @@ def compare_drains(
             print(f" run {run}, batches of {batch:,}:", flush=True)
             m = measured[batch]
             drains.fill(options, "bench_job", drained)
-            job = measured_part(drains.job(options, "bench_job", batch))
-            m.setdefault("job", []).append(report("job: queue_to_delta", rows, rows / job.rate))
+            whole_job = drains.job(options, "bench_job", batch, database=database)
+            job = measured_part(whole_job)
+            m.setdefault("job", []).append(report("job: queue_to_delta", rows, rows / job.rate, cpu(whole_job)))
             peaks[batch].append(job.peak_mb)
             drains.fill(options, "bench_script", drained)
-            script = measured_part(drains.script(options, "bench_script", batch))
-            m.setdefault("script", []).append(report("script: psycopg + delta-rs", rows, rows / script.rate))
+            whole_script = drains.script(options, "bench_script", batch, database=database)
+            script = measured_part(whole_script)
+            m.setdefault("script", []).append(
+                report("script: psycopg + delta-rs", rows, rows / script.rate, cpu(whole_script))
+            )
             drains.fill(options, "bench_client", drained)
             client = measured_part(drains.script(options, "bench_client", batch, delta=False))
             m.setdefault("client", []).append(report("client alone: DELETE ... RETURNING", rows, rows / client.rate))
@@ -517,8 +535,9 @@ def main() -> None:
             compare_writers(options, args)
         else:
             spark = build_session("sqlqueue-bench-source", "local[2]")
+            postmaster = int((server.data / "postmaster.pid").read_text().split()[0])
             try:
-                compare_drains(options, spark, args.rows, args.batches, args.runs, args.plots, args.warm)
+                compare_drains(options, spark, args.rows, args.batches, args.runs, args.plots, args.warm, postmaster)
             finally:
                 spark.stop()
     finally:

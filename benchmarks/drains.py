@@ -58,6 +58,7 @@ class Drain:
 
     batches: list[tuple[float, int]]
     peak_mb: dict[str, float] = field(default_factory=dict)
+    cpu_s: dict[str, float] = field(default_factory=dict)  # CPU seconds of the whole drain, by role
     rss_by_batch: list[float] = field(default_factory=list)  # driver JVM + Python, sampled at each batch's end
 
     @property
@@ -77,7 +78,7 @@ class Drain:
             if done >= rows:
                 kept.append((at, n))
             done += n
-        return Drain(kept, self.peak_mb)
+        return Drain(kept, self.peak_mb, self.cpu_s)
 
     def intervals(self) -> list[float]:
         """Seconds from each batch's commit to the next's."""
@@ -112,12 +113,16 @@ def delta_commits(path: Path) -> list[tuple[float, int]]:
 
 
 class Sampler:
-    """Peak resident memory of a process tree by role, sampled from /proc every ``every`` seconds: the
-    driver's Python (the root), the JVM, and Spark's Python workers (Python under the JVM)."""
+    """Peak resident memory and CPU time of a process tree by role, sampled from /proc every ``every``
+    seconds: the driver's Python (the root), the JVM, and Spark's Python workers (Python under the JVM);
+    and the CPU time of the database's processes (the tree under ``database``, its postmaster), which
+    serve the drain. A process's CPU is its last sample's: a worker that ends loses at most ``every``."""
 
-    def __init__(self, root: int, every: float = 0.25) -> None:
-        self.root, self.every = root, every
+    def __init__(self, root: int, every: float = 0.25, database: int | None = None) -> None:
+        self.root, self.every, self.database = root, every, database
         self.peak: dict[str, float] = {}
+        self._cpu: dict[tuple[str, int], float] = {}  # (role, pid) -> CPU seconds at its last sample
+        self._cpu_before = self._database_cpu(self.sample_cpu()) if database else 0.0
         self.driver: list[tuple[float, float]] = []  # (time, JVM + driver Python MB)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -130,8 +135,45 @@ class Sampler:
                 self.peak[role] = max(self.peak.get(role, 0.0), mb)
             self.driver.append((time.time(), by_role.get("driver python", 0.0) + by_role.get("driver JVM", 0.0)))
 
+    @property
+    def cpu_s(self) -> dict[str, float]:
+        """CPU seconds by role since the sampler started."""
+        totals: dict[str, float] = {}
+        for (role, _), seconds in self._cpu.items():
+            totals[role] = totals.get(role, 0.0) + seconds
+        if "database" in totals:
+            totals["database"] -= self._cpu_before
+        return totals
+
+    def sample_cpu(self) -> dict[int, tuple[int, float, float]]:
+        """pid -> (parent, own CPU seconds, CPU seconds of its ended children it waited for)."""
+        tick = os.sysconf("SC_CLK_TCK")
+        found = {}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+                own, ended = (int(fields[11]) + int(fields[12])) / tick, (int(fields[13]) + int(fields[14])) / tick
+                found[int(stat.parent.name)] = (int(fields[1]), own, ended)
+            except (OSError, ValueError, IndexError):
+                continue
+        return found
+
+    def _database_cpu(self, found: dict[int, tuple[int, float, float]]) -> float:
+        """The database's CPU seconds: its processes' own, and the ended backends its postmaster reaped."""
+        children: dict[int, list[int]] = {}
+        for pid, (parent, _, _) in found.items():
+            children.setdefault(parent, []).append(pid)
+        total, todo = 0.0, [self.database]
+        while todo:
+            pid = todo.pop()
+            if pid in found:
+                total += found[pid][1] + found[pid][2]
+            todo += children.get(pid, [])
+        return total
+
     def sample(self) -> dict[str, float]:
         parents, rss, names = {}, {}, {}
+        cpu = self.sample_cpu()
         for stat in Path("/proc").glob("[0-9]*/stat"):
             try:
                 pid = int(stat.parent.name)
@@ -141,6 +183,8 @@ class Sampler:
                 names[pid] = (stat.parent / "comm").read_text().strip()
             except (OSError, ValueError, IndexError):
                 continue
+        if self.database:
+            self._cpu[("database", 0)] = self._database_cpu(cpu)
         by_role: dict[str, float] = {}
 
         def walk(pid: int, under_jvm: bool) -> None:
@@ -151,6 +195,8 @@ class Sampler:
                 role = "python workers"
             if role:
                 by_role[role] = by_role.get(role, 0.0) + rss.get(pid, 0.0)
+                if pid in cpu:
+                    self._cpu[(role, pid)] = cpu[pid][1]
             for child in (c for c, p in parents.items() if p == pid):
                 walk(child, under_jvm)
 
@@ -160,6 +206,8 @@ class Sampler:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join()
+        if self.database:  # the backends the drain used have ended by now: their CPU is the postmaster's
+            self._cpu[("database", 0)] = self._database_cpu(self.sample_cpu())
 
 
 def _env(options: dict) -> dict[str, str]:
@@ -169,7 +217,9 @@ def _env(options: dict) -> dict[str, str]:
     return env
 
 
-def job(options: dict, table: str, batch: int, extra: dict[str, str] | None = None) -> Drain:
+def job(
+    options: dict, table: str, batch: int, extra: dict[str, str] | None = None, database: int | None = None
+) -> Drain:
     """jobs/queue_to_delta.py on ``table`` with Trigger.AvailableNow, maxRowsPerTrigger ``batch``."""
     work = Path(tempfile.mkdtemp(prefix="sqlqueue-bench-job-"))
     config = work / "job.toml"
@@ -193,13 +243,13 @@ def job(options: dict, table: str, batch: int, extra: dict[str, str] | None = No
     )
     command = [sys.executable, str(ROOT / "jobs" / "queue_to_delta.py"), "-c", str(config)]
     process = subprocess.Popen(command, env=_env(options), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    sampler = Sampler(process.pid)
+    sampler = Sampler(process.pid, database=database)
     output, _ = process.communicate()
     sampler.stop()
     if process.returncode:
         raise RuntimeError(f"queue_to_delta failed ({process.returncode}):\n{output[-3000:]}")
     commits = delta_commits(work / "delta")
-    return Drain(commits, sampler.peak, [_at(sampler.driver, t) for t, _ in commits])
+    return Drain(commits, sampler.peak, sampler.cpu_s, [_at(sampler.driver, t) for t, _ in commits])
 
 
 def _at(samples: list[tuple[float, float]], moment: float) -> float:
@@ -208,17 +258,17 @@ def _at(samples: list[tuple[float, float]], moment: float) -> float:
     return before[-1] if before else 0.0
 
 
-def script(options: dict, table: str, batch: int, delta: bool = True) -> Drain:
+def script(options: dict, table: str, batch: int, delta: bool = True, database: int | None = None) -> Drain:
     """user_script.py on ``table``: with a delta-rs append per batch, or (``delta`` False) the client alone."""
     work = Path(tempfile.mkdtemp(prefix="sqlqueue-bench-script-"))
     target = str(work / "delta") if delta else "-"
     user_script = str(Path(__file__).with_name("user_script.py"))
     command = [sys.executable, user_script, options["url"], table, str(batch), target]
     process = subprocess.Popen(command, env=_env(options), stdout=subprocess.PIPE, text=True)
-    sampler = Sampler(process.pid)
+    sampler = Sampler(process.pid, database=database)
     output, _ = process.communicate()
     sampler.stop()
     if process.returncode:
         raise RuntimeError(f"user_script.py failed ({process.returncode})")
     printed = [(float(t), int(n)) for t, n in (line.split() for line in output.splitlines())]
-    return Drain(delta_commits(work / "delta") if delta else printed, sampler.peak)
+    return Drain(delta_commits(work / "delta") if delta else printed, sampler.peak, sampler.cpu_s)
