@@ -530,6 +530,7 @@ class SourceOptions:
             Capability.KEEP_DONE: self.completion == "keep",
             Capability.ACK: self.completion == "ack",
             Capability.CLAIM_ORDER: self.strict_order,
+            Capability.PRIORITY: self.order == "priority",
             Capability.DEAD_LETTERS: self.dead_letter_table is not None,
         }
         return frozenset(c for c, used in wanted.items() if used)

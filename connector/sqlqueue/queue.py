@@ -352,8 +352,11 @@ class Queue:
         return self.dialect.sink.staging_of(self.table, self.profile)
 
     def publish_statement(self, columns: Sequence[Column]) -> Statement:
-        """Copy one task's staged rows (:tag) into the table, as new ready rows of the profile."""
-        return self.dialect.sink.publish(self.table, self.profile, tuple(c.name for c in columns))
+        """Copy one task's staged rows (:tag) into the table, as new ready rows of the profile; a table
+        with dedup keys skips a row whose dedup_key it holds already."""
+        names = tuple(c.name for c in columns)
+        dedup = self.supports(Capability.DEDUP_KEYS) and "dedup_key" in names
+        return self.dialect.sink.publish(self.table, self.profile, names, dedup)
 
     def stage(self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str) -> None:
         """Insert rows into the staging table under ``stage_tag``, inside the caller's transaction ``cur``."""

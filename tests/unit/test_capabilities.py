@@ -75,3 +75,43 @@ def test_a_relational_queue_takes_per_row_outcomes():
 )  # fmt: skip
 def test_per_row_outcomes_need_a_status_with_done_failed_and_a_ready_retry_value(preset, settings):
     assert Capability.ACK not in capabilities_of(replace(PRESETS[preset], **settings))
+
+
+# Every capability and the modules that ask for it (through Queue.require, Queue.supports or an
+# option's needs), outside the enum and the kinds that declare it: a capability nobody asks is dead.
+ASKED_BY = {
+    Capability.CREATE: {"cli.py", "queue.py"},
+    Capability.MIGRATE: {"cli.py", "queue.py"},
+    Capability.ENQUEUE: {"cli.py", "queue.py"},
+    Capability.CLAIM_ORDER: {"cli.py", "options.py"},
+    Capability.PRIORITY: {"options.py"},
+    Capability.DEDUP_KEYS: {"queue.py"},
+    Capability.KEEP_DONE: {"options.py"},
+    Capability.ACK: {"options.py", "queue.py"},
+    Capability.DEAD_LETTERS: {"cli.py", "deadletters.py", "options.py"},
+    Capability.REQUEUE: {"cli.py", "queue.py"},
+    Capability.PURGE: {"cli.py", "queue.py"},
+    Capability.HISTORY: {"cli.py", "queue.py"},
+}
+
+
+def test_every_capability_is_asked_where_the_list_says():
+    import re
+    from pathlib import Path
+
+    import sqlqueue
+
+    package = Path(sqlqueue.__file__).parent
+    asked: dict[Capability, set[str]] = {}
+    for module in package.rglob("*.py"):
+        name = module.relative_to(package).as_posix()
+        if name == "capabilities.py" or name.startswith("kinds/"):
+            continue
+        for member in re.findall(r"Capability\.([A-Z_]+)", module.read_text()):
+            asked.setdefault(Capability[member], set()).add(name)
+    assert asked == ASKED_BY
+
+
+def test_a_priority_order_needs_a_table_with_priority():
+    assert SourceOptions.parse({**BASE, "order": "priority"}).needs == {Capability.PRIORITY}
+    assert Capability.PRIORITY not in capabilities_of(PRESETS["relational"])

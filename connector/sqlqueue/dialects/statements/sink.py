@@ -208,14 +208,14 @@ class Sink:
         )
 
     @cached
-    def publish(self, table: TableName, profile: Profile, columns: tuple[str, ...]) -> Statement:
+    def publish(self, table: TableName, profile: Profile, columns: tuple[str, ...], dedup: bool) -> Statement:
         """Insert one task's staged rows (:tag) of ``columns`` into the table, as new ready rows of the
-        profile (Sink.new_row); into sqlqueue's own table, keyed rows with a dedup key it does not hold
-        yet only (a batch's keys are checked when it is published)."""
+        profile (Sink.new_row); with ``dedup`` (a table with dedup keys, rows that carry one), keyed rows
+        with a dedup key it does not hold yet only (a batch's keys are checked when it is published)."""
         e = self.engine
         q = e.quote
         staging, where = e.table(self.staging_of(table, profile)), f"{q(STAGE_TAG.name)} = :tag"
-        if profile.owned and "dedup_key" in columns:
+        if dedup:
             return e.compile(e.insert_new_keys(table, columns, staging, where))
         values = {**{c: q(c) for c in columns}, **self.new_row(profile, columns)}
         names = ", ".join(q(c) for c in values)
