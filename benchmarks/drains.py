@@ -112,6 +112,44 @@ def delta_commits(path: Path) -> list[tuple[float, int]]:
     return commits
 
 
+@dataclass(frozen=True)
+class Process:
+    """One process as /proc/<pid>/stat shows it."""
+
+    parent: int
+    name: str
+    rss_mb: float
+    cpu_s: float  # its own user and system time
+    reaped_s: float  # the time of its ended children it waited for
+
+
+def processes() -> dict[int, Process]:
+    """Every process, read once from /proc (a process that ends while it is read is left out)."""
+    tick, page_mb = os.sysconf("SC_CLK_TCK"), os.sysconf("SC_PAGE_SIZE") / 2**20
+    found = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+            name, fields = text.split("(", 1)[1].rsplit(")", 1)[0], text.rsplit(")", 1)[1].split()
+            found[int(stat.parent.name)] = Process(
+                int(fields[1]),
+                name,
+                int(fields[21]) * page_mb,
+                (int(fields[11]) + int(fields[12])) / tick,
+                (int(fields[13]) + int(fields[14])) / tick,
+            )
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def children_of(found: dict[int, Process]) -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for pid, process in found.items():
+        children.setdefault(process.parent, []).append(pid)
+    return children
+
+
 class Sampler:
     """Peak resident memory and CPU time of a process tree by role, sampled from /proc every ``every``
     seconds: the driver's Python (the root), the JVM, and Spark's Python workers (Python under the JVM);
@@ -122,7 +160,7 @@ class Sampler:
         self.root, self.every, self.database = root, every, database
         self.peak: dict[str, float] = {}
         self._cpu: dict[tuple[str, int], float] = {}  # (role, pid) -> CPU seconds at its last sample
-        self._cpu_before = self._database_cpu(self.sample_cpu()) if database else 0.0
+        self._cpu_before = self._database_cpu(processes()) if database else 0.0
         self.driver: list[tuple[float, float]] = []  # (time, JVM + driver Python MB)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -145,59 +183,36 @@ class Sampler:
             totals["database"] -= self._cpu_before
         return totals
 
-    def sample_cpu(self) -> dict[int, tuple[int, float, float]]:
-        """pid -> (parent, own CPU seconds, CPU seconds of its ended children it waited for)."""
-        tick = os.sysconf("SC_CLK_TCK")
-        found = {}
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-                own, ended = (int(fields[11]) + int(fields[12])) / tick, (int(fields[13]) + int(fields[14])) / tick
-                found[int(stat.parent.name)] = (int(fields[1]), own, ended)
-            except (OSError, ValueError, IndexError):
-                continue
-        return found
-
-    def _database_cpu(self, found: dict[int, tuple[int, float, float]]) -> float:
+    def _database_cpu(self, found: dict[int, Process], children: dict[int, list[int]] | None = None) -> float:
         """The database's CPU seconds: its processes' own, and the ended backends its postmaster reaped."""
-        children: dict[int, list[int]] = {}
-        for pid, (parent, _, _) in found.items():
-            children.setdefault(parent, []).append(pid)
+        children = children_of(found) if children is None else children
         total, todo = 0.0, [self.database]
         while todo:
             pid = todo.pop()
             if pid in found:
-                total += found[pid][1] + found[pid][2]
+                total += found[pid].cpu_s + found[pid].reaped_s
             todo += children.get(pid, [])
         return total
 
     def sample(self) -> dict[str, float]:
-        parents, rss, names = {}, {}, {}
-        cpu = self.sample_cpu()
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                pid = int(stat.parent.name)
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-                parents[pid] = int(fields[1])
-                rss[pid] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-                names[pid] = (stat.parent / "comm").read_text().strip()
-            except (OSError, ValueError, IndexError):
-                continue
+        found = processes()
+        children = children_of(found)
         if self.database:
-            self._cpu[("database", 0)] = self._database_cpu(cpu)
+            self._cpu[("database", 0)] = self._database_cpu(found, children)
         by_role: dict[str, float] = {}
 
         def walk(pid: int, under_jvm: bool) -> None:
+            process = found.get(pid)
+            name = process.name if process else ""
             role = "driver python" if pid == self.root else None
-            if names.get(pid) == "java":
+            if name == "java":
                 role, under_jvm = "driver JVM", True
-            elif under_jvm and names.get(pid, "").startswith("python"):
+            elif under_jvm and name.startswith("python"):
                 role = "python workers"
-            if role:
-                by_role[role] = by_role.get(role, 0.0) + rss.get(pid, 0.0)
-                if pid in cpu:
-                    self._cpu[(role, pid)] = cpu[pid][1]
-            for child in (c for c, p in parents.items() if p == pid):
+            if role and process:
+                by_role[role] = by_role.get(role, 0.0) + process.rss_mb
+                self._cpu[(role, pid)] = process.cpu_s
+            for child in children.get(pid, []):
                 walk(child, under_jvm)
 
         walk(self.root, False)
@@ -207,7 +222,7 @@ class Sampler:
         self._stop.set()
         self._thread.join()
         if self.database:  # the backends the drain used have ended by now: their CPU is the postmaster's
-            self._cpu[("database", 0)] = self._database_cpu(self.sample_cpu())
+            self._cpu[("database", 0)] = self._database_cpu(processes())
 
 
 def _env(options: dict) -> dict[str, str]:
