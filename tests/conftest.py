@@ -13,7 +13,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.babelfish import is_babelfish, mark_gaps  # noqa: E402
+from sqlqueue.dialects.sqlserver_doctor import is_babelfish  # noqa: E402
+from tests.support.babelfish import mark_gaps  # noqa: E402
 from tests.support.engines import SQLSERVER_ENV, Engine, sqlserver_options  # noqa: E402
 from tests.support.toxiproxy import BINARY, NOT_BUILT, Toxiproxy  # noqa: E402
 

@@ -72,11 +72,6 @@ GAPS = {
 }
 
 
-def is_babelfish(version: str) -> bool:
-    """Whether ``SELECT @@VERSION`` came from Babelfish (its README: the version starts so)."""
-    return version.startswith("Babelfish")
-
-
 # Gaps that only some drivers meet, by the driver the options name (tests/support/engines.py).
 # mssql-python binds a datetime as DATETIME2(6) whatever the server's type info says (tests/drivers).
 DRIVER_GAPS = {"datetime2_param": lambda driver: not is_freetds(driver) and driver.lower() != MSSQL_PYTHON}

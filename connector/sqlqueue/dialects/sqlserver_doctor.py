@@ -124,10 +124,15 @@ BABELFISH_UNJUDGED = (
 )
 
 
+def is_babelfish(version: object) -> bool:
+    """Whether ``SELECT @@VERSION`` came from Babelfish for PostgreSQL, whose version starts with its name."""
+    return str(version).lstrip().startswith("Babelfish")
+
+
 def _server(d: SqlServerDoctor, live: LiveTable) -> Iterator[Finding]:
     (version,) = live.facts(d.server_version)[0]
     first = str(version).splitlines()[0].strip()
-    if not first.startswith("Babelfish"):
+    if not is_babelfish(first):
         yield Finding(OK, "server", first)
         return
     yield Finding(

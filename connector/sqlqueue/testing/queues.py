@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ..connection import ConnectionSpec, parse_connection
+from ..dialects.sqlserver_doctor import is_babelfish
 from ..errors import ConfigError
 from ..identifiers import TableName
 from ..kinds.adopted import make_tables
@@ -75,7 +76,7 @@ def _babelfish(options: tuple[tuple[str, str], ...]) -> bool:
     probe = Queue(Database(dict(options)).connection(), TableName.parse("sqlqueue_probe"))
     try:
         (version,) = probe.facts(probe.dialect.doctor.server_version)[0]  # type: ignore[attr-defined]
-        return str(version).startswith("Babelfish")
+        return is_babelfish(version)
     finally:
         probe.close()
 
