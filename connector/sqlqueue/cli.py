@@ -31,7 +31,7 @@ from typing import Any
 from . import layouts
 from .capabilities import Capability
 from .config import load_config
-from .dialects.statements.adoption import ERROR_CHARS
+from .dialects.statements.inspection import ERROR_CHARS
 from .doctor import PROBLEM, examine, report
 from .errors import ConfigError, SchemaError, SqlQueueError
 from .kinds.adopted import (

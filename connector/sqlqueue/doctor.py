@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .dialects.statements.doctor import NOTE, OK, PROBLEM, Finding
+from .findings import NOTE, OK, PROBLEM, Finding
 from .queue import Queue
 
 __all__ = ["NOTE", "OK", "PROBLEM", "Finding", "examine", "report"]

@@ -24,10 +24,10 @@ from .connection import ConnectionSpec
 from .dialects import Dialect, dialect_for
 from .dialects.engine import Statement, execute
 from .dialects.layout import Step
-from .dialects.statements.doctor import Finding
 from .dialects.statements.lifecycle import UPTO, Holding
 from .dialects.statements.outcomes import STAGED, Outcomes
 from .errors import DatabaseError, SchemaError, unsupported
+from .findings import Finding
 from .identifiers import TableName
 from .kinds import TableKind, kind_for
 from .kinds.adopted import exact_columns, included_columns
@@ -152,7 +152,7 @@ class Queue:
         server dropped need not say so: FreeTDS reports 'Unknown error', 'Could not change
         transaction status' or nothing at all (HY000, no number), and only later ones 08S01."""
         try:
-            self.engine.autocommit_cursor(self._conn).execute(self.dialect.doctor.ping().sql)
+            self.engine.autocommit_cursor(self._conn).execute(self.dialect.inspection.ping().sql)
         except Exception:  # any failure of the probe means it does not answer; the first error is raised
             return False
         return True
@@ -825,7 +825,9 @@ class Queue:
         """How long the rows claimed since a time waited, of those still in the table: with
         completion=keep every one, with delete those not completed yet (in flight, failed, retrying)."""
         self.require(Capability.HISTORY)
-        return Waits.from_row(self.fetch(self.dialect.doctor.recent_waits(self.table), {"since": self._time(since)})[0])
+        return Waits.from_row(
+            self.fetch(self.dialect.inspection.recent_waits(self.table), {"since": self._time(since)})[0]
+        )
 
     def _time(self, value: dt.datetime) -> Any:
         return self.engine.encode(LIFECYCLE_TYPES["completed_at"], value)
@@ -834,14 +836,15 @@ class Queue:
         """The next ``limit`` ready rows in claim order, as dicts; nothing is claimed or locked."""
         names = tuple(columns or [c.name for c in self.columns()])
         rows = self.fetch(
-            self.dialect.doctor.peek(self.table, self.claim_profile(order), names), {"limit": limit, **self._values()}
+            self.dialect.inspection.peek(self.table, self.claim_profile(order), names),
+            {"limit": limit, **self._values()},
         )
         return [dict(zip(names, row)) for row in rows]
 
     def count_done_since(self, since: dt.datetime) -> int:
         """Rows completed since a time and kept as done (completion=keep)."""
         self.require(Capability.HISTORY)
-        return self.fetch(self.dialect.doctor.count_done_since(self.table), {"since": self._time(since)})[0][0]
+        return self.fetch(self.dialect.inspection.count_done_since(self.table), {"since": self._time(since)})[0][0]
 
     def facts(self, builder: Callable[[TableName], Statement]) -> list[tuple]:
         """Rows of one of the dialect's catalog queries (``builder``) about this table and its database."""
@@ -853,9 +856,9 @@ class Queue:
         stream's filter), oldest None, with how many wait for their due time and the milliseconds until the
         first is due (None where the profile has no due time): {} where it has no status."""
         if self.profile.owned:
-            rows = self.fetch(self.dialect.doctor.count_by_state(self.table), {})
+            rows = self.fetch(self.dialect.inspection.count_by_state(self.table), {})
             return {str(state): {"rows": n, "oldest_enqueued_at": oldest} for state, n, oldest in rows}
-        statement = self.dialect.adoption.adopted_by_status(self.table, self.profile)
+        statement = self.dialect.inspection.adopted_by_status(self.table, self.profile)
         rows = [] if statement is None else self.fetch(statement, {})
         found: dict[str, dict[str, Any]] = {}
         for value, n, *waits in rows:
@@ -871,7 +874,7 @@ class Queue:
     def failed_errors(self) -> list[tuple[str, int]]:
         """(error text, rows) of an adopted table's failed rows, the most frequent first; [] where the
         profile has no failed status or no error column."""
-        statement = self.dialect.adoption.adopted_errors(self.table, self.profile)
+        statement = self.dialect.inspection.adopted_errors(self.table, self.profile)
         return [] if statement is None else [(str(text), n) for text, n in self.fetch(statement, {})]
 
     def held_rows(self) -> int:
@@ -883,7 +886,7 @@ class Queue:
         staging table, and in the table under unpublished tags."""
         if self.lists_unpublished:
             return self.fetch(self.dialect.sink.count_unpublished(self.table), {})[0][0]
-        return self.fetch(self.dialect.adoption.count_rows(self.staging), {})[0][0]
+        return self.fetch(self.dialect.inspection.count_rows(self.staging), {})[0][0]
 
     def look(self, at: Callable[[Any], T]) -> T:
         """``at(connection)``: what the driver reports, or a statement that changes nothing (the doctor)."""

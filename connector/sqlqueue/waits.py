@@ -6,7 +6,7 @@ rows arrive faster than the stream claims them. A row's wait is ``claimed_at - e
 written by the database's clock, so no clock of the Spark driver enters. A retried row keeps its
 first ``enqueued_at``: its wait includes its earlier attempts and backoff. The dialect ranks the
 waits and ages the backlog in SQL (``dialect.claims.claim_waits`` and ``backlog``,
-``dialect.doctor.recent_waits``); this module holds the figures and how they are shown.
+``dialect.inspection.recent_waits``); this module holds the figures and how they are shown.
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ def notifications_with_an_email(engine) -> Queue:
 
 def copies(queue: Queue, subtype: str) -> int:
     claims = queue.dialect.lifecycle.claims_table(TableName(f"{queue.table.name}_{subtype}", queue.table.schema))
-    return queue.fetch(queue.dialect.adoption.count_rows(claims), {})[0][0]
+    return queue.fetch(queue.dialect.inspection.count_rows(claims), {})[0][0]
 
 
 def test_a_claimed_row_is_read_with_its_subtype_row_as_a_struct(engine):

@@ -217,7 +217,7 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
             yield Entry(f"adopted_{name}_claim_settle", "claims.claim", plan.settle.sql)
         for i, statement in enumerate(dialect.claims.complete(t, profile, dialect.engine.default_chunk is not None), 1):
             yield Entry(f"adopted_{name}_complete_{i}", "claims.complete", statement.sql)
-        yield made(dialect, f"adopted_{name}_peek", dialect.doctor.peek, t, profile, columns)
+        yield made(dialect, f"adopted_{name}_peek", dialect.inspection.peek, t, profile, columns)
         waits = dialect.claims.claim_waits(dialect.lifecycle.holding(t, profile))
         if waits is not None:
             yield Entry(f"adopted_{name}_claim_waits", "claims.claim_waits", waits.sql)
@@ -231,8 +231,8 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
         for builder in (
             dialect.adoption.adopted_fail_expired,
             dialect.claims.backlog,
-            dialect.adoption.adopted_by_status,
-            dialect.adoption.adopted_errors,
+            dialect.inspection.adopted_by_status,
+            dialect.inspection.adopted_errors,
         ):
             statement = builder(t, profile)
             if statement is not None:
@@ -257,7 +257,7 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
     yield made(dialect, "adopted_count_held_through", dialect.claims.count_held, held, "upto")
     yield made(dialect, "adopted_count_all_held", dialect.claims.count_all_held, held)
     yield made(dialect, "local_offset", dialect.sink.local_offset)
-    yield made(dialect, "count_rows", dialect.adoption.count_rows, t)
+    yield made(dialect, "count_rows", dialect.inspection.count_rows, t)
     yield made(dialect, "adopted_partition_bounds", dialect.claims.partition_bounds, held, PARTS)
     yield made(dialect, "adopted_read_claimed", dialect.claims.read_claimed, held, ("Id", "Payload"))
     yield from _subtypes(dialect, t)
@@ -369,16 +369,16 @@ def catalog(dialect: Dialect) -> list[Entry]:
         add(f"requeue_failed_by_{by}", dialect.housekeeping.requeue_failed, by)
     add("count_ready", dialect.claims.count_ready, NATIVE)
     add("max_ready_id", dialect.claims.max_ready, NATIVE, "id")
-    add("count_by_state", dialect.doctor.count_by_state)
-    add("ping", dialect.doctor.ping)
+    add("count_by_state", dialect.inspection.count_by_state)
+    add("ping", dialect.inspection.ping)
     add("table_columns", dialect.schema.table_columns)
     for order in ORDERS:
-        add(f"peek_{order}", dialect.doctor.peek, native(order), READ_COLUMNS)
-    add("count_done_since", dialect.doctor.count_done_since)
+        add(f"peek_{order}", dialect.inspection.peek, native(order), READ_COLUMNS)
+    add("count_done_since", dialect.inspection.count_done_since)
     waits = dialect.claims.claim_waits(held)
     assert waits is not None, "sqlqueue's own layout records enqueue and claim times"
     entries.append(Entry("claim_waits", "claims.claim_waits", waits.sql))
-    add("recent_waits", dialect.doctor.recent_waits)
+    add("recent_waits", dialect.inspection.recent_waits)
     add("backlog", dialect.claims.backlog, NATIVE)
     add("table_indexes", dialect.doctor.table_indexes)
     for part, builder, args in DOCTOR[dialect.engine.name]:

@@ -2,8 +2,9 @@
 
 ``dialect.engine`` spells SQL and drives the connection (``engine.Engine``); every statement lives in
 the part its name says: ``dialect.claims.claim(...)``, ``dialect.sink.publish(...)``,
-``dialect.housekeeping.purge(...)``. Where an engine writes a part its own way (a SQL Server claim is
-UPDATE TOP ... OUTPUT), its module subclasses that part, and ``dialect_for`` hands the subclass in.
+``dialect.housekeeping.purge(...)``, ``dialect.inspection.peek(...)``. Where an engine writes a part its
+own way (a SQL Server claim is UPDATE TOP ... OUTPUT), its module subclasses that part, and
+``dialect_for`` hands the subclass in.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from .statements.adoption import Adoption
 from .statements.claims import Claims
 from .statements.doctor import Doctor
 from .statements.housekeeping import Housekeeping
+from .statements.inspection import Inspection
 from .statements.leases import Leases
 from .statements.lifecycle import Lifecycle
 from .statements.migrations import Migrations
@@ -41,5 +43,6 @@ class Dialect:
         self.sink = Sink(engine, self.schema, self.lifecycle, self.adoption)
         self.outcomes = Outcomes(engine, self.lifecycle, self.claims)
         self.housekeeping = Housekeeping(engine, self.lifecycle)
+        self.inspection = Inspection(engine, self.lifecycle, self.claims)
         self.doctor = doctor(engine, self.schema, self.lifecycle, self.claims)
         self.migrations = migrations(engine, self.schema)

@@ -12,13 +12,14 @@ from typing import Any
 
 from ..connection import ConnectionSpec
 from ..errors import missing_driver
+from ..findings import OK, PROBLEM, Finding
 from ..identifiers import TableName
 from ..profile import Profile
 from ..schema import Column
 from . import postgres_errors
 from .engine import Engine, Statement, cached
 from .statements.claims import ClaimPlan, Claims
-from .statements.doctor import OK, PROBLEM, Doctor, Finding, LiveTable
+from .statements.doctor import Doctor, LiveTable
 
 # Dead row versions worth a finding once they pass this and outnumber the live rows.
 DEAD_TUPLES_WORTH_A_LOOK = 1000

@@ -9,12 +9,13 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..connection import ConnectionSpec
+from ..findings import OK, PROBLEM, Finding
 from ..identifiers import TableName
 from ..profile import Profile
 from ..schema import STAGE_TAG, Column
 from .engine import Engine, Statement, cached, utc_naive
 from .statements.claims import ClaimPlan, Claims
-from .statements.doctor import OK, PROBLEM, Doctor, Finding, LiveTable
+from .statements.doctor import Doctor, LiveTable
 from .statements.migrations import Migrations
 
 # Declared names are kept by SQLite, so introspection can map them back to portable types.

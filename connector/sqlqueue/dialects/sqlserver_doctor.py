@@ -10,13 +10,14 @@ import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterator
 from typing import Any
 
+from ..findings import NOTE, OK, PROBLEM, Finding, guarded
 from ..identifiers import TableName
 from ..profile import native
 from ..schema import LAYOUT
 from .engine import Statement, cached
 from .odbc import FREETDS_DESCRIBES_PARAMS, Driver
 from .sqlserver import SqlServerEngine
-from .statements.doctor import NOTE, OK, PROBLEM, Doctor, Finding, LiveTable, guarded
+from .statements.doctor import Doctor, LiveTable
 
 # OPENJSON, the bulk path, needs database compatibility level 130 (SQL Server 2016) or later.
 OPENJSON_LEVEL = 130

@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ..capabilities import Capability
 from ..dialects.engine import ASSIGNED, GENERATED
-from ..dialects.statements.doctor import OK, PROBLEM, Finding
 from ..errors import DatabaseError, SchemaError
+from ..findings import OK, PROBLEM, Finding
 from ..identifiers import TableName
 from ..profile import Profile
 from ..schema import Column, Included, Subtype, picked_columns

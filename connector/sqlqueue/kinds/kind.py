@@ -19,7 +19,7 @@ from ..capabilities import Capability
 from ..connection import ConnectionSpec
 from ..dialects import Dialect
 from ..dialects.engine import Engine, Statement
-from ..dialects.statements.doctor import Finding
+from ..findings import Finding
 from ..identifiers import TableName
 from ..profile import Profile
 from ..schema import Column, Subtype

@@ -12,8 +12,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..capabilities import Capability
-from ..dialects.statements.doctor import OK, PROBLEM, Finding, guarded
 from ..errors import SchemaError, layout_mismatch
+from ..findings import OK, PROBLEM, Finding, guarded
 from ..profile import NATIVE, Profile, native
 from ..schema import (
     CLAIMED,

@@ -18,16 +18,10 @@ from ...schema import Column
 from ..engine import Engine, Statement, cached
 from .lifecycle import CONSUMER, ROW, SEQ, Lifecycle
 
-# How much of a failed row's error text `sqlqueue stats` groups by: SUBSTRING, which SQL Server, PostgreSQL
-# and SQLite (3.34 on) all spell so, keeps a long text (a stack trace) from splitting one cause in two,
-# and groups an NVARCHAR(MAX) or TEXT column as GROUP BY allows ("GROUP BY (Transact-SQL)",
-# learn.microsoft.com/sql/t-sql/queries/select-group-by-transact-sql).
-ERROR_CHARS = 120
-
 
 class Adoption:
     """The claims table beside an adopted table, what sqlqueue reads of the table's catalog, and the
-    statements only an adopted table needs (its expired claims failed, its rows per status)."""
+    statements only an adopted table needs (its expired claims failed)."""
 
     def __init__(self, engine: Engine, lifecycle: Lifecycle) -> None:
         self.engine, self.lifecycle = engine, lifecycle
@@ -86,42 +80,6 @@ class Adoption:
             sets += f", {q(profile.token)} = {now}"
         return e.compile(e.limited_update(table, sets, where, False))
 
-    # ---- the backlog, queue wait and stats ----------------------------------------------------------
-    @cached
-    def adopted_by_status(self, table: TableName, profile: Profile) -> Statement | None:
-        """Rows of this stream (the profile's filter) per status value, where the profile has a status;
-        where it has a due time, also how many of them wait for it (a retry's backoff) and the
-        milliseconds until the first of those is due."""
-        if profile.status is None:
-            return None
-        e = self.engine
-        status = e.quote(profile.status)
-        waiting = ""
-        if profile.due is not None:
-            now, due = self.lifecycle.clock(profile), e.quote(profile.due)
-            later = f"{due} > {now}"
-            waiting = (
-                f", SUM(CASE WHEN {later} THEN 1 ELSE 0 END), "
-                f"MIN(CASE WHEN {later} THEN {e.millis_between(now, due)} END)"
-            )
-        where = "" if profile.filter is None else f" WHERE {e.filter_condition(profile.filter)}"
-        return e.compile(f"SELECT {status}, COUNT(*){waiting} FROM {e.table(table)}{where} GROUP BY {status}")
-
-    @cached
-    def adopted_errors(self, table: TableName, profile: Profile) -> Statement | None:
-        """The failed rows of this stream per error text (its first ERROR_CHARS characters), the most
-        frequent first, where the profile has a failed status and an error column."""
-        if None in (profile.status, profile.failed, profile.error):
-            return None
-        e = self.engine
-        text = f"SUBSTRING({e.quote(profile.error or '')}, 1, {ERROR_CHARS})"
-        where = self.lifecycle.status_in(profile, (profile.failed or "",))
-        if profile.filter is not None:
-            where += f" AND {e.filter_condition(profile.filter)}"
-        return e.compile(
-            f"SELECT {text}, COUNT(*) FROM {e.table(table)} WHERE {where} GROUP BY {text} ORDER BY COUNT(*) DESC"
-        )
-
     @cached
     def filter_probe(self, table: TableName, condition: str) -> Statement:
         """A query that reads no row of ``table`` but has the engine resolve every name and type in
@@ -133,10 +91,6 @@ class Adoption:
         row is read: not here."""
         e = self.engine
         return e.compile(f"SELECT 1 FROM {e.table(table)} WHERE 1 = 0 AND {e.filter_condition(condition)}")
-
-    @cached
-    def count_rows(self, table: TableName) -> Statement:
-        return self.engine.compile(f"SELECT COUNT(*) FROM {self.engine.table(table)}")
 
     @cached
     def unique_keys(self, table: TableName) -> Statement:
