@@ -9,14 +9,14 @@ import pytest
 from sqlqueue import cli
 from sqlqueue.identifiers import TableName
 from sqlqueue.testing import designs
-from tests.support import seeds
+from tests.support import user_tables
 from tests.support.engines import config_file
 
 
 @pytest.fixture
 def adopt(engine, tmp_path, monkeypatch, capsys):
     """``adopt(command, *args)`` -> (exit status, stdout, stderr) against a seed-004 table not adopted yet."""
-    queue = seeds.relational(engine, adopt=False)
+    queue = user_tables.relational(engine, adopt=False)
     conf = config_file(engine, tmp_path, monkeypatch)
 
     def invoke(command: str, *args: str) -> tuple[int, str, str]:
@@ -77,7 +77,7 @@ def test_other_commands_refuse_an_adopted_table_in_one_line(adopt):
 
 def test_stats_on_an_adopted_table_shows_rows_per_status_held_unpublished_and_claimable(adopt):
     adopt("adopt", "--set", "source.profile=relational", "--apply")
-    seeds.enqueue_relational(adopt.queue, 3)
+    user_tables.enqueue_relational(adopt.queue, 3)
     adopt.queue.claim("etl", 1, 1)
     status, out, _ = adopt("stats", "--set", "source.profile=relational")
     lines = {line.split()[0]: line.split()[1] for line in out.splitlines()[2:] if len(line.split()) > 1}
@@ -87,13 +87,13 @@ def test_stats_on_an_adopted_table_shows_rows_per_status_held_unpublished_and_cl
 
 def test_stats_on_an_adopted_table_shows_the_rows_waiting_for_a_retry_and_the_errors_of_failed_rows(adopt, engine):
     adopt("adopt", "--set", "source.profile=relational", "--apply")
-    seeds.enqueue_relational(adopt.queue, 3)
-    later = seeds._plus_ms(engine.name, seeds.NOW[engine.name], 600_000)
-    seeds.run(
+    user_tables.enqueue_relational(adopt.queue, 3)
+    later = user_tables._plus_ms(engine.name, user_tables.NOW[engine.name], 600_000)
+    user_tables.run(
         adopt.queue, f"UPDATE {adopt.queue.table} SET Status = 'Error', ScheduledFor = {later} WHERE Payload = 'p0'"
     )
-    seeds.run(adopt.queue, f"UPDATE {adopt.queue.table} SET Status = 'Failed', Error = 'HTTP 400:\n bad address'")
-    seeds.run(adopt.queue, f"UPDATE {adopt.queue.table} SET Status = 'Error' WHERE Payload = 'p0'")
+    user_tables.run(adopt.queue, f"UPDATE {adopt.queue.table} SET Status = 'Failed', Error = 'HTTP 400:\n bad address'")
+    user_tables.run(adopt.queue, f"UPDATE {adopt.queue.table} SET Status = 'Error' WHERE Payload = 'p0'")
     status, out, _ = adopt("stats", "--set", "source.profile=relational")
     error_line = next(line for line in out.splitlines() if line.startswith("Error "))
     hours, minutes, seconds = map(int, error_line.split()[3].split(":"))  # first due in h:mm:ss
@@ -104,7 +104,7 @@ def test_stats_on_an_adopted_table_shows_the_rows_waiting_for_a_retry_and_the_er
 
 def test_peek_on_an_adopted_table_shows_its_next_ready_rows_whole_in_the_profiles_order_and_claims_nothing(adopt):
     adopt("adopt", "--set", "source.profile=relational", "--apply")
-    seeds.enqueue_relational(adopt.queue, 3)
+    user_tables.enqueue_relational(adopt.queue, 3)
     adopt.queue.claim("etl", 1, 1)  # p0, in the profile's order (ScheduledFor, then EnqueuedAt)
     status, out, _ = adopt("peek", "--set", "source.profile=relational", "--limit", "5")
     rows = [{k.lower(): v for k, v in json.loads(line).items()} for line in out.splitlines()]  # PostgreSQL folds
@@ -120,8 +120,8 @@ def test_peek_on_an_adopted_table_refuses_an_order_of_its_own_in_one_line(adopt)
 
 def test_peek_refuses_a_filter_that_closes_its_parentheses_in_one_line_and_lists_no_row(adopt):
     adopt("adopt", "--set", "source.profile=relational", "--apply")
-    seeds.enqueue_relational(adopt.queue, 2)
-    seeds.run(adopt.queue, f"UPDATE {adopt.queue.table} SET Status = 'Completed' WHERE Payload = 'p0'")
+    user_tables.enqueue_relational(adopt.queue, 2)
+    user_tables.run(adopt.queue, f"UPDATE {adopt.queue.table} SET Status = 'Completed' WHERE Payload = 'p0'")
     escaping = "source.profile.filter=1=1) OR (1=1"  # would make the Completed row ready
     status, out, err = adopt("peek", "--set", "source.profile=relational", "--set", escaping)
     assert status == 2 and out == "" and err.count("\n") == 1
@@ -130,8 +130,8 @@ def test_peek_refuses_a_filter_that_closes_its_parentheses_in_one_line_and_lists
 
 def test_peek_with_a_filter_lists_only_the_rows_it_selects(adopt):
     adopt("adopt", "--set", "source.profile=relational", "--apply")
-    seeds.enqueue_relational(adopt.queue, 2, type_="Sync")
-    seeds.enqueue_relational(adopt.queue, 1, type_="Mail", start=10)
+    user_tables.enqueue_relational(adopt.queue, 2, type_="Sync")
+    user_tables.enqueue_relational(adopt.queue, 1, type_="Mail", start=10)
     filter_ = "source.profile.filter=Type IN ('Mail', 'Fax') AND Payload NOT LIKE '%:draft'"
     status, out, _ = adopt("peek", "--set", "source.profile=relational", "--set", filter_, "--limit", "5")
     rows = [{k.lower(): v for k, v in json.loads(line).items()} for line in out.splitlines()]
@@ -140,7 +140,7 @@ def test_peek_with_a_filter_lists_only_the_rows_it_selects(adopt):
 
 def test_adopt_proposes_the_tables_referencing_its_key_as_subtype_tables(adopt, engine):
     name = str(adopt.queue.table)
-    seeds.run(adopt.queue, *designs.subtypes(engine.name, name))
+    user_tables.run(adopt.queue, *designs.subtypes(engine.name, name))
     status, out, _ = adopt("adopt")
     assert status == 0
     assert f'"profile.include" = "{name}_email, {name}_reset"' in out.lower()
@@ -149,7 +149,7 @@ def test_adopt_proposes_the_tables_referencing_its_key_as_subtype_tables(adopt, 
 
 def test_adopt_apply_makes_sqlqueue_s_tables_beside_each_subtype_table(adopt, engine):
     name = str(adopt.queue.table)
-    seeds.run(adopt.queue, *designs.subtypes(engine.name, name))
+    user_tables.run(adopt.queue, *designs.subtypes(engine.name, name))
     status, _, _ = adopt(
         "adopt", "--set", "source.profile=relational", "--set", f"source.profile.include={name}_email", "--apply"
     )

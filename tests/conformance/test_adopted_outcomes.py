@@ -10,7 +10,7 @@ import pytest
 
 from sqlqueue.queue import DONE_OUTCOME, FAILED_OUTCOME, RETRY_OUTCOME, Ack, Queue
 from sqlqueue.testing import wait_until
-from tests.support import seeds
+from tests.support import user_tables
 
 COLUMNS = ("Status", "AttemptNum", "Error", "Response", "Step", "Duration")
 
@@ -38,8 +38,8 @@ def row(queue: Queue, payload: str) -> dict:
 
 def one_claimed(engine, **settings) -> tuple[Queue, tuple]:
     """A relational queue holding one row, p0, that etl claimed under claim 1: the queue and p0's key."""
-    queue = seeds.relational(engine, **settings)
-    seeds.enqueue_relational(queue, 1)
+    queue = user_tables.relational(engine, **settings)
+    user_tables.enqueue_relational(queue, 1)
     queue.claim("etl", 1, 1)
     return queue, claimed_keys(queue)["p0"]
 
@@ -59,8 +59,8 @@ def test_retry_writes_error_and_the_row_is_claimed_again_once_its_delay_has_pass
     retried = row(queue, "p0")
     assert (retried["Status"], retried["Error"], retried["Step"]) == ("Error", "SMTP 451", "Send")
     assert queue.claim("etl", 2, 1) == 0  # not due for ten minutes
-    ago = seeds._plus_ms(engine.name, seeds.NOW[engine.name], -1_000)
-    seeds.run(queue, f"UPDATE {queue.table} SET ScheduledFor = {ago}")  # the ten minutes have passed
+    ago = user_tables._plus_ms(engine.name, user_tables.NOW[engine.name], -1_000)
+    user_tables.run(queue, f"UPDATE {queue.table} SET ScheduledFor = {ago}")  # the ten minutes have passed
     assert queue.claim("etl", 2, 1) == 1
     assert row(queue, "p0")["AttemptNum"] == 2
 
@@ -78,30 +78,30 @@ def test_failed_writes_failed_with_the_error(engine):
 
 
 def test_a_step_the_acknowledgement_does_not_name_keeps_the_rows_own(engine):
-    queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, 1)
-    seeds.run(queue, f"UPDATE {queue.table} SET Step = 'Render'")
+    queue = user_tables.relational(engine)
+    user_tables.enqueue_relational(queue, 1)
+    user_tables.run(queue, f"UPDATE {queue.table} SET Step = 'Render'")
     queue.claim("etl", 1, 1)
     acked(queue, [Ack(claimed_keys(queue)["p0"], RETRY_OUTCOME, "timeout")])
     assert row(queue, "p0")["Step"] == "Render"
 
 
 def test_an_ack_for_a_row_the_tables_worker_took_after_our_lease_ran_out_changes_nothing_and_is_counted(engine):
-    queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, 2)
+    queue = user_tables.relational(engine)
+    user_tables.enqueue_relational(queue, 2)
     queue.claim("etl", 1, 2)
     keys = claimed_keys(queue)
     # The table's own worker took p0 over (Next_ writes StartedAt and the UpdatedAt token), and is still at it.
-    later = seeds._plus_ms(engine.name, seeds.NOW[engine.name], 5_000)
-    seeds.run(queue, f"UPDATE {queue.table} SET StartedAt = {later}, UpdatedAt = {later} WHERE Payload = 'p0'")
+    later = user_tables._plus_ms(engine.name, user_tables.NOW[engine.name], 5_000)
+    user_tables.run(queue, f"UPDATE {queue.table} SET StartedAt = {later}, UpdatedAt = {later} WHERE Payload = 'p0'")
     assert acked(queue, [Ack(keys["p0"], DONE_OUTCOME), Ack(keys["p1"], DONE_OUTCOME)]) == 1
     assert (row(queue, "p0")["Status"], row(queue, "p1")["Status"]) == ("Processing", "Completed")
     assert queue.count_claimed("etl", 1) == 0  # the copy of the row it lost is forgotten too
 
 
 def test_applying_the_same_acks_twice_changes_nothing_the_second_time(engine):
-    queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, 1)
+    queue = user_tables.relational(engine)
+    user_tables.enqueue_relational(queue, 1)
     queue.claim("etl", 1, 1)
     acks = [Ack(claimed_keys(queue)["p0"], RETRY_OUTCOME, "timeout", delay_seconds=0)]
     assert acked(queue, acks) == 0
@@ -117,8 +117,8 @@ def test_a_second_ack_of_a_row_in_the_same_batch_changes_nothing_and_is_counted(
 
 
 def test_acks_applied_a_chunk_at_a_time_settle_every_row_of_every_outcome(engine, monkeypatch):
-    queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, 7)
+    queue = user_tables.relational(engine)
+    user_tables.enqueue_relational(queue, 7)
     queue.claim("etl", 1, 7)
     monkeypatch.setattr(queue.engine, "default_chunk", 2)  # SQL Server's 4,000, made small: four chunks
     outcomes = [DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME] * 3
@@ -142,9 +142,9 @@ def test_acknowledgements_beside_the_tables_own_worker_complete_every_row_once_a
             "Babelfish ignores READPAST and UPDLOCK (tests/support/babelfish.py, table_hints): the worker's pick "
             "takes no lock there, so whether it takes a row the stream holds is a race's luck, not the subject"
         )
-    queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, 200)
-    worker, acked_by_stream, finished = seeds.SeedWorker(queue, engine.name), [], threading.Event()
+    queue = user_tables.relational(engine)
+    user_tables.enqueue_relational(queue, 200)
+    worker, acked_by_stream, finished = user_tables.TableWorker(queue, engine.name), [], threading.Event()
     working = threading.Thread(target=worker.work, args=(finished.is_set,))
     seq = 1
     assert queue.claim("etl", seq, 10)  # the stream holds a claim before the worker starts, and
@@ -168,8 +168,8 @@ def test_acknowledgements_beside_the_tables_own_worker_complete_every_row_once_a
 
 
 def test_stats_counts_the_retried_rows_waiting_for_their_delay_and_groups_the_failed_rows_by_error(engine):
-    queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, 4)
+    queue = user_tables.relational(engine)
+    user_tables.enqueue_relational(queue, 4)
     queue.claim("etl", 1, 4)
     keys = claimed_keys(queue)
     retry = Ack(keys["p0"], RETRY_OUTCOME, "SMTP 451", delay_seconds=600)
@@ -204,7 +204,7 @@ def test_an_acknowledgement_that_waits_on_a_lease_renewal_applies_once_the_renew
     acking = threading.Thread(target=lambda: result.append(acked(queue, [Ack(key, DONE_OUTCOME)])))
     try:
         with renewal.transaction() as cur:
-            later = seeds._plus_ms(engine.name, "UpdatedAt", 1)  # as the table's token trigger writes it
+            later = user_tables._plus_ms(engine.name, "UpdatedAt", 1)  # as the table's token trigger writes it
             cur.execute(f"UPDATE {queue.table} SET StartedAt = StartedAt, UpdatedAt = {later}")
             cur.execute(f"UPDATE {copies} SET UpdatedAt = (SELECT t.UpdatedAt FROM {queue.table} AS t)")
             acking.start()

@@ -13,7 +13,7 @@ from sqlqueue.kinds.adopted import unique_keys
 from sqlqueue.profile import Profile
 from sqlqueue.queue import Queue
 from sqlqueue.testing import designs
-from tests.support import seeds
+from tests.support import user_tables
 
 
 def held(queue: Queue, consumer: str, after: int, upto: int, columns: list[str]) -> list[tuple]:
@@ -30,8 +30,8 @@ def by_status(queue: Queue) -> dict[str, int]:
 
 
 def test_a_claim_marks_rows_the_tables_way_and_completion_marks_them_done(engine):
-    queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, 5)
+    queue = user_tables.relational(engine)
+    user_tables.enqueue_relational(queue, 5)
     assert queue.claim("etl", 1, 3) == 3
     assert by_status(queue) == {"Processing": 3, "Pending": 2}
     assert queue.complete("etl", 1) == 3
@@ -45,26 +45,26 @@ def test_a_claim_marks_rows_the_tables_way_and_completion_marks_them_done(engine
 
 @pytest.mark.babelfish_gap("update_cte")
 def test_a_claim_follows_the_profiles_order(engine):
-    queue = seeds.relational(engine, keep_order=True)
-    seeds.enqueue_relational(queue, 6)
+    queue = user_tables.relational(engine, keep_order=True)
+    user_tables.enqueue_relational(queue, 6)
     queue.claim("etl", 1, 2)
     assert [p for (p,) in held(queue, "etl", 0, 1, ["Payload"])] == ["p0", "p1"]
 
 
 def test_a_replayed_claim_returns_the_rows_it_returned_before_whatever_the_table_holds_now(engine):
-    queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, 4)
+    queue = user_tables.relational(engine)
+    user_tables.enqueue_relational(queue, 4)
     queue.claim("etl", 1, 4)
     first = held(queue, "etl", 0, 1, ["Payload", "AttemptNum"])
-    seeds.run(queue, f"UPDATE {queue.table} SET Payload = 'changed by the worker'")
+    user_tables.run(queue, f"UPDATE {queue.table} SET Payload = 'changed by the worker'")
     assert queue.count_claimed("etl", 1) == 4  # what the consumer finds after a crash: serve these again
     assert held(queue, "etl", 0, 1, ["Payload", "AttemptNum"]) == first
 
 
 def test_the_filter_takes_one_job_type(engine):
-    queue = seeds.relational(engine, filter="Type = 'Sync'")
-    seeds.enqueue_relational(queue, 3, type_="Sync")
-    seeds.enqueue_relational(queue, 3, type_="Mail", start=100)
+    queue = user_tables.relational(engine, filter="Type = 'Sync'")
+    user_tables.enqueue_relational(queue, 3, type_="Sync")
+    user_tables.enqueue_relational(queue, 3, type_="Mail", start=100)
     assert queue.claim("etl", 1, 10) == 3
     assert queue.backlog().ready_rows == 0
 
@@ -80,9 +80,9 @@ def filtered(engine, queue: Queue, condition: str) -> Queue:
     "condition", ["1=1) OR (1=1", "Type = 'Sync'; DELETE FROM x", "Type = 'Sync' -- x", "/* */", "SELECT 1"]
 )
 def test_a_filter_that_is_not_one_expression_is_refused_in_one_line_before_anything_is_claimed(engine, condition):
-    queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, 2)
-    seeds.run(queue, f"UPDATE {queue.table} SET Status = 'Completed' WHERE Payload = 'p0'")
+    queue = user_tables.relational(engine)
+    user_tables.enqueue_relational(queue, 2)
+    user_tables.run(queue, f"UPDATE {queue.table} SET Status = 'Completed' WHERE Payload = 'p0'")
     with pytest.raises(ConfigError) as refused:
         filtered(engine, queue, condition).claim("etl", 1, 10)
     assert str(refused.value).startswith("option 'profile.filter'") and "\n" not in str(refused.value)
@@ -91,8 +91,8 @@ def test_a_filter_that_is_not_one_expression_is_refused_in_one_line_before_anyth
 
 
 def test_a_filter_naming_a_column_the_table_lacks_is_refused_in_one_line_at_the_profiles_check(engine):
-    queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, 1)
+    queue = user_tables.relational(engine)
+    user_tables.enqueue_relational(queue, 1)
     with pytest.raises(ConfigError) as refused:
         filtered(engine, queue, "Kind = 'Sync'").profile  # noqa: B018
     message = str(refused.value)
@@ -105,61 +105,59 @@ def test_a_filter_naming_a_column_the_table_lacks_is_refused_in_one_line_at_the_
 def test_a_filter_comparing_a_time_with_a_number_is_refused_at_the_profiles_check(engine):
     if engine.name == "sqlite":
         pytest.skip("SQLite compares any two values: a type clash is no error there")
-    queue = seeds.relational(engine)
+    queue = user_tables.relational(engine)
     with pytest.raises(ConfigError, match="the database refuses it on table"):
         filtered(engine, queue, "StartedAt = 1").profile  # noqa: B018
 
 
 def test_a_filter_takes_its_rows_whatever_its_literals_hold(engine):
     # A colon before a word and a % in literals: compile's parameters and psycopg's markers look alike.
-    queue = seeds.relational(engine, filter="Type LIKE '%:orders' OR Type IN ('sync:mail')")
-    seeds.enqueue_relational(queue, 2, type_="sync:orders")
-    seeds.enqueue_relational(queue, 1, type_="sync:mail", start=10)
-    seeds.enqueue_relational(queue, 3, type_="Mail", start=20)
+    queue = user_tables.relational(engine, filter="Type LIKE '%:orders' OR Type IN ('sync:mail')")
+    user_tables.enqueue_relational(queue, 2, type_="sync:orders")
+    user_tables.enqueue_relational(queue, 1, type_="sync:mail", start=10)
+    user_tables.enqueue_relational(queue, 3, type_="Mail", start=20)
     assert queue.claim("etl", 1, 10) == 3
     assert sorted(t for (t,) in held(queue, "etl", 0, 1, ["Type"])) == ["sync:mail", "sync:orders", "sync:orders"]
     assert queue.backlog().ready_rows == 0
 
 
 def test_a_row_abandoned_past_its_lease_is_claimed_again_and_counts_an_attempt(engine):
-    queue = seeds.relational(engine, lease_seconds=60)
-    seeds.enqueue_relational(queue, 1)
+    queue = user_tables.relational(engine, lease_seconds=60)
+    user_tables.enqueue_relational(queue, 1)
     queue.claim("dead-worker", 1, 1)
     assert queue.claim("etl", 1, 1) == 0  # its lease holds
-    seeds.run(
-        queue, f"UPDATE {queue.table} SET StartedAt = {seeds._plus_ms(engine.name, seeds.NOW[engine.name], -61_000)}"
-    )
+    started = user_tables._plus_ms(engine.name, user_tables.NOW[engine.name], -61_000)
+    user_tables.run(queue, f"UPDATE {queue.table} SET StartedAt = {started}")
     assert queue.claim("etl", 1, 1) == 1
     assert held(queue, "etl", 0, 1, ["AttemptNum"]) == [(2,)]
 
 
 def test_a_row_the_tables_worker_took_after_our_lease_ran_out_is_not_completed_by_us(engine):
-    queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, 1)
+    queue = user_tables.relational(engine)
+    user_tables.enqueue_relational(queue, 1)
     queue.claim("etl", 1, 1)
     # The table's own worker took it over (Next_ sets StartedAt and UpdatedAt), and is still at it.
-    later = seeds._plus_ms(engine.name, seeds.NOW[engine.name], 5_000)
-    seeds.run(queue, f"UPDATE {queue.table} SET StartedAt = {later}, UpdatedAt = {later}")
+    later = user_tables._plus_ms(engine.name, user_tables.NOW[engine.name], 5_000)
+    user_tables.run(queue, f"UPDATE {queue.table} SET StartedAt = {later}, UpdatedAt = {later}")
     assert queue.complete("etl", 1) == 0
     assert by_status(queue) == {"Processing": 1}
     assert queue.count_claimed("etl", 1) == 0
 
 
 def test_rows_out_of_attempts_past_their_lease_become_failed(engine):
-    queue = seeds.relational(engine, lease_seconds=60, max_attempts=1)
-    seeds.enqueue_relational(queue, 2)
+    queue = user_tables.relational(engine, lease_seconds=60, max_attempts=1)
+    user_tables.enqueue_relational(queue, 2)
     queue.claim("dead-worker", 1, 2)
-    seeds.run(
-        queue, f"UPDATE {queue.table} SET StartedAt = {seeds._plus_ms(engine.name, seeds.NOW[engine.name], -61_000)}"
-    )
+    started = user_tables._plus_ms(engine.name, user_tables.NOW[engine.name], -61_000)
+    user_tables.run(queue, f"UPDATE {queue.table} SET StartedAt = {started}")
     assert queue.claim("etl", 1, 2) == 0
     assert queue.rescue_expired(1) == 2
     assert by_status(queue) == {"Failed": 2}
 
 
 def test_the_audit_trigger_sees_every_transition(engine):
-    queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, 2)
+    queue = user_tables.relational(engine)
+    user_tables.enqueue_relational(queue, 2)
     queue.claim("etl", 1, 2)
     queue.complete("etl", 1)
     audit = queue.fetch(queue.engine.compile(f"SELECT Status FROM {queue.table}_Audit"), {})
@@ -167,8 +165,8 @@ def test_the_audit_trigger_sees_every_transition(engine):
 
 
 def test_a_dequeue_takes_rows_out_of_the_table_and_a_replay_reads_them_from_the_copy(engine):
-    queue = seeds.dequeue(engine)
-    seeds.insert_payloads(queue, 5)
+    queue = user_tables.dequeue(engine)
+    user_tables.insert_payloads(queue, 5)
     assert queue.claim("etl", 1, 3) == 3
     assert queue.backlog().ready_rows == 2
     assert [p for _, p in held(queue, "etl", 0, 1, ["Id", "Payload"])] == ["p0", "p1", "p2"]
@@ -178,8 +176,8 @@ def test_a_dequeue_takes_rows_out_of_the_table_and_a_replay_reads_them_from_the_
 
 
 def test_a_started_mark_is_set_by_the_claim_and_done_deletes_the_row(engine):
-    queue = seeds.started_mark(engine)
-    seeds.insert_payloads(queue, 3)
+    queue = user_tables.started_mark(engine)
+    user_tables.insert_payloads(queue, 3)
     assert queue.claim("etl", 1, 2) == 2
     assert queue.backlog().ready_rows == 1
     assert queue.complete("etl", 1) == 2
@@ -193,28 +191,28 @@ def in_process(queue: Queue) -> list[tuple]:
 
 
 def test_a_claim_on_seed_003_sets_in_process_so_the_tables_own_worker_skips_the_row(engine):
-    queue = seeds.claimer(engine)
-    seeds.insert_payloads(queue, 3, "claimer")  # end_date takes its default, as the seed's inserts do
+    queue = user_tables.claimer(engine)
+    user_tables.insert_payloads(queue, 3, "claimer")  # end_date takes its default, as the seed's inserts do
     assert queue.claim("etl", 1, 2) == 2
     # the seed's worker takes WHERE in_process = 0: only the row sqlqueue did not claim
     assert in_process(queue) == [("p0", 1, False), ("p1", 1, False), ("p2", 0, True)]
 
 
 def test_rows_per_status_of_a_flag_are_counted_under_the_values_the_profile_spells(engine):
-    queue = seeds.claimer(engine)
-    seeds.insert_payloads(queue, 3, "claimer")
+    queue = user_tables.claimer(engine)
+    user_tables.insert_payloads(queue, 3, "claimer")
     queue.claim("etl", 1, 1)
     # as profile.ready and in_flight say them, on every engine
     assert {k: v["rows"] for k, v in queue.stats().items()} == {"0": 2, "1": 1}
 
 
 def test_a_seed_003_row_done_has_its_end_date_and_is_not_claimed_again(engine):
-    queue = seeds.claimer(engine, lease_seconds=1)
-    seeds.insert_payloads(queue, 2, "claimer")
+    queue = user_tables.claimer(engine, lease_seconds=1)
+    user_tables.insert_payloads(queue, 2, "claimer")
     queue.claim("etl", 1, 1)
     queue.complete("etl", 1)
-    past_lease = seeds._plus_ms(engine.name, seeds.NOW[engine.name], -5_000)
-    seeds.run(queue, f"UPDATE {queue.table} SET start_date = {past_lease}")
+    past_lease = user_tables._plus_ms(engine.name, user_tables.NOW[engine.name], -5_000)
+    user_tables.run(queue, f"UPDATE {queue.table} SET start_date = {past_lease}")
     assert queue.claim("etl", 2, 10) == 1  # p1; p0 is done, however old its start
     assert in_process(queue) == [("p0", 1, True), ("p1", 1, False)]
 
@@ -225,7 +223,7 @@ def utc_table_in_tokyo(engine, monkeypatch) -> tuple[Queue, dt.datetime]:
     if engine.name != "postgres":
         pytest.skip("PostgreSQL's session time zone is what the test sets")
     monkeypatch.setenv("PGTZ", "Asia/Tokyo")  # 9 hours ahead of UTC
-    queue = seeds.relational(engine, clock="utc")
+    queue = user_tables.relational(engine, clock="utc")
     utc = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None, microsecond=0)
     rows = [
         (utc - dt.timedelta(days=1, seconds=h), utc, "Pending", "Sync", utc + dt.timedelta(hours=h), f"p{h}")
@@ -249,47 +247,47 @@ def test_a_utc_tables_claim_writes_its_started_at_in_utc_whatever_the_sessions_t
 
 
 def test_an_available_now_bound_leaves_rows_enqueued_after_it(engine):
-    queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, 3)
+    queue = user_tables.relational(engine)
+    user_tables.enqueue_relational(queue, 3)
     bound = queue.available_now_bound()
-    seeds.enqueue_relational(queue, 3, start=1_000)  # EnqueuedAt 1,000 s on: past the bound's second
+    user_tables.enqueue_relational(queue, 3, start=1_000)  # EnqueuedAt 1,000 s on: past the bound's second
     assert queue.claim("etl", 1, 100, bound=bound) == 3
     assert sorted(p for (p,) in held(queue, "etl", 0, 1, ["Payload"])) == ["p0", "p1", "p2"]
 
 
 def test_an_available_now_bound_on_a_table_without_enqueue_times_is_its_identity_key(engine):
-    queue = seeds.claimer(engine)
-    seeds.insert_payloads(queue, 2, "claimer")
+    queue = user_tables.claimer(engine)
+    user_tables.insert_payloads(queue, 2, "claimer")
     bound = queue.available_now_bound()
-    seeds.insert_payloads(queue, 2, "claimer")
+    user_tables.insert_payloads(queue, 2, "claimer")
     assert queue.bound_column() == "id"
     assert queue.claim("etl", 1, 100, bound=bound) == 2
 
 
 def test_an_available_now_bound_taken_when_nothing_is_ready_claims_nothing(engine):
-    queue = seeds.relational(engine)
+    queue = user_tables.relational(engine)
     bound = queue.available_now_bound()
-    seeds.enqueue_relational(queue, 2)
+    user_tables.enqueue_relational(queue, 2)
     assert queue.claim("etl", 1, 100, bound=bound) == 0
 
 
 def test_a_column_added_after_adoption_names_how_to_add_it_to_the_claims_table(engine):
-    queue = seeds.relational(engine)
-    seeds.run(queue, f"ALTER TABLE {queue.table} ADD Region {designs.TYPES[engine.name][3]} NULL")
+    queue = user_tables.relational(engine)
+    user_tables.run(queue, f"ALTER TABLE {queue.table} ADD Region {designs.TYPES[engine.name][3]} NULL")
     later = Queue(queue.spec, queue.table, queue.declared)
     with pytest.raises(SchemaError, match="(?i)column\\(s\\) 'Region' of table .* came after it") as refused:
         later.require_layout()
-    seeds.run(queue, str(refused.value).split("add them to it: ")[1])  # the ALTER TABLE it names
+    user_tables.run(queue, str(refused.value).split("add them to it: ")[1])  # the ALTER TABLE it names
     later.require_layout()
-    seeds.enqueue_relational(queue, 1)
+    user_tables.enqueue_relational(queue, 1)
     assert later.claim("etl", 1, 10) == 1
 
 
 def test_each_chunk_of_completion_takes_rows_not_done_yet_when_done_writes_only_done_at(engine):
     # Seed 003's done writes end_date and leaves in_process 1. Completion repeats a chunk while it comes
     # back full (SQL Server), so a done row still counted as ours would make it repeat for ever.
-    queue = seeds.claimer(engine)
-    seeds.insert_payloads(queue, 5, "claimer")
+    queue = user_tables.claimer(engine)
+    user_tables.insert_payloads(queue, 5, "claimer")
     assert queue.claim("etl", 1, 5) == 5
     done, _ = queue.dialect.claims.complete(queue.table, queue.profile, True)
     values = done.bind({"consumer": "etl", "upto_seq": 1, "limit": 2, **queue._values()})
@@ -303,36 +301,36 @@ def test_each_chunk_of_completion_takes_rows_not_done_yet_when_done_writes_only_
 
 
 def test_a_missing_column_is_named_before_any_row_moves(engine):
-    queue = seeds.relational(engine)
+    queue = user_tables.relational(engine)
     bad = Queue(queue.spec, queue.table, replace(queue.declared, token="Version"))
     with pytest.raises(SchemaError, match="(?i)token column 'Version' is not in table"):
         bad.claim("etl", 1, 1)
 
 
 def test_a_column_of_the_wrong_type_is_named(engine):
-    queue = seeds.relational(engine)
+    queue = user_tables.relational(engine)
     wrong = Queue(queue.spec, queue.table, replace(queue.declared, attempts="Type"))
     with pytest.raises(SchemaError, match="(?i)attempts column 'Type' .* must be int or bigint"):
         wrong.require_layout()
 
 
 def test_a_key_that_is_not_unique_is_refused(engine):
-    queue = seeds.relational(engine)
+    queue = user_tables.relational(engine)
     loose = Queue(queue.spec, queue.table, replace(queue.declared, key=("Type",)))
     with pytest.raises(SchemaError, match=r"(?i)key \(Type\) of table .* is not unique"):
         loose.require_layout()
 
 
 def test_a_table_not_adopted_yet_names_the_command(engine):
-    queue = seeds.dequeue(engine)
+    queue = user_tables.dequeue(engine)
     other = Queue(queue.spec, TableName(queue.table.name.replace("fifo", "fifo_x")), queue.declared)
-    seeds.run(queue, f"CREATE TABLE {other.table} (Id INTEGER PRIMARY KEY, Payload TEXT)")
+    user_tables.run(queue, f"CREATE TABLE {other.table} (Id INTEGER PRIMARY KEY, Payload TEXT)")
     with pytest.raises(SchemaError, match="is not adopted yet .*: run `sqlqueue adopt"):
         other.require_layout()
 
 
 def test_a_status_value_the_vocabulary_table_lacks_is_named(engine):
-    queue = seeds.relational(engine)
+    queue = user_tables.relational(engine)
     unknown = Queue(queue.spec, queue.table, replace(queue.declared, ready=("Pending", "Waiting")))
     with pytest.raises(SchemaError, match="(?i)status value\\(s\\) 'Waiting' are not in the vocabulary"):
         unknown.require_layout()
@@ -341,16 +339,18 @@ def test_a_status_value_the_vocabulary_table_lacks_is_named(engine):
 def table_beside(queue: Queue, suffix: str, profile: Profile, *ddl: str) -> Queue:
     """A table ``ddl`` makes ({t}: its name) beside ``queue``'s and on its connection, seen through ``profile``."""
     table = f"{queue.table}_{suffix}"
-    seeds.run(queue, *(sql.format(t=table) for sql in ddl))
+    user_tables.run(queue, *(sql.format(t=table) for sql in ddl))
     return Queue(queue.spec, TableName.parse(table), profile)
 
 
 def test_a_status_value_a_check_constraint_refuses_is_named(engine):
-    profile = replace(seeds.PRESETS["relational"], key=("Id",), failed="Failed", attempts=None, due=None, started=None)
+    profile = replace(
+        user_tables.PRESETS["relational"], key=("Id",), failed="Failed", attempts=None, due=None, started=None
+    )
     profile = replace(profile, error=None, response=None, step=None, duration=None, token=None, enqueued=None)
     profile = replace(profile, order=(), clock="utc")
     checked = table_beside(
-        seeds.started_mark(engine),
+        user_tables.started_mark(engine),
         "checked",
         profile,
         "CREATE TABLE {t} (Id INTEGER PRIMARY KEY, "
@@ -361,7 +361,7 @@ def test_a_status_value_a_check_constraint_refuses_is_named(engine):
 
 
 def test_unique_keys_list_the_primary_key_first_each_in_its_own_column_order(engine):
-    queue = seeds.dequeue(engine)
+    queue = user_tables.dequeue(engine)
     keyed = table_beside(
         queue,
         "keys",
@@ -374,7 +374,7 @@ def test_unique_keys_list_the_primary_key_first_each_in_its_own_column_order(eng
 def test_a_unique_index_with_included_columns_is_a_key(engine):
     if engine.name == "sqlite":
         pytest.skip("SQLite's indexes include no columns")
-    queue = seeds.dequeue(engine)
+    queue = user_tables.dequeue(engine)
     keyed = table_beside(
         queue,
         "included",
@@ -388,9 +388,9 @@ def test_a_unique_index_with_included_columns_is_a_key(engine):
 def test_completion_runs_in_chunks_within_one_transaction_where_the_engine_needs_it(engine):
     if engine.name != "sqlserver":
         pytest.skip("only SQL Server completes in chunks (lock escalation at 5,000 locks a statement)")
-    queue = seeds.relational(engine)
+    queue = user_tables.relational(engine)
     queue.engine.default_chunk = 2  # chunks of 2 rows: five rows take three statements of each kind
-    seeds.enqueue_relational(queue, 5)
+    user_tables.enqueue_relational(queue, 5)
     assert queue.claim("etl", 1, 5) == 5
     assert queue.complete("etl", 1) == 5
     assert by_status(queue) == {"Completed": 5}
@@ -398,8 +398,8 @@ def test_completion_runs_in_chunks_within_one_transaction_where_the_engine_needs
 
 
 def test_completion_with_a_chunk_size_completes_only_the_rows_of_the_claims_it_names(engine):
-    queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, 6)
+    queue = user_tables.relational(engine)
+    user_tables.enqueue_relational(queue, 6)
     assert queue.claim("etl", 1, 2) == 2
     assert queue.claim("etl", 2, 2) == 2
     assert queue.complete("etl", 1, chunk=700) == 2
@@ -423,9 +423,9 @@ TOUCH = {
 def test_a_token_a_trigger_rewrites_after_the_claim_still_identifies_our_rows(engine):
     if engine.name not in TOUCH:
         pytest.skip("the trigger is written for SQLite and PostgreSQL; SQL Server's statement is pinned by goldens")
-    queue = seeds.relational(engine)
-    seeds.run(queue, *(sql.format(t=queue.table) for sql in TOUCH[engine.name]))
-    seeds.enqueue_relational(queue, 3)
+    queue = user_tables.relational(engine)
+    user_tables.run(queue, *(sql.format(t=queue.table) for sql in TOUCH[engine.name]))
+    user_tables.enqueue_relational(queue, 3)
     assert queue.claim("etl", 1, 3) == 3
     assert queue.complete("etl", 1) == 3
     assert by_status(queue) == {"Completed": 3}

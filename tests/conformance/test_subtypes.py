@@ -15,7 +15,7 @@ from sqlqueue.producer import Producer
 from sqlqueue.profile import PRESETS
 from sqlqueue.queue import DONE_OUTCOME, Ack, Queue
 from sqlqueue.testing import designs
-from tests.support import seeds
+from tests.support import user_tables
 from tests.support.engines import fresh_name
 
 DAY_AGO = dt.datetime.now().replace(microsecond=0) - dt.timedelta(days=1)
@@ -41,9 +41,9 @@ def reset(queue: Queue) -> str:
 
 def notifications_with_an_email(engine) -> Queue:
     """Two Pending notifications: p0 with an email row, p1 with none."""
-    queue = seeds.notifications(engine)
-    seeds.enqueue_relational(queue, 2)
-    seeds.add_subtype_rows(queue, "email", "Address, Subject", {"p0": ("a@example.com", "Hello")})
+    queue = user_tables.notifications(engine)
+    user_tables.enqueue_relational(queue, 2)
+    user_tables.add_subtype_rows(queue, "email", "Address, Subject", {"p0": ("a@example.com", "Hello")})
     return queue
 
 
@@ -72,7 +72,7 @@ def test_a_replay_returns_the_subtype_rows_as_the_claim_found_them(engine):
     queue = notifications_with_an_email(engine)
     queue.claim("etl", 1, 10)
     first = claimed(queue, ["Payload", email(queue)])
-    seeds.run(queue, f"UPDATE {email(queue)} SET Subject = 'changed by the worker'")
+    user_tables.run(queue, f"UPDATE {email(queue)} SET Subject = 'changed by the worker'")
     assert claimed(queue, ["Payload", email(queue)]) == first
 
 
@@ -93,7 +93,7 @@ def test_completion_leaves_no_subtype_copies(engine):
 def test_rows_another_claimer_took_are_dropped_with_their_subtype_copies(engine):
     queue = notifications_with_an_email(engine)
     queue.claim("etl", 1, 10)
-    seeds.run(queue, f"UPDATE {queue.table} SET UpdatedAt = ScheduledFor")
+    user_tables.run(queue, f"UPDATE {queue.table} SET UpdatedAt = ScheduledFor")
     assert queue.drop_fenced("etl", 1) == 2
     assert copies(queue, "email") == 0
 
@@ -108,17 +108,17 @@ def test_an_acknowledged_row_leaves_no_subtype_copy(engine):
 
 
 def test_an_include_table_that_does_not_exist_is_refused(engine):
-    queue = seeds.relational(engine, adopt=False, include=("no_such_table",))
+    queue = user_tables.relational(engine, adopt=False, include=("no_such_table",))
     with pytest.raises(SchemaError, match=r"^profile.include table no_such_table does not exist at "):
         queue.require_layout()
 
 
 def test_an_include_table_that_does_not_reference_the_key_is_refused(engine):
-    queue = seeds.relational(engine, adopt=False)
+    queue = user_tables.relational(engine, adopt=False)
     loose = fresh_name("loose")
     _, ts, _, string, _ = designs.TYPES[engine.name]
-    seeds.run(queue, f"CREATE TABLE {loose} (EnqueuedAt {ts} NOT NULL PRIMARY KEY, Address {string} NULL)")
-    queue = seeds._queue(engine, str(queue.table), replace(queue.declared, include=(loose,)))  # type: ignore[arg-type]
+    user_tables.run(queue, f"CREATE TABLE {loose} (EnqueuedAt {ts} NOT NULL PRIMARY KEY, Address {string} NULL)")
+    queue = user_tables._queue(engine, str(queue.table), replace(queue.declared, include=(loose,)))  # type: ignore[arg-type]
     with pytest.raises(SchemaError) as refused:
         queue.require_layout()
     assert (
@@ -129,9 +129,9 @@ def test_an_include_table_that_does_not_reference_the_key_is_refused(engine):
 
 
 def test_an_include_table_named_twice_is_refused(engine):
-    queue = seeds.notifications(engine, adopt=False)
+    queue = user_tables.notifications(engine, adopt=False)
     email = queue.declared.include[0]  # type: ignore[union-attr]
-    queue = seeds._queue(engine, str(queue.table), replace(queue.declared, include=(email, email)))  # type: ignore[arg-type]
+    queue = user_tables._queue(engine, str(queue.table), replace(queue.declared, include=(email, email)))  # type: ignore[arg-type]
     with pytest.raises(
         SchemaError, match=rf"(?i)^profile.include tables {email} and {email} would both be the struct "
     ):
@@ -139,9 +139,9 @@ def test_an_include_table_named_twice_is_refused(engine):
 
 
 def test_an_include_table_named_as_a_column_of_the_queue_table_is_refused(engine):
-    queue = seeds.notifications(engine, adopt=False)
+    queue = user_tables.notifications(engine, adopt=False)
     email = queue.declared.include[0]  # type: ignore[union-attr]
-    seeds.run(queue, f"ALTER TABLE {queue.table} ADD {email} INT NULL")
+    user_tables.run(queue, f"ALTER TABLE {queue.table} ADD {email} INT NULL")
     with pytest.raises(
         SchemaError, match=rf"(?i)^profile.include table {email} would be the struct column '{email}', "
     ):
@@ -149,8 +149,8 @@ def test_an_include_table_named_as_a_column_of_the_queue_table_is_refused(engine
 
 
 def test_a_table_whose_subtype_copies_are_missing_is_not_adopted_yet(engine):
-    queue = seeds.notifications(engine, adopt=False)
-    base = seeds._queue(engine, str(queue.table), replace(queue.declared, include=()))  # type: ignore[arg-type]
+    queue = user_tables.notifications(engine, adopt=False)
+    base = user_tables._queue(engine, str(queue.table), replace(queue.declared, include=()))  # type: ignore[arg-type]
     make_tables(base)  # adopted before its subtype tables were included
     with pytest.raises(
         SchemaError, match=r"is not adopted yet \(.*_email_sqlqueue_claims is missing\): run `sqlqueue adopt"
@@ -194,7 +194,7 @@ def count(queue: Queue, table: str) -> int:
 
 
 def test_the_sink_publishes_base_and_subtype_rows_together(engine):
-    queue = seeds.notifications(engine)
+    queue = user_tables.notifications(engine)
     producer, columns, subtypes = Producer(queue, "w"), queue.writable(BASE), included(queue)
     task = producer.write(0, 0, columns, sink_rows(3, email_for=(0,), reset_for=(1,)), included=subtypes)
     assert (count(queue, str(queue.table)), count(queue, email(queue)), count(queue, reset(queue))) == (0, 0, 0)
@@ -209,7 +209,7 @@ def test_the_sink_publishes_base_and_subtype_rows_together(engine):
 
 
 def test_a_row_with_two_subtype_rows_is_refused_where_they_are_exclusive_and_nothing_is_written(engine):
-    queue = seeds.notifications(engine)
+    queue = user_tables.notifications(engine)
     producer, columns, subtypes = Producer(queue, "w"), queue.writable(BASE), included(queue)
     with pytest.raises(SchemaError, match=r"^the row with key .* has rows for \w+_email and \w+_reset, but a row of "):
         producer.write(0, 0, columns, sink_rows(2, email_for=(0, 1), reset_for=(1,)), included=subtypes)
@@ -218,7 +218,7 @@ def test_a_row_with_two_subtype_rows_is_refused_where_they_are_exclusive_and_not
 
 
 def test_a_row_may_have_several_subtype_rows_where_they_are_not_exclusive(engine):
-    queue = seeds.notifications(engine, exclusive=False)
+    queue = user_tables.notifications(engine, exclusive=False)
     producer, columns, subtypes = Producer(queue, "w"), queue.writable(BASE), included(queue)
     task = producer.write(0, 0, columns, sink_rows(1, email_for=(0,), reset_for=(0,)), included=subtypes)
     producer.publish(0, columns, [task], subtypes)
@@ -226,19 +226,19 @@ def test_a_row_may_have_several_subtype_rows_where_they_are_not_exclusive(engine
 
 
 def test_a_struct_column_naming_no_included_table_is_refused(engine):
-    queue = seeds.notifications(engine)
+    queue = user_tables.notifications(engine)
     with pytest.raises(SchemaError, match=r"^struct column 'sms' names no subtype table of .* \(profile.include: "):
         queue.included(BASE, {"sms": ["Number"]})
 
 
 def test_a_struct_field_the_subtype_table_lacks_is_refused(engine):
-    queue = seeds.notifications(engine)
+    queue = user_tables.notifications(engine)
     with pytest.raises(SchemaError, match=r"^field 'Body' of struct column '\w+_email' is not a column table "):
         queue.included(BASE, {email(queue): ["Address", "Body"]})
 
 
 def test_subtype_rows_without_the_key_in_the_rows_are_refused(engine):
-    queue = seeds.notifications(engine)
+    queue = user_tables.notifications(engine)
     with pytest.raises(SchemaError, match=r"(?i)^the rows give no enqueuedat, the key of table .*: give the key in"):
         included(queue, ["Type", "Payload"])
 
@@ -252,6 +252,6 @@ def test_a_struct_column_into_a_table_without_subtype_tables_is_refused(engine):
 
 
 def test_a_struct_without_a_not_null_column_of_its_table_is_refused(engine):
-    queue = seeds.notifications(engine)
+    queue = user_tables.notifications(engine)
     with pytest.raises(SchemaError, match=r"(?i)^struct column '\w+_email' has no field 'address', which table "):
         queue.included(BASE, {email(queue): ["Subject"]})

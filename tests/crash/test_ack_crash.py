@@ -18,7 +18,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from tests.crash.test_source_crash import run_killed_then_whole
-from tests.support import seeds
+from tests.support import user_tables
 
 pytestmark = [pytest.mark.crash, pytest.mark.spark]
 ROWS = 1_000
@@ -37,8 +37,8 @@ def test_every_acknowledgement_is_applied_once_across_kills_between_its_write_an
     seed = int(os.environ.get("SQLQUEUE_CRASH_SEED", random.randrange(1_000_000)))
     print(f"crash seed: {seed} (SQLQUEUE_CRASH_SEED={seed} replays it)")
     rng = random.Random(seed)
-    queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, ROWS)
+    queue = user_tables.relational(engine)
+    user_tables.enqueue_relational(queue, ROWS)
     order = ", ".join(f"{c} {d}" for c, d in queue.declared.order)
     table = {k: v for k, v in engine.options.items() if k != "password"}
     table |= {"profile": queue.declared.name, "profile.order": order}

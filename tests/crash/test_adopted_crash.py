@@ -15,7 +15,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from tests.crash.test_source_crash import crash_plan, run_killed_then_whole
-from tests.support import seeds
+from tests.support import user_tables
 
 pytestmark = [pytest.mark.crash, pytest.mark.spark]
 ROWS = 4_000
@@ -23,11 +23,11 @@ ROWS = 4_000
 
 def filled(engine, profile: str):
     if profile == "relational":
-        queue = seeds.relational(engine)
-        seeds.enqueue_relational(queue, ROWS)
+        queue = user_tables.relational(engine)
+        user_tables.enqueue_relational(queue, ROWS)
     else:
-        queue = seeds.dequeue(engine)
-        seeds.insert_payloads(queue, ROWS)
+        queue = user_tables.dequeue(engine)
+        user_tables.insert_payloads(queue, ROWS)
     return queue
 
 

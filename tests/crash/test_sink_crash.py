@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from sqlqueue.schema import Column
-from tests.support import seeds
+from tests.support import user_tables
 from tests.support.crash import run_job
 
 pytestmark = [pytest.mark.crash, pytest.mark.spark]
@@ -67,7 +67,7 @@ def test_every_key_is_enqueued_exactly_once_across_kills_and_task_retries(engine
     print(f"crash seed: {seed} (SQLQUEUE_CRASH_SEED={seed} replays it)")
     rng = random.Random(seed)
     if table == "adopted":
-        queue = seeds.keyed_dequeue(engine)
+        queue = user_tables.keyed_dequeue(engine)
         options = engine.sink_options(queue, profile=queue.declared.name)
     else:
         queue = engine.new_queue(domain=(Column("k", "bigint", nullable=False), Column("payload", "text")))

@@ -8,7 +8,7 @@ from pyspark.sql import functions as F
 from sqlqueue.schema import Column
 from sqlqueue.spark.delta import append_once
 from sqlqueue.testing import assert_dead_lettered, assert_each_key_once, assert_queue_holds, run_until, wait_until
-from tests.support import seeds
+from tests.support import user_tables
 
 pytestmark = pytest.mark.spark
 KEYED = (Column("key", "bigint", nullable=False),)
@@ -105,8 +105,8 @@ def test_unknown_ack_column_is_refused_before_anything_is_written(spark, engine)
 
 
 def test_an_adopted_relational_queue_takes_each_rows_outcome_the_tables_way(spark, engine, tmp_path):
-    queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, 30)
+    queue = user_tables.relational(engine)
+    user_tables.enqueue_relational(queue, 30)
     adopted = {**engine.options, "queue": str(queue.table), "profile": "relational", "profile.order": ""}
     options = {**adopted, "completion": "ack", "maxRowsPerTrigger": "10", "emptyPollIntervalMs": "100"}
     n = F.expr("CAST(substring(Payload, 2) AS INT)")

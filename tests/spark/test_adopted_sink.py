@@ -7,7 +7,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from sqlqueue.testing import run_to_end
-from tests.support import seeds
+from tests.support import user_tables
 
 ROWS = 600
 
@@ -26,14 +26,14 @@ def work_rows(spark, n: int):
 
 
 def drained_by_the_tables_worker(queue, engine) -> list[str]:
-    worker = seeds.SeedWorker(queue, engine.name)
+    worker = user_tables.TableWorker(queue, engine.name)
     worker.work(until=lambda: True)
     return sorted(worker.done)
 
 
 @pytest.mark.babelfish_gap("datetime2_param")  # the worker's UpdatedAt check sends the token back
 def test_a_stream_enqueues_each_row_once_as_a_ready_row_the_tables_worker_takes(spark, engine, tmp_path):
-    queue = seeds.relational(engine)
+    queue = user_tables.relational(engine)
     work_rows(spark, ROWS).write.format("delta").save(str(tmp_path / "work"))
     writer = spark.readStream.format("delta").option("maxFilesPerTrigger", 1).load(str(tmp_path / "work")).writeStream
     for key, value in sink_options(engine, queue).items():
@@ -44,7 +44,7 @@ def test_a_stream_enqueues_each_row_once_as_a_ready_row_the_tables_worker_takes(
 
 
 def test_a_batch_write_enqueues_each_row_once(spark, engine):
-    queue = seeds.relational(engine)
+    queue = user_tables.relational(engine)
     writer = work_rows(spark, ROWS).repartition(3).write.format("sqlqueue").mode("append")
     for key, value in sink_options(engine, queue).items():
         writer = writer.option(key, value)

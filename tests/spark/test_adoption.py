@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from sqlqueue.testing import assert_each_key_once, run_to_end, run_until, wait_until
-from tests.support import seeds
+from tests.support import user_tables
 
 
 def adopted_options(engine, queue, **extra) -> dict[str, str]:
@@ -35,8 +35,8 @@ def statuses(queue) -> dict[str, int]:
 
 
 def test_a_relational_table_streams_into_delta_once_and_each_row_is_completed_the_tables_way(spark, engine, tmp_path):
-    queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, 1_500)
+    queue = user_tables.relational(engine)
+    user_tables.enqueue_relational(queue, 1_500)
     options = adopted_options(engine, queue, maxRowsPerTrigger=600)
     run_to_end(stream(spark, options, str(tmp_path / "t"), str(tmp_path / "c"), {"availableNow": True}))
     got = spark.read.format("delta").load(str(tmp_path / "t")).selectExpr("Payload AS Payload")  # any case
@@ -45,13 +45,13 @@ def test_a_relational_table_streams_into_delta_once_and_each_row_is_completed_th
 
 
 def test_an_available_now_run_takes_the_rows_ready_at_its_start_not_those_enqueued_during_it(spark, engine, tmp_path):
-    queue = seeds.relational(engine)
-    seeds.enqueue_relational(queue, 300)
+    queue = user_tables.relational(engine)
+    user_tables.enqueue_relational(queue, 300)
     options = adopted_options(engine, queue, maxRowsPerTrigger=50)
     query = stream(spark, options, str(tmp_path / "t"), str(tmp_path / "c"), {"availableNow": True})
     assert wait_until(lambda: query.lastProgress is not None, 120), "the run made no batch"
     # Five batches of the rows ready at the start are still to come; these rows have later EnqueuedAt.
-    seeds.enqueue_relational(queue, 200, start=1_000)
+    user_tables.enqueue_relational(queue, 200, start=1_000)
     run_to_end(query)
     got = spark.read.format("delta").load(str(tmp_path / "t")).selectExpr("Payload AS Payload")
     assert_each_key_once(got, [f"p{i}" for i in range(300)], "Payload")
@@ -59,7 +59,7 @@ def test_an_available_now_run_takes_the_rows_ready_at_its_start_not_those_enqueu
 
 
 def test_a_source_shows_the_tables_columns_but_those_the_lifecycle_writes(spark, engine):
-    queue = seeds.relational(engine)
+    queue = user_tables.relational(engine)
     reader = spark.readStream.format("sqlqueue")
     for key, value in adopted_options(engine, queue).items():
         reader = reader.option(key, value)
@@ -74,8 +74,8 @@ def test_a_source_shows_the_tables_columns_but_those_the_lifecycle_writes(spark,
 
 
 def test_a_dequeue_table_streams_into_delta_once(spark, engine, tmp_path):
-    queue = seeds.dequeue(engine)
-    seeds.insert_payloads(queue, 700)
+    queue = user_tables.dequeue(engine)
+    user_tables.insert_payloads(queue, 700)
     options = adopted_options(engine, queue, maxRowsPerTrigger=300)
     run_to_end(stream(spark, options, str(tmp_path / "t"), str(tmp_path / "c"), {"availableNow": True}))
     got = spark.read.format("delta").load(str(tmp_path / "t")).selectExpr("Payload AS Payload")
@@ -89,10 +89,10 @@ def test_the_stream_and_the_tables_own_worker_each_take_every_row_once_between_t
             "Babelfish ignores READPAST and UPDLOCK (tests/support/babelfish.py, table_hints): two claimers there "
             "race for the same rows, so the test's subject cannot be witnessed, only a race's luck"
         )
-    queue = seeds.relational(engine)
+    queue = user_tables.relational(engine)
     total = 3_000
-    seeds.enqueue_relational(queue, total)
-    worker = seeds.SeedWorker(queue, engine.name)
+    user_tables.enqueue_relational(queue, total)
+    worker = user_tables.TableWorker(queue, engine.name)
     stop = threading.Event()
     thread = threading.Thread(target=worker.work, args=(stop.is_set,), daemon=True)
     options = adopted_options(engine, queue, maxRowsPerTrigger=500)

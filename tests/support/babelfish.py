@@ -57,7 +57,7 @@ GAPS = {
         "Babelfish 4.2's server process crashes (signal 11, and every session with it) on UPDATE ... OUTPUT "
         "inserted.<computed column> INTO ...; SQL Server outputs computed columns (OUTPUT clause reference). "
         "No test meets this gap as an expected failure, since the crash fails the tests running beside it: "
-        "tests/support/seeds.claimer makes seed 003's table there without its computed duration"
+        "tests/support/user_tables.claimer makes seed 003's table there without its computed duration"
     ),
     "type_clash": (
         "Babelfish compares a DATETIME2 column with an int (StartedAt = 1), which SQL Server refuses when it "

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlqueue.queue import Queue
-from tests.support import seeds
+from tests.support import user_tables
 from tests.support.engines import Engine
 
 LEASE_SECONDS = 15
@@ -35,11 +35,13 @@ def leased(engine: Engine, design: str, rows: int) -> Leased:
             native, "payload", lambda n, start: native.enqueue([{"payload": f"p{i}"} for i in range(start, start + n)])
         )
     elif design == "relational":
-        relational = seeds.relational(engine, lease_seconds=LEASE_SECONDS)
-        made = Leased(relational, "Payload", lambda n, start: seeds.enqueue_relational(relational, n, start=start))
+        relational = user_tables.relational(engine, lease_seconds=LEASE_SECONDS)
+        made = Leased(
+            relational, "Payload", lambda n, start: user_tables.enqueue_relational(relational, n, start=start)
+        )
     else:
-        claimer = seeds.claimer(engine, lease_seconds=LEASE_SECONDS)
-        made = Leased(claimer, "Payload", lambda n, start: seeds.designs.fill(claimer, "claimer", n, start))
+        claimer = user_tables.claimer(engine, lease_seconds=LEASE_SECONDS)
+        made = Leased(claimer, "Payload", lambda n, start: user_tables.designs.fill(claimer, "claimer", n, start))
     made.fill(rows, 0)
     return made
 

@@ -101,7 +101,7 @@ def insert_payloads(queue: Queue, n: int, design: str = "dequeue") -> None:
     designs.fill(queue, design, n)
 
 
-class SeedWorker:
+class TableWorker:
     """The table's own worker, written the way seed 004's procedures work: ``Next_`` claims one row
     (skipping locked ones) and returns its key and UpdatedAt; ``Modify_`` completes it only while
     UpdatedAt still holds that token (optimistic concurrency), else the update is rejected. On SQL Server
