@@ -70,7 +70,7 @@ from sqlqueue.spark.delta import append_once
 from sqlqueue.spark.reader import QueueStreamReader, shared_queue
 from sqlqueue.spark.session import build_session
 from sqlqueue.spark.source import SqlQueueDataSource
-from tests.support import seeds
+from tests.support import user_tables
 from tests.support.engines import Engine
 
 DOMAIN = (Column("payload", "text"), Column("customer", "bigint"))
@@ -117,19 +117,19 @@ def drain_core(queue: Queue, rows: int, batch: int, columns: list[str], keep: bo
 
 
 def adopted_table(options: dict, preset: str, rows: int) -> tuple[Queue, list[str]]:
-    """A filled table of the design for ``preset`` (tests/support/seeds.py), with the claim index
+    """A filled table of the design for ``preset`` (tests/support/user_tables.py), with the claim index
     `sqlqueue adopt --apply --index` creates, and the columns a stream of it reads."""
     engine = Engine("postgres", options)
     if preset == "relational":
-        queue = seeds.relational(engine, audit=False)  # its status vocabulary, no audit trigger
-        seeds.enqueue_relational(queue, rows)
+        queue = user_tables.relational(engine, audit=False)  # its status vocabulary, no audit trigger
+        user_tables.enqueue_relational(queue, rows)
         columns = ["EnqueuedAt", "Type", "Payload"]
     else:
-        queue = seeds.dequeue(engine)
-        seeds.insert_payloads(queue, rows)
+        queue = user_tables.dequeue(engine)
+        user_tables.insert_payloads(queue, rows)
         columns = ["Id", "Payload"]
     index = claim_index(queue)
-    seeds.run(queue, *([index] if index else []), f"ANALYZE {queue.table}")
+    user_tables.run(queue, *([index] if index else []), f"ANALYZE {queue.table}")
     return queue, columns
 
 
