@@ -52,7 +52,6 @@ BAD_INPUT, FAILED_STEP = 2, 1
 _AGE = re.compile(r"^(\d+)\s*([smhd])$")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 ERRORS_SHOWN = 5  # the most frequent errors of failed rows `stats` lists
-PEEK_LIFECYCLE = ("id", "priority", "enqueued_at", "due_at", "attempts", "dedup_key")
 # Every number a command takes, by its argparse dest: the flag to name in an error, and the least
 # value allowed. Checked before anything connects, like the options of a DataFrame.
 NUMBERS = {
@@ -183,8 +182,7 @@ def enqueue(queue: Queue, args: argparse.Namespace, order: str) -> int:
 def peek(queue: Queue, args: argparse.Namespace, order: str) -> int:
     if args.order:  # an adopted table is claimed in its profile's order, and shown whole
         queue.require(Capability.CLAIM_ORDER)
-    shown = [*PEEK_LIFECYCLE, *(c.name for c in queue.domain_columns())] if queue.profile.owned else None
-    for row in queue.peek(args.limit, args.order or order, shown):
+    for row in queue.peek(args.limit, args.order or order):
         print(json.dumps({k: _show_time(v) for k, v in row.items()}, default=str))
     return 0
 

@@ -833,8 +833,9 @@ class Queue:
         return self.engine.encode(LIFECYCLE_TYPES["completed_at"], value)
 
     def peek(self, limit: int, order: str = "fifo", columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        """The next ``limit`` ready rows in claim order, as dicts; nothing is claimed or locked."""
-        names = tuple(columns or [c.name for c in self.columns()])
+        """The next ``limit`` ready rows in claim order, as dicts (``columns``, else the ones the kind shows:
+        TableKind.peeked); nothing is claimed or locked."""
+        names = tuple(columns or self.kind.peeked(self))
         rows = self.fetch(
             self.dialect.inspection.peek(self.table, self.claim_profile(order), names),
             {"limit": limit, **self._values()},
@@ -851,25 +852,8 @@ class Queue:
         return self.fetch(builder(self.table), self.catalog_names())
 
     def stats(self) -> dict[str, dict[str, Any]]:
-        """Rows per state of sqlqueue's own layout (rows of unpublished sink batches apart) with the enqueue
-        time of the oldest in each; or rows per status value of an adopted table's profile (of this
-        stream's filter), oldest None, with how many wait for their due time and the milliseconds until the
-        first is due (None where the profile has no due time): {} where it has no status."""
-        if self.profile.owned:
-            rows = self.fetch(self.dialect.inspection.count_by_state(self.table), {})
-            return {str(state): {"rows": n, "oldest_enqueued_at": oldest} for state, n, oldest in rows}
-        statement = self.dialect.inspection.adopted_by_status(self.table, self.profile)
-        rows = [] if statement is None else self.fetch(statement, {})
-        found: dict[str, dict[str, Any]] = {}
-        for value, n, *waits in rows:
-            waiting, next_due_ms = waits or (None, None)
-            found[_status(value)] = {
-                "rows": n,
-                "oldest_enqueued_at": None,
-                "waiting": waiting,
-                "next_due_ms": next_due_ms,
-            }
-        return found
+        """Rows per state or status value, by the table's kind (TableKind.stats)."""
+        return self.kind.stats(self)
 
     def failed_errors(self) -> list[tuple[str, int]]:
         """(error text, rows) of an adopted table's failed rows, the most frequent first; [] where the
@@ -893,12 +877,6 @@ class Queue:
         conn = self.conn
         with self._errors():
             return at(conn)
-
-
-def _status(value: Any) -> str:
-    """A status value as the profile spells it: a flag's 0 and 1, which drivers return as booleans on
-    PostgreSQL and SQL Server."""
-    return str(int(value) if isinstance(value, bool) else value)
 
 
 def _in_zone(row: Sequence[Any], times: Sequence[int], zone: dt.tzinfo) -> list[Any]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from ..capabilities import Capability
 from ..dialects.engine import ASSIGNED, GENERATED
@@ -113,6 +114,25 @@ class Adopted:
         if missing:
             raise SchemaError(f"column(s) {', '.join(missing)} are not in table {queue.table}")
         return tuple(self._names_by_lower[n.lower()] for n in names)
+
+    def peeked(self, queue: Served) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns(queue))  # the row as the table holds it
+
+    def stats(self, queue: Served) -> dict[str, dict[str, Any]]:
+        """Rows per status value of the profile (of this stream's filter), oldest None, with how many wait
+        for their due time and the milliseconds until the first is due (None where the profile has no due
+        time); {} where it has no status."""
+        statement = queue.dialect.inspection.adopted_by_status(queue.table, self.profile(queue))
+        found: dict[str, dict[str, Any]] = {}
+        for value, n, *waits in [] if statement is None else queue.fetch(statement, {}):
+            waiting, next_due_ms = waits or (None, None)
+            found[_status(value)] = {
+                "rows": n,
+                "oldest_enqueued_at": None,
+                "waiting": waiting,
+                "next_due_ms": next_due_ms,
+            }
+        return found
 
     # ---- ready to serve --------------------------------------------------------------------------
     def require_layout(self, queue: Served) -> None:
@@ -521,3 +541,9 @@ def _refuse_struct_clashes(queue: Served, subtypes: Sequence[Subtype]) -> None:
                 f"already column {base[name]!r} of table {queue.table}: include a view of it under another name"
             )
         seen[name] = subtype.table
+
+
+def _status(value: Any) -> str:
+    """A status value as the profile spells it: a flag's 0 and 1, which drivers return as booleans on
+    PostgreSQL and SQL Server."""
+    return str(int(value) if isinstance(value, bool) else value)

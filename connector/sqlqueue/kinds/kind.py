@@ -90,3 +90,10 @@ class TableKind(Protocol):
 
     def findings(self, queue: Served, order: str) -> list[Finding]:
         """What the doctor finds about the table itself (engine checks come from the dialect)."""
+
+    def peeked(self, queue: Served) -> tuple[str, ...]:
+        """The columns ``sqlqueue peek`` shows of a ready row."""
+
+    def stats(self, queue: Served) -> dict[str, dict[str, Any]]:
+        """Rows per state (sqlqueue's own layout) or per status value (an adopted table's profile), each
+        {"rows", "oldest_enqueued_at", ...} as ``sqlqueue stats`` shows them."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..capabilities import Capability
 from ..errors import SchemaError, layout_mismatch
@@ -32,6 +33,8 @@ from ..schema import (
 from .kind import Served
 
 CAPABILITIES = frozenset(Capability)
+# What `sqlqueue peek` shows of a row besides its domain columns.
+PEEKED_LIFECYCLE = ("id", "priority", "enqueued_at", "due_at", "attempts", "dedup_key")
 
 
 class OwnLayout:
@@ -92,6 +95,14 @@ class OwnLayout:
             *guarded("indexes", lambda: _indexes(queue, order)),
             *queue.dialect.doctor.checks(queue, order),
         ]
+
+    def peeked(self, queue: Served) -> tuple[str, ...]:
+        return (*PEEKED_LIFECYCLE, *(c.name for c in self.domain_columns(queue)))
+
+    def stats(self, queue: Served) -> dict[str, dict[str, Any]]:
+        """Rows per state, rows of unpublished sink batches apart, with the oldest enqueue time in each."""
+        rows = queue.fetch(queue.dialect.inspection.count_by_state(queue.table), {})
+        return {str(state): {"rows": n, "oldest_enqueued_at": oldest} for state, n, oldest in rows}
 
 
 def layout(queue: Served) -> int:

@@ -26,7 +26,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from ..errors import ConfigError
-from .tuning import TUNING
+from .tuning import LOCAL_JVM_OPTIONS, TUNING
 
 log = logging.getLogger("sqlqueue.session")
 
@@ -34,6 +34,7 @@ LOG4J2 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.proper
 
 DELTA_PACKAGE = "io.delta:delta-spark_4.2_2.13:4.4.0"
 REMOTE = "spark.remote"
+JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
 
 def _has_delta(spark: SparkSession) -> bool:
@@ -56,22 +57,23 @@ def delta_jars() -> list[str]:
     return sorted(glob.glob(os.path.join(folder, "*.jar"))) if folder else []
 
 
-def server_settings() -> dict[str, str]:
-    """What a JVM this process starts needs (a classic driver, or a local Connect server)."""
+def server_settings(local: bool = True, java_options: str | None = None) -> dict[str, str]:
+    """What a JVM this process starts needs (a classic driver, or a local Connect server). ``local``: a
+    local master, whose JVM compiles with C1 alone (tuning.LOCAL_JVM_OPTIONS); ``java_options``: the
+    user's spark.driver.extraJavaOptions, which come after ours, so a flag given there wins."""
     jars = delta_jars()
+    java = [java_options] if java_options else []
+    # A JVM this process starts logs warnings without Spark's start-up noise (under spark-submit, which
+    # sets PYSPARK_GATEWAY_PORT, the JVM already runs, with spark-submit's own logging and options).
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        java = [f"-Dlog4j2.configurationFile=file:{LOG4J2}", *([LOCAL_JVM_OPTIONS] if local else []), *java]
     return {
         **({"spark.jars": ",".join(jars)} if jars else {"spark.jars.packages": DELTA_PACKAGE}),
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
         # Progress bars interleave with log lines and mean nothing in a job's log.
         "spark.ui.showConsoleProgress": "false",
-        # A JVM this process starts logs warnings without Spark's start-up noise (under spark-submit,
-        # which sets PYSPARK_GATEWAY_PORT, the JVM already runs with spark-submit's own logging).
-        **(
-            {}
-            if "PYSPARK_GATEWAY_PORT" in os.environ
-            else {"spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG4J2}"}
-        ),
+        **({JAVA_OPTIONS: " ".join(java)} if java else {}),
         **TUNING,  # measured per-batch costs: see .tuning
     }
 
@@ -102,7 +104,9 @@ def build_session(
             builder = builder.remote(remote)
         elif master:
             builder = builder.master(master)
-        for key, value in {**server_settings(), **user}.items():
+        local = str(remote or master or user.get("spark.master", "")).startswith("local")
+        settings = server_settings(local, user.pop(JAVA_OPTIONS, None))
+        for key, value in {**settings, **user}.items():
             builder = builder.config(key, value)
         with warnings.catch_warnings():
             # A local Connect server starts with every setting, then pyspark 4.2 sets them all again

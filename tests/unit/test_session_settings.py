@@ -1,0 +1,33 @@
+"""The settings a JVM that build_session starts gets: the tuning, and for a local master C1 alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from sqlqueue.spark.session import JAVA_OPTIONS, server_settings
+from sqlqueue.spark.tuning import LOCAL_JVM_OPTIONS
+
+
+@pytest.fixture(autouse=True)
+def launched_here(monkeypatch):
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+
+
+def test_a_local_jvm_compiles_with_c1_alone():
+    assert LOCAL_JVM_OPTIONS in server_settings(local=True)[JAVA_OPTIONS].split()
+
+
+def test_a_cluster_driver_keeps_the_default_compilers():
+    assert LOCAL_JVM_OPTIONS not in server_settings(local=False)[JAVA_OPTIONS].split()
+
+
+def test_the_users_java_options_come_after_ours_so_their_flags_win():
+    options = server_settings(local=True, java_options="-XX:TieredStopAtLevel=4 -Dx=1")[JAVA_OPTIONS].split()
+    assert options.index(LOCAL_JVM_OPTIONS) < options.index("-XX:TieredStopAtLevel=4")
+    assert "-Dx=1" in options
+
+
+def test_under_spark_submit_only_the_users_java_options_are_kept(monkeypatch):
+    monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "1")  # the JVM runs already: its options are spark-submit's
+    assert JAVA_OPTIONS not in server_settings(local=True)
+    assert server_settings(local=True, java_options="-Dx=1")[JAVA_OPTIONS] == "-Dx=1"
