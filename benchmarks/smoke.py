@@ -60,6 +60,7 @@ SMOKE: dict[str, tuple[tuple[str, ...], ...]] = {
             "1",
         ),
     ),
+    "bench_stages.py": (("--rows", "20000", "--batch", "5000"),),
     "bench_wait.py": (("--batch", "1000", "--backlog", "5000", "--large", "0", "--steps", "2"),),
     "bench_testing.py": (("--rounds", "2"),),
     "bench_cluster.py": (("--rows", "4000", "--batches", "2000", "--sinks", "noop"),),
