@@ -23,6 +23,7 @@ import tempfile
 import time
 
 from common import pg_options, start_postgres
+from drains import fill
 
 STAGES = ("latestOffset", "queryPlanning", "addBatch", "walCommit", "commitOffsets", "triggerExecution")
 VARIANTS = ("source-delta", "source-noop", "floor-delta", "floor-noop")
@@ -87,8 +88,6 @@ def main() -> None:
     print(f"  median ms over the batches after the first: {', '.join(STAGES)}; then steady rows/s")
     for variant in VARIANTS:
         if variant.startswith("source"):
-            from drains import fill
-
             fill(options, "stages", args.rows)
         command = [sys.executable, __file__, "--variant", variant, "--rows", str(args.rows)]
         command += ["--batch", str(args.batch), "--url", options["url"]]

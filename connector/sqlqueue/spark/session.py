@@ -104,7 +104,8 @@ def build_session(
             builder = builder.remote(remote)
         elif master:
             builder = builder.master(master)
-        local = str(remote or master or user.get("spark.master", "")).startswith("local")
+        # The master the JVM runs: spark.master in ``conf`` is set after ``master`` and wins.
+        local = str(remote or user.get("spark.master") or master or "").startswith("local")
         settings = server_settings(local, user.pop(JAVA_OPTIONS, None))
         for key, value in {**settings, **user}.items():
             builder = builder.config(key, value)
