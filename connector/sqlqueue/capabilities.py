@@ -27,4 +27,5 @@ class Capability(Enum):
     DEAD_LETTERS = "dead letters in Delta (option deadLetterTable, sqlqueue redrive)"
     REQUEUE = "sending failed rows back (sqlqueue requeue)"
     PURGE = "purging finished rows (sqlqueue purge)"
+    GROUPS = "message groups (option groupBy, profile.group)"
     HISTORY = "claim and completion times kept on every row (sqlqueue stats' recent waits and throughput)"

@@ -161,12 +161,13 @@ def _age(queue: Queue, value: Any, now: dt.datetime) -> str:
 
 # ---- commands ----------------------------------------------------------------------------------
 def create(queue: Queue, args: argparse.Namespace, order: str) -> int:
-    spec = QueueSpec(queue.table, parse_columns(args.columns), args.order or order)
+    spec = QueueSpec(queue.table, parse_columns(args.columns), args.order or order, args.group)
     if args.print:
         print(queue.engine.script(queue.dialect.schema.create_statements(spec)), end="")
         return 0
-    queue.create(spec.domain, spec.order)
-    print(f"queue {queue.table} is ready ({spec.order} claims) at {queue.spec.display}")
+    queue.create(spec.domain, spec.order, spec.group)
+    grouped = f", message groups by {spec.group}" if spec.group else ""
+    print(f"queue {queue.table} is ready ({spec.order} claims{grouped}) at {queue.spec.display}")
     return 0
 
 
@@ -404,6 +405,12 @@ COMMANDS = (
                 "--order",
                 choices=list(ORDERS),
                 help="claim order the ready index serves (default: the source's order option, else fifo)",
+            ),
+            arg(
+                "--group",
+                metavar="COLUMN",
+                help="one of --columns naming each row's message group: indexes it for the source's groupBy; "
+                "over an existing queue, adds the index",
             ),
             arg("--print", action="store_true", help="print the DDL script instead of running it"),
         ),

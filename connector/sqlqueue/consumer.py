@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError, SqlQueueError
+from .groups import Grouping
 from .queue import Queue
 from .waits import Waits
 
@@ -66,6 +67,8 @@ class ClaimPolicy:
     rescue_interval_s: float = 30.0
     # The read tasks a batch is split into (the source's numPartitions): a claim made ahead plans them too.
     partitions: int = 1
+    # Claim by message group (the source's groupBy, or the table's profile.group): None claims ungrouped.
+    groups: Grouping | None = None
 
     @property
     def heartbeat_s(self) -> float:
@@ -174,11 +177,13 @@ class Consumer:
                     self._served[seq] = self.queue.count_claimed(self.id, seq)
         self._start_heartbeat()
 
-    def partition_bounds(self, after: int, upto: int) -> list[tuple[int, int]]:
+    def partition_bounds(self, after: int, upto: int) -> list[tuple[Any, Any]]:
         """Row ranges that split the rows of claims (after, upto] into ``policy.partitions`` read tasks: as the
-        claim planned them when it is one claim this run made, else asked of the table."""
+        claim planned them when it is one claim this run made, else asked of the table. A grouped claim's
+        are ranges of group values, (None, None) for the rows of no group (Queue.partition_bounds)."""
         planned = self._bounds.get(upto) if upto == after + 1 else None
-        return planned or self.queue.partition_bounds(self.id, after, upto, self.policy.partitions)
+        group = self.policy.groups.column if self.policy.groups else None
+        return planned or self.queue.partition_bounds(self.id, after, upto, self.policy.partitions, group)
 
     def complete_through(self, seq: int) -> int:
         """Complete the rows of claims up to ``seq`` (Spark committed them); how many were done. Rows of
@@ -264,7 +269,7 @@ class Consumer:
         from them, which spares partition_bounds a pass over the claimed rows."""
         taken: list[int] = []
         claimed = self._claim_share(queue, seq, limit, bound, taken)
-        if taken:
+        if taken and self.policy.groups is None:  # a grouped claim's read tasks take whole groups
             self._bounds[seq] = even_ranges(taken, self.policy.partitions)
         return claimed
 
@@ -280,6 +285,7 @@ class Consumer:
             chunk=p.chunk,
             bound=bound,
             taken=taken,
+            groups=p.groups,
         )
 
     def _claim_ahead(self, seq: int, limit: int, bound: Any) -> int:
@@ -311,7 +317,7 @@ class Consumer:
         if failed:
             raise failed[0]
         ids = [i for share in taken for i in share]
-        if ids:
+        if ids and self.policy.groups is None:
             self._bounds[seq] = even_ranges(ids, self.policy.partitions)
         return sum(claimed)
 

@@ -14,6 +14,7 @@ from typing import Any
 from .capabilities import Capability
 from .connection import ConnectionSpec, parse_connection
 from .errors import ConfigError, invalid_option, missing_option, unknown_options
+from .groups import PER_GROUP, Grouping
 from .identifiers import TableName
 from .profile import FIELD_DOCS, PRESETS, PROFILE_FIELDS, Profile, profile_from
 from .retry import MAX_WAIT_S, RetryPolicy
@@ -229,6 +230,26 @@ OPTIONS: tuple[Option, ...] = (
         roles=(SOURCE,),
         parse=boolean,
         example="true",
+    ),
+    Option(
+        "groupBy",
+        None,
+        "A column naming each row's message group: a group's rows are processed in the claim order, one micro-batch "
+        "at a time, never while another of its rows is in flight or waits for a retry; groups go in parallel. On an "
+        "adopted table, profile.group sets it too.",
+        roles=(SOURCE,),
+        parse=bounded_text(128),
+        example="customer_id",
+    ),
+    Option(
+        "maxRowsPerGroup",
+        None,
+        f"With groupBy: most rows of one group a micro-batch takes (default {PER_GROUP}), so one busy group cannot "
+        "fill a batch and the others are served in turn.",
+        roles=(SOURCE,),
+        parse=whole_number(),
+        example="10",
+        unit="rows",
     ),
     Option(
         "prefetch",
@@ -489,10 +510,16 @@ class SourceOptions:
     fetch_size: int
     retry: RetryPolicy
     dead_letter_table: str | None = None
+    # Claim by message group (option groupBy, or the adopted table's profile.group); None: ungrouped.
+    groups: Grouping | None = None
 
     @classmethod
     def parse(cls, raw: Mapping[str, str]) -> SourceOptions:
         v = parse_options(raw, SOURCE)
+        address = queue_address(v)
+        group = v["groupBy"] or (address.profile.group if address.profile else None)
+        if v["maxRowsPerGroup"] is not None and group is None:
+            raise ConfigError("option 'maxRowsPerGroup' needs message groups: set option 'groupBy' to a column")
         if v["strictOrder"] and v["order"] == "heap":
             raise ConfigError(
                 "option 'strictOrder' = true needs an ordered claim: set 'order' to fifo, lifo, priority or pending"
@@ -502,7 +529,7 @@ class SourceOptions:
                 "minRowsPerTrigger", v["minRowsPerTrigger"], f"at most maxRowsPerTrigger ({v['maxRowsPerTrigger']})"
             )
         return cls(
-            address=queue_address(v),
+            address=address,
             consumer=v["consumer"],
             max_rows_per_trigger=v["maxRowsPerTrigger"],
             min_rows_per_trigger=v["minRowsPerTrigger"],
@@ -520,6 +547,7 @@ class SourceOptions:
             fetch_size=v["fetchSize"],
             retry=RetryPolicy(v["retryTimeout"], v["retryBackoffMs"]),
             dead_letter_table=v["deadLetterTable"],
+            groups=None if group is None else Grouping(group, v["maxRowsPerGroup"] or PER_GROUP),
         )
 
     @property
@@ -532,6 +560,7 @@ class SourceOptions:
             Capability.CLAIM_ORDER: self.strict_order,
             Capability.PRIORITY: self.order == "priority",
             Capability.DEAD_LETTERS: self.dead_letter_table is not None,
+            Capability.GROUPS: self.groups is not None,
         }
         return frozenset(c for c, used in wanted.items() if used)
 

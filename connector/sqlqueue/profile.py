@@ -46,6 +46,7 @@ ROLE_TYPES: dict[str, tuple[str, ...]] = {
     "token": TIMES,
     "enqueued": TIMES,
     "done_at": TIMES,
+    "group": (*TEXTS, *COUNTS),
 }
 CLOCKS = ("utc", "local")
 DIRECTIONS = ("ASC", "DESC")
@@ -84,6 +85,9 @@ class Profile:
     # One boolean expression on the table's columns that selects this stream's rows (e.g. Type = 'Sync'),
     # read by sqlqueue.filters before any statement holds it.
     filter: str | None = None
+    # The column whose value names a row's message group: rows of a group are claimed one claim at a time,
+    # in the claim order, and never while another row of the group is in flight (Claims.grouped).
+    group: str | None = None
     order: tuple[tuple[str, str], ...] = ()
     # The clock the table's times are written in: SYSDATETIME() and friends are local.
     clock: str = "utc"
@@ -554,6 +558,13 @@ FIELD_DOCS = {
         "that writes. Checked against the table before any row moves.",
         "a boolean SQL expression",
         "Type = 'Sync'",
+    ),
+    "group": FieldDoc(
+        "The column naming each row's message group: rows of a group are processed in the claim order, one claim at a"
+        " time, and never while another row of the group is in flight or waits for a retry; different groups go in "
+        "parallel (the source's option groupBy sets it too).",
+        "a column name",
+        "CustomerId",
     ),
     "order": FieldDoc(
         "Claim order, e.g. 'ScheduledFor, EnqueuedAt' (ASC or DESC per column); empty: any order.",

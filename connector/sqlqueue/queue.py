@@ -15,7 +15,7 @@ import contextlib
 import datetime as dt
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any, TypeVar
 
@@ -26,18 +26,21 @@ from .dialects.engine import Statement, execute
 from .dialects.layout import Step
 from .dialects.statements.lifecycle import UPTO, Holding
 from .dialects.statements.outcomes import STAGED, Outcomes
-from .errors import DatabaseError, SchemaError, unsupported
+from .errors import ConfigError, DatabaseError, SchemaError, unsupported
 from .findings import Finding
+from .groups import Grouping
 from .identifiers import TableName
 from .kinds import TableKind, kind_for
 from .kinds.adopted import exact_columns, included_columns
 from .kinds.own import layout
-from .profile import COUNTS, NATIVE, TIMES, Profile
+from .profile import COUNTS, NATIVE, ROLE_TYPES, TIMES, Profile
 from .schema import LIFECYCLE_TYPES, STAGE_TAG, Column, Included, QueueSpec, Subtype, keyed
 from .waits import Backlog, Waits
 
 T = TypeVar("T")
 UNLIMITED = 2**62
+# A grouped read: the group column, and the claim order its rows are read in.
+GroupRead = tuple[str, tuple[tuple[str, str], ...]]
 DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME = "done", "retry", "failed"
 # Passes of an acknowledgement chunk's statements at most (Queue.apply_acks).
 ACK_PASSES = 3
@@ -200,6 +203,21 @@ class Queue:
         """The table's columns but those its lifecycle owns."""
         return self.kind.domain_columns(self)
 
+    def group_column(self, name: str) -> str:
+        """``name`` as the table spells it: a column of its own (not the lifecycle's) of a type a claim can
+        group rows by (profile.ROLE_TYPES' group), or one error naming what fits."""
+        self.require(Capability.GROUPS)
+        domain = self.domain_columns()
+        fits = [c for c in domain if c.type in ROLE_TYPES["group"]]
+        found = next((c for c in fits if c.name.lower() == name.lower()), None)
+        if found is None:
+            allowed = ", ".join(c.name for c in fits) or "none"
+            raise SchemaError(
+                f"option 'groupBy' = {name!r} is not a column of queue table {self.table} a claim can group by "
+                f"(its own columns of type {' or '.join(ROLE_TYPES['group'])}): {allowed}"
+            )
+        return found.name
+
     def source_columns(self) -> tuple[Column, ...]:
         """What a source returns by default: the lifecycle columns the kind shows, then the domain's."""
         shown = self.kind.shown_lifecycle
@@ -218,10 +236,13 @@ class Queue:
         return self.kind.findings(self, order)
 
     # ---- sqlqueue's own layout: create, layouts ---------------------------------------------------
-    def create(self, domain: Sequence[Column] = (Column("payload", "text"),), order: str = "fifo") -> None:
-        """Create what is missing of the queue; refused over a table of another layout (migrate it)."""
+    def create(
+        self, domain: Sequence[Column] = (Column("payload", "text"),), order: str = "fifo", group: str | None = None
+    ) -> None:
+        """Create what is missing of the queue (with ``group``, the index message groups are claimed by);
+        refused over a table of another layout (migrate it)."""
         self.require(Capability.CREATE)
-        spec = QueueSpec(self.table, tuple(domain), order)
+        spec = QueueSpec(self.table, tuple(domain), order, group)
         if self.fetch(self.dialect.schema.table_columns(self.table), self.catalog_names()):
             self.require_layout()
         with self.transaction() as cur:
@@ -395,17 +416,20 @@ class Queue:
         chunk: int | None = None,
         bound: Any = None,
         taken: list[Any] | None = None,
+        groups: Grouping | None = None,
     ) -> int:
         """Claim up to ``limit`` ready rows under (consumer, seq); returns how many were claimed.
 
         Each chunk commits on its own: a crash between chunks leaves rows held under ``seq``,
         which the claim protocol finds and serves before claiming more. ``bound``: a Trigger.AvailableNow
         run's ``available_now_bound``, None otherwise. ``taken``: where the claim returns the id of each
-        row it takes (rows that carry their claim), those ids are added to it.
+        row it takes (rows that carry their claim), those ids are added to it. ``groups``: the claim takes
+        rows by message group (Claims.grouped); the table's profile.group, if any, otherwise.
         """
-        take = self._claimer(order, strict, bound is not None, ids=taken)
+        take = self._claimer(order, strict, bound is not None, ids=taken, group=groups.column if groups else None)
         chunk = chunk or self.engine.default_chunk or limit
         values = {"consumer": consumer, "seq": seq, "lease_seconds": lease_seconds, "max_id": bound}
+        values["per_group"] = (groups or Grouping(None)).per_group
         claimed = 0
         while claimed < limit:
             want = min(chunk, limit - claimed)
@@ -417,12 +441,14 @@ class Queue:
         return claimed
 
     def _claimer(
-        self, order: str, strict: bool, bounded: bool, ids: list[Any] | None = None
+        self, order: str, strict: bool, bounded: bool, ids: list[Any] | None = None, group: str | None = None
     ) -> Callable[[Any, dict[str, Any]], int]:
         """What claims one chunk inside the caller's transaction and says how many rows it took (adding the
         ids the claim returns to ``ids``, when given)."""
         bound = self.bound_column() if bounded else None
         profile = self.claim_profile(order)
+        if group is not None:
+            profile = replace(profile, group=group)
         plan = self.dialect.claims.claim(self.table, profile, self.copied(), strict, bound)
         subtypes = [
             self.dialect.claims.copy_subtype(self.table, profile, s.table, tuple(c.name for c in s.columns))
@@ -431,6 +457,8 @@ class Queue:
         extra = self._values()
 
         def take(cur: Any, values: dict[str, Any]) -> int:
+            if plan.lock is not None:
+                cur.execute(plan.lock.sql)
             cur.execute(plan.claim.sql, plan.claim.bind({**values, **extra}))
             rows = cur.fetchall() if plan.returns else None
             if plan.record is not None and rows:
@@ -503,12 +531,17 @@ class Queue:
         statement = self.dialect.claims.count_held(self.holding, UPTO)
         return self.fetch(statement, {"consumer": consumer, "upto_seq": seq})[0][0]
 
-    def partition_bounds(self, consumer: str, after_seq: int, upto_seq: int, parts: int) -> list[tuple[int, int]]:
-        """Row ranges that split the rows of claims (after_seq, upto_seq] into ``parts`` even groups."""
-        rows = self.fetch(
-            self.dialect.claims.partition_bounds(self.holding, parts),
-            {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq},
-        )
+    def partition_bounds(
+        self, consumer: str, after_seq: int, upto_seq: int, parts: int, group: str | None = None
+    ) -> list[tuple[Any, Any]]:
+        """Row ranges that split the rows of claims (after_seq, upto_seq] into ``parts`` even groups; with a
+        ``group`` column, ranges of its values that keep each message group whole, and (None, None) for the
+        rows of no group."""
+        values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq}
+        if group is not None:
+            ranges = self.fetch(self.dialect.claims.partition_groups(self.holding, group, parts), values)
+            return [(lo, hi) for lo, hi in ranges]
+        rows = self.fetch(self.dialect.claims.partition_bounds(self.holding, parts), values)
         return [(int(lo), int(hi)) for lo, hi in rows]
 
     def read_claimed(
@@ -516,19 +549,29 @@ class Queue:
         consumer: str,
         after_seq: int,
         upto_seq: int,
-        lo: int,
-        hi: int,
+        lo: Any,
+        hi: Any,
         columns: Sequence[str],
         batch_rows: int = 10_000,
+        grouped: GroupRead | None = None,
     ) -> Iterator[list[tuple]]:
         """The claimed rows in one row range, in lists of at most ``batch_rows``. A name in ``columns`` that
         names a subtype table (Profile.include) takes, in each row, a dict of that table's columns but the
-        key, as the claim copied its row; None where the row has none."""
+        key, as the claim copied its row; None where the row has none. ``grouped``: as for export_claimed."""
         by_name = {s.name.lower(): s for s in self.subtypes()}
         base = [n for n in columns if n.lower() not in by_name]
         wanted = [by_name[n.lower()] for n in columns if n.lower() in by_name]
         shape = tuple((s.table, tuple(c.name for c in s.fields)) for s in wanted)
-        statement = self.dialect.claims.read_claimed(self.holding, self.spelled(base), self.profile.key, shape)
+        if grouped is not None and wanted:
+            names = ", ".join(s.name for s in wanted)
+            raise ConfigError(
+                f"option 'groupBy' cannot read subtype tables ({names}): leave them out of option 'columns'"
+            )
+        if grouped is not None:
+            group, order = grouped
+            statement = self.dialect.claims.read_grouped(self.holding, self.spelled(base), group, order, lo is None)
+        else:
+            statement = self.dialect.claims.read_claimed(self.holding, self.spelled(base), self.profile.key, shape)
         values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
         places = {n.lower(): i for i, n in enumerate(columns)}
 
@@ -552,13 +595,19 @@ class Queue:
                 yield [shaped(r) for r in rows] if wanted else [tuple(r) for r in rows]
 
     def export_claimed(
-        self, consumer: str, after_seq: int, upto_seq: int, lo: int, hi: int, columns: Sequence[str]
-    ) -> Iterator[bytes] | None:
+        self, consumer: str, after_seq: int, upto_seq: int, lo: Any, hi: Any, columns: Sequence[str],
+        grouped: GroupRead | None = None,
+    ) -> Iterator[bytes] | None:  # fmt: skip
         """The rows ``read_claimed`` reads, as CSV text in chunks (Engine.copy_out), where the engine streams
-        them so and no name in ``columns`` is a subtype table's; None otherwise."""
+        them so and no name in ``columns`` is a subtype table's; None otherwise. ``grouped``: [lo, hi] is a
+        range of group values (None: the rows of no group), read whole groups in the claim order."""
         if any(s.name.lower() in {n.lower() for n in columns} for s in self.subtypes()):
             return None
-        statement = self.dialect.claims.read_claimed(self.holding, self.spelled(columns), self.profile.key, ())
+        if grouped is not None:
+            group, order = grouped
+            statement = self.dialect.claims.read_grouped(self.holding, self.spelled(columns), group, order, lo is None)
+        else:
+            statement = self.dialect.claims.read_claimed(self.holding, self.spelled(columns), self.profile.key, ())
         values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
         chunks = self.engine.copy_out(self.engine.autocommit_cursor(self.conn), statement, values)
         return None if chunks is None else self._guarded(chunks)

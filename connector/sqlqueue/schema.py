@@ -154,10 +154,15 @@ class QueueSpec:
     table: TableName
     domain: tuple[Column, ...] = (Column("payload", "text"),)
     order: str = "fifo"
+    # The domain column naming each row's message group, which gets an index for grouped claims.
+    group: str | None = None
 
     def __post_init__(self) -> None:
         if self.order not in ORDERS:
             raise ConfigError(f"queue order {self.order!r} is not allowed: use one of {', '.join(ORDERS)}")
+        if self.group is not None and self.group not in {c.name for c in self.domain}:
+            names = ", ".join(c.name for c in self.domain)
+            raise ConfigError(f"group column {self.group!r} is not one of the queue's columns: {names}")
         clash = {c.name for c in self.domain} & set(LIFECYCLE_NAMES)
         if clash:
             raise SchemaError(f"domain column(s) {', '.join(sorted(clash))} clash with lifecycle columns; rename them")

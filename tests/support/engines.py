@@ -107,9 +107,12 @@ class Engine:
         self.created.append(q)
         return q
 
-    def new_queue(self, domain: tuple[Column, ...] = (Column("payload", "text"),), order: str | None = None) -> Queue:
+    def new_queue(
+        self, domain: tuple[Column, ...] = (Column("payload", "text"),), order: str | None = None, **spec: Any
+    ) -> Queue:
+        """A fresh queue table; ``spec``: the rest of Queue.create's arguments (its group column)."""
         q = self.queue(fresh_name("q"))
-        q.create(domain, order or self.order)
+        q.create(domain, order or self.order, **spec)
         return q
 
     def sink_options(self, queue: Queue, **extra: Any) -> dict[str, str]:

@@ -352,6 +352,13 @@ class Engine(ABC):
         """SELECT the first ``:limit`` rows of ``FROM ... ORDER BY ...`` (``rest``)."""
         return f"SELECT {columns} FROM {rest} LIMIT :limit"
 
+    def group_lock(self, table: TableName) -> str | None:
+        """The statement a grouped claim of ``table`` runs first in its transaction, which waits while another
+        claim of that table holds it and holds it until commit (Claims.grouped); None where the claim's
+        transaction already excludes every other writer: SQLite's BEGIN IMMEDIATE takes the database's
+        write lock (sqlite.org/lang_transaction.html)."""
+        return None
+
     def lock_first(self, table: TableName, columns: str, where: str) -> str:
         """SELECT ``columns`` of up to ``:limit`` rows ``where`` selects, locked until the transaction ends
         and skipping rows other sessions hold. SQLite's one writer (BEGIN IMMEDIATE) locks the database."""

@@ -216,6 +216,20 @@ class SqlServerEngine(Engine):
             hints += f", INDEX({self.quote(index)})"
         return self.change_first(table, set_sql, where, order, hints, f"OUTPUT inserted.{self.quote('id')}")
 
+    def group_lock(self, table: TableName) -> str:
+        # An application lock owned by the transaction, released when it commits or rolls back
+        # (learn.microsoft.com/sql/relational-databases/system-stored-procedures/sp-getapplock-transact-sql).
+        # It waits as long as the session's LOCK_TIMEOUT allows; a result below 0 (timed out, cancelled,
+        # chosen as a deadlock victim) raises no error by itself, so it is raised here and the claim's
+        # transaction rolls back. Under READ COMMITTED the claim's reads, with locks or from row versions
+        # as of the statement's start, come after the lock, so they see the claim before it committed.
+        name = self.literal(f"sqlqueue.groups {self.table(table)}")
+        return (
+            "DECLARE @granted INT;\n"
+            f"EXEC @granted = sp_getapplock @Resource = {name}, @LockMode = 'Exclusive', @LockOwner = 'Transaction';\n"
+            "IF @granted < 0 THROW 51000, 'sqlqueue: the turn of a grouped claim was not granted', 1;"
+        )
+
     def change_first(self, table: TableName, set_sql: str | None, where: str, order: str, hints: str, out: str) -> str:
         """Up to ``:limit`` rows ``where`` selects, read with table ``hints``, in ``order`` (an ORDER BY list;
         empty: UPDATE TOP in no order), updated with ``set_sql`` or, with None, deleted; ``out`` is the

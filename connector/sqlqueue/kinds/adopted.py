@@ -36,6 +36,9 @@ from .kind import Served
 # claim takes the rows out of the table, which leaves no row to write an outcome on.
 OFFERED: dict[Capability, Callable[[Profile], bool]] = {
     Capability.ACK: lambda p: not p.take and None not in (p.status, p.done, p.failed, p.retry) and p.retry in p.ready,
+    # A claim tells a group with a row in flight by its status (Claims.group_busy): a row taken out of the
+    # table leaves nothing to hold its group back by.
+    Capability.GROUPS: lambda p: not p.take and p.status is not None,
 }
 INSTEAD = {
     Capability.CREATE: "it exists already: `sqlqueue adopt` checks it against its profile and makes sqlqueue's "
@@ -53,6 +56,8 @@ INSTEAD = {
     Capability.DEAD_LETTERS: "its profile's failed status (option profile.failed), which keeps such rows in the table",
     Capability.REQUEUE: "the table's own tools to set a failed row's status back",
     Capability.PURGE: "the table's own housekeeping: its done rows are its own",
+    Capability.GROUPS: "a profile with a status column (options profile.status, profile.ready and profile.in_flight) "
+    "that does not take the rows (profile.take)",
     Capability.HISTORY: "each batch's queue wait in the stream's progress (waitP50Ms, waitP95Ms, waitMaxMs)",
 }
 

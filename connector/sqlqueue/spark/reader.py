@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
@@ -21,7 +21,7 @@ from pyspark.sql.types import StructType
 from ..capabilities import Capability
 from ..consumer import ClaimOffset, ClaimPolicy, Consumer
 from ..options import QueueAddress, SourceOptions
-from ..queue import UNLIMITED, Queue
+from ..queue import UNLIMITED, GroupRead, Queue
 from ..retry import RetryPolicy
 from ..waits import BacklogGauge, duration
 from .logs import worker_logger
@@ -71,13 +71,16 @@ def check_table(
 
 @dataclass(frozen=True)
 class ClaimRange(InputPartition):
-    """Rows this consumer claimed under claims (after_seq, upto_seq] with ids in [lo, hi]."""
+    """Rows this consumer claimed under claims (after_seq, upto_seq] with ids (or groups) in [lo, hi]."""
 
     consumer: str
     after_seq: int
     upto_seq: int
-    lo: int
-    hi: int
+    lo: Any
+    hi: Any
+    # A grouped claim's task: [lo, hi] is a range of group values (None: the rows of no group), read whole
+    # groups in the claim order.
+    grouped: GroupRead | None = None
 
 
 class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -106,6 +109,12 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if self._consumer is not None:  # only if someone edited the checkpoint's offsets
                 self._consumer.close()
             o = self.options
+            queue = Queue(o.address.connection, o.address.table, o.address.profile)
+            groups = o.groups
+            if groups is not None:  # the table's spelling, checked once on the driver
+                column = groups.column
+                spelled = o.retry.run(lambda: queue.group_column(str(column)), "checking option groupBy")
+                groups = replace(groups, column=spelled)
             policy = ClaimPolicy(
                 o.order,
                 o.strict_order,
@@ -117,8 +126,8 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 max_attempts=o.max_attempts,
                 rescue_interval_s=min(max(o.lease_seconds / 4, 1.0), 60.0),
                 partitions=o.num_partitions,
+                groups=groups,
             )
-            queue = Queue(o.address.connection, o.address.table, o.address.profile)
             self._consumer = Consumer(queue, consumer_id, policy)
         return self._consumer
 
@@ -207,7 +216,17 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return consumer.partition_bounds(first.seq, last.seq)
 
         bounds = self.options.retry.run(plan, f"planning claims {first.seq + 1}..{last.seq}")
-        return [ClaimRange(last.consumer, first.seq, last.seq, lo, hi) for lo, hi in bounds]
+        grouped = self._grouped(consumer)
+        return [ClaimRange(last.consumer, first.seq, last.seq, lo, hi, grouped) for lo, hi in bounds]
+
+    def _grouped(self, consumer: Consumer) -> GroupRead | None:
+        """How a read task of a grouped claim reads: the group column, and the claim order (the key's where
+        the claim takes any order)."""
+        groups = consumer.policy.groups
+        if groups is None or groups.column is None:
+            return None
+        profile = consumer.queue.claim_profile(self.options.order)
+        return groups.column, profile.order or tuple((k, "ASC") for k in profile.key)
 
     def read(self, partition: ClaimRange) -> Iterator[pa.RecordBatch]:  # type: ignore[override]  # Spark passes back the partitions planned here
         log.debug(
@@ -217,12 +236,14 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         target = arrow_schema(self.schema)
         bounds = (partition.consumer, partition.after_seq, partition.upto_seq, partition.lo, partition.hi)
 
+        grouped = partition.grouped
+
         def first_rows() -> tuple[pa.RecordBatch | None, Iterator[pa.RecordBatch]]:
-            chunks = queue.export_claimed(*bounds, target.names) if csv_readable(target) else None
+            chunks = queue.export_claimed(*bounds, target.names, grouped) if csv_readable(target) else None
             if chunks is not None:  # the engine streams the rows as text, which Arrow parses in C++
                 batches = csv_batches(chunks, target)
             else:
-                rows = queue.read_claimed(*bounds, target.names, self.options.fetch_size)
+                rows = queue.read_claimed(*bounds, target.names, self.options.fetch_size, grouped)
                 batches = (record_batch(chunk, target) for chunk in rows)
             return next(batches, None), batches
 

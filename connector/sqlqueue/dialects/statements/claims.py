@@ -35,6 +35,8 @@ class ClaimPlan:
     # OUTPUT and RETURNING give the values from before AFTER triggers ran, and a trigger may write the
     # token (UpdatedAt) itself.
     settle: Statement | None = None
+    # Run first in the claim's transaction where claims of a grouped profile take turns (Engine.group_lock).
+    lock: Statement | None = None
 
 
 class Claims(ABC):
@@ -134,14 +136,72 @@ class Claims(ABC):
         take back a guard column a trigger rewrote."""
         e, where = self.engine, self.ready(table, profile, bound, claiming=True)
         order = self.lifecycle.order_by(profile.order)
+        lock = None
+        if profile.group is not None:
+            where = f"{where} AND {self.grouped(table, profile, where)}"
+            turn = e.group_lock(table)
+            lock = e.compile(turn) if turn is not None else None
         if profile.claim_seq is not None:
             marks = self.lifecycle.claim_sets(profile)
             ready = self.schema.ready_index(table)
-            return ClaimPlan(e.compile(e.claim_sql(table, marks, where, order, strict, ready)), True)
-        plan = self.claim_into(table, profile, columns, where, order)
+            return ClaimPlan(e.compile(e.claim_sql(table, marks, where, order, strict, ready)), True, lock=lock)
+        plan = replace(self.claim_into(table, profile, columns, where, order), lock=lock)
         if profile.take or profile.guard is None:
             return plan
         return replace(plan, settle=e.compile(self._settle(table, profile)))
+
+    # ---- message groups --------------------------------------------------------------------------------
+    # A grouped claim takes, from each group (Profile.group) that has no row in flight and none waiting for
+    # a retry, its first :per_group claimable rows in the claim order; rows with no group are claimed as
+    # in an ungrouped queue. Two claimers must never both see a group free, and under SKIP LOCKED / READPAST
+    # one would: each skips the rows the other is locking and judges the group by what was last committed.
+    # So the claims of a grouped table take turns: each first takes one lock per table in its transaction
+    # (Engine.group_lock), held until it commits, and its claim statement starts after that, so it sees
+    # every row the claim before it took as in flight. A claim is one short statement, so turns cost little
+    # beside a batch; every claimer of a grouped table (streams, the table's own worker) takes the same lock.
+    def grouped(self, table: TableName, profile: Profile, where: str) -> str:
+        """The rows of ``where`` a grouped claim may take: each group's first :per_group rows of ``where``
+        in the claim order, from the groups no row holds back (group_busy), and every row of no group.
+
+        The ranked rows are read from the table under its own name, so ``where``'s references to it (the
+        sink tag's subquery) and the busy test's correlation name the ranked row; the busy test's table is
+        aliased and its own columns are unqualified, which SQL resolves to the nearest table in scope."""
+        e, q = self.engine, self.engine.quote
+        group, key = q(str(profile.group)), ", ".join(q(k) for k in profile.key)
+        order = self.lifecycle.order_by(profile.order) or ", ".join(f"{q(k)} ASC" for k in profile.key)
+        rank = q("sqlqueue_group_rank")
+        busy = f"{q('h')}.{group} = {q(table.name)}.{group} AND {self.group_busy(profile)}"
+        ranked = (
+            f"SELECT {key}, {group}, ROW_NUMBER() OVER (PARTITION BY {group} ORDER BY {order}) AS {rank} "
+            f"FROM {e.table(table)}{e.skip_locked_hints()} WHERE {where} "
+            f"AND NOT EXISTS (SELECT 1 FROM {e.table(table)} AS {q('h')}{e.committed_read_hints()} WHERE {busy})"
+        )
+        g = q("g")
+        picked = f"SELECT {', '.join(f'{g}.{q(k)}' for k in profile.key)} FROM ({ranked}) AS {g} "
+        picked += f"WHERE {g}.{rank} <= :per_group OR {g}.{group} IS NULL"
+        names = key if len(profile.key) == 1 else f"({key})"
+        return f"{names} IN ({picked})"
+
+    def group_busy(self, profile: Profile) -> str:
+        """A row that holds its group back: in flight (and, where a claim takes back abandoned rows, not
+        abandoned), or waiting for a retry (ready, attempted, and not due yet). A row enqueued with a later
+        due time does not: rows of its group around it go ahead in the claim order. Led, where the profile
+        counts attempts, by the filter of the group index (Schema.group_index) word for word: every such
+        row has an attempt, and a new row (a sink's, maybe not committed) is not in it."""
+        q, now, lifecycle = self.engine.quote, self.lifecycle.clock(profile), self.lifecycle
+        in_flight = lifecycle.status_in(profile, (str(profile.in_flight),))
+        if profile.done_at is not None:
+            in_flight += f" AND {q(profile.done_at)} IS NULL"
+        if profile.lease is None and profile.started is not None:
+            in_flight += f" AND {q(profile.started)} >= {self.engine.add_seconds(now, 'lease_ago')}"
+        busy = [f"({in_flight})"]
+        lead = ""
+        if profile.attempts is not None:
+            unfinished = lifecycle.status_in(profile, (*profile.ready, str(profile.in_flight)))
+            lead = f"{q(profile.attempts)} > 0 AND {unfinished} AND "
+            if profile.due is not None:
+                busy.append(f"({lifecycle.status_in(profile, profile.ready)} AND {q(profile.due)} > {now})")
+        return f"{lead}({' OR '.join(busy)})"
 
     def held_copy(self, table: TableName, profile: Profile) -> str:
         """A copy in the claims table shows :consumer holds this row of ``table``. The two tables are
@@ -313,6 +373,39 @@ class Claims(ABC):
         return e.compile(
             f"SELECT MIN(t.{row}) AS {q('lo')}, MAX(t.{row}) AS {q('hi')} FROM ({inner}) AS t "
             f"GROUP BY t.{q('part')} ORDER BY {q('lo')}"
+        )
+
+    @cached
+    def partition_groups(self, holding: Holding, group: str, parts: int) -> Statement:
+        """Split the groups of the rows of claims (after_seq, upto_seq] into ``parts`` ranges of group values
+        (of about as many groups each), then a row (NULL, NULL) when some rows have no group: a read task
+        reads whole groups (read_grouped). ``parts`` is a literal, as in partition_bounds."""
+        e = self.engine
+        q, g = e.quote, e.quote(group)
+        held = self.lifecycle.held(holding, RANGE)
+        groups = f"SELECT DISTINCT {g} AS {q('g')} FROM {e.table(holding.table)} WHERE {held} AND {g} IS NOT NULL"
+        tiles = f"SELECT d.{q('g')}, NTILE({int(parts)}) OVER (ORDER BY d.{q('g')}) AS {q('part')} FROM ({groups}) AS d"
+        ranges = (
+            f"SELECT MIN(t.{q('g')}) AS {q('lo')}, MAX(t.{q('g')}) AS {q('hi')} FROM ({tiles}) AS t "
+            f"GROUP BY t.{q('part')}"
+        )
+        loose = f"SELECT 1 FROM {e.table(holding.table)} WHERE {held} AND {g} IS NULL"
+        return e.compile(
+            f"SELECT r.{q('lo')}, r.{q('hi')} FROM ({ranges}) AS r UNION ALL SELECT NULL, NULL WHERE EXISTS ({loose})"
+        )
+
+    @cached
+    def read_grouped(
+        self, holding: Holding, columns: Sequence[str], group: str, order: tuple[tuple[str, str], ...], loose: bool
+    ) -> Statement:
+        """The ``columns`` of the rows of claims (after_seq, upto_seq] whose group is in [lo, hi] (``loose``:
+        that have no group), in the claim ``order``: each group whole, its rows in the order it was claimed in."""
+        e = self.engine
+        q, g = e.quote, e.quote(group)
+        which = f"{g} IS NULL" if loose else f"{g} BETWEEN :lo AND :hi"
+        return e.compile(
+            f"SELECT {', '.join(q(c) for c in columns)} FROM {e.table(holding.table)} "
+            f"WHERE {self.lifecycle.held(holding, RANGE)} AND {which} ORDER BY {self.lifecycle.order_by(order)}"
         )
 
     @cached

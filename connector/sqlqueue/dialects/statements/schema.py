@@ -55,6 +55,8 @@ class Schema:
         statements.append(e.create_table_guarded(t, body))
         statements += e.table_options(t)
         statements += self.index_statements(t, spec.order).values()
+        if spec.group is not None:
+            statements.append(self.group_index(t, spec.group))
         statements += self.create_staging(spec)
         statements.append(self.create_unpublished(t))
         statements.append(self.create_ledger(t))
@@ -128,6 +130,15 @@ class Schema:
             name: self.engine.create_index_guarded(t, name, key, inc, where, unique)
             for name, key, inc, where, unique in indexes
         }
+
+    def group_index(self, table: TableName, group: str) -> str:
+        """The index a grouped claim reads (Claims.grouped): the rows that may hold a group back, found by
+        group (its filter is the busy test's lead, word for word), and a group's ready rows in id order."""
+        q = self.engine.quote
+        where = f"{q('attempts')} > 0 AND {q('state')} IN ('{READY}', '{CLAIMED}')"
+        return self.engine.create_index_guarded(
+            table, f"ix_{table.name}_group", f"{q(group)}, {q('id')}", ["state", "due_at"], where, False
+        )
 
     def ledger(self, table: TableName) -> TableName:
         """The sink ledger of a queue lives in the queue table's schema."""
