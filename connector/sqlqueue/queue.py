@@ -28,7 +28,7 @@ from .dialects.statements.lifecycle import UPTO, Holding
 from .dialects.statements.outcomes import STAGED, Outcomes
 from .errors import ConfigError, DatabaseError, SchemaError, unsupported
 from .findings import Finding
-from .groups import Grouping
+from .groups import PER_GROUP, Grouping
 from .identifiers import TableName
 from .kinds import TableKind, kind_for
 from .kinds.adopted import exact_columns, included_columns
@@ -91,6 +91,8 @@ class Queue:
         # login, reported at once; after, it is an outage that the retry policy rides out.
         self.proven = False
         self._ack_columns: tuple[tuple[Column, ...], tuple[tuple[str, str], ...]] | None = None
+        # Per consumer, the last group its grouped claims took: where the next one resumes (Claims.grouped).
+        self._group_after: dict[str, Any] = {}
 
     def __repr__(self) -> str:
         adopted = f", profile {self.declared.name}" if self.declared is not None else ""
@@ -426,10 +428,13 @@ class Queue:
         row it takes (rows that carry their claim), those ids are added to it. ``groups``: the claim takes
         rows by message group (Claims.grouped); the table's profile.group, if any, otherwise.
         """
-        take = self._claimer(order, strict, bound is not None, ids=taken, group=groups.column if groups else None)
+        group = (groups.column if groups else None) or self.claim_profile(order).group
         chunk = chunk or self.engine.default_chunk or limit
         values = {"consumer": consumer, "seq": seq, "lease_seconds": lease_seconds, "max_id": bound}
-        values["per_group"] = (groups or Grouping(None)).per_group
+        if group is not None:
+            per_group = groups.per_group if groups else PER_GROUP
+            return self._claim_groups(group, per_group, order, strict, limit, chunk, values, taken)
+        take = self._claimer(order, strict, bound is not None, ids=taken)
         claimed = 0
         while claimed < limit:
             want = min(chunk, limit - claimed)
@@ -440,16 +445,46 @@ class Queue:
                 break
         return claimed
 
+    def _claim_groups(
+        self, group: str, per_group: int, order: str, strict: bool, limit: int, chunk: int,
+        values: dict[str, Any], taken: list[Any] | None,
+    ) -> int:  # fmt: skip
+        """A grouped claim (Claims.grouped): statements that each read twice their share of rows from the
+        groups after the last one this consumer took, until ``limit`` rows are taken or, once the groups
+        have wrapped around to the first, a statement takes none."""
+        bounded = values["max_id"] is not None
+        takes = {
+            resume: self._claimer(order, strict, bounded, ids=taken, group=group, resume=resume)
+            for resume in (False, True)
+        }
+        last = self.dialect.claims.last_group(self.holding, group)
+        after = self._group_after.get(values["consumer"])
+        wrapped, claimed = after is None, 0
+        while claimed < limit:
+            want = min(chunk, limit - claimed)
+            step = {**values, "limit": want, "scan": 2 * want, "per_group": per_group, "after_group": after}
+            with self.transaction() as cur:
+                got = takes[after is not None](cur, step)
+                if got:
+                    after = execute(cur, last, **values).fetchone()[0]
+            claimed += got
+            if not got and wrapped:
+                break
+            if not got:
+                after, wrapped = None, True
+        self._group_after[values["consumer"]] = after
+        return claimed
+
     def _claimer(
-        self, order: str, strict: bool, bounded: bool, ids: list[Any] | None = None, group: str | None = None
-    ) -> Callable[[Any, dict[str, Any]], int]:
+        self, order: str, strict: bool, bounded: bool, ids: list[Any] | None = None, group: str | None = None,
+        resume: bool = False,
+    ) -> Callable[[Any, dict[str, Any]], int]:  # fmt: skip
         """What claims one chunk inside the caller's transaction and says how many rows it took (adding the
-        ids the claim returns to ``ids``, when given)."""
+        ids the claim returns to ``ids``, when given); by message group with a ``group`` column (``resume``:
+        after :after_group)."""
         bound = self.bound_column() if bounded else None
-        profile = self.claim_profile(order)
-        if group is not None:
-            profile = replace(profile, group=group)
-        plan = self.dialect.claims.claim(self.table, profile, self.copied(), strict, bound)
+        profile = replace(self.claim_profile(order), group=group)
+        plan = self.dialect.claims.claim(self.table, profile, self.copied(), strict, bound, resume)
         subtypes = [
             self.dialect.claims.copy_subtype(self.table, profile, s.table, tuple(c.name for c in s.columns))
             for s in self.subtypes()

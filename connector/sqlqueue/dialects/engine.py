@@ -348,9 +348,14 @@ class Engine(ABC):
         """Statements as one script a DBA can run (psql, sqlite3; sqlcmd on SQL Server)."""
         return "".join(f"{sql};\n\n" for sql in statements)
 
-    def select_first(self, columns: str, rest: str) -> str:
-        """SELECT the first ``:limit`` rows of ``FROM ... ORDER BY ...`` (``rest``)."""
-        return f"SELECT {columns} FROM {rest} LIMIT :limit"
+    def select_first(self, columns: str, rest: str, limit: str = "limit") -> str:
+        """SELECT the first ``:limit`` rows (the parameter ``limit`` names) of ``FROM ... ORDER BY ...`` (``rest``)."""
+        return f"SELECT {columns} FROM {rest} LIMIT :{limit}"
+
+    def among(self, key: Sequence[str], rows: str) -> str:
+        """The row's ``key`` (quoted columns) is one of those the query ``rows`` returns."""
+        names = ", ".join(key)
+        return f"{names if len(key) == 1 else f'({names})'} IN ({rows})"
 
     def group_lock(self, table: TableName) -> str | None:
         """The statement a grouped claim of ``table`` runs first in its transaction, which waits while another

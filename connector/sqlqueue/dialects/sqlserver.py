@@ -392,8 +392,8 @@ class SqlServerEngine(Engine):
     def script(self, statements: Sequence[str]) -> str:
         return "".join(f"{sql}\nGO\n\n" for sql in statements)
 
-    def select_first(self, columns: str, rest: str) -> str:
-        return f"SELECT TOP (:limit) {columns} FROM {rest}"
+    def select_first(self, columns: str, rest: str, limit: str = "limit") -> str:
+        return f"SELECT TOP (:{limit}) {columns} FROM {rest}"
 
     def skip_locked_hints(self) -> str:
         # Skip rows other sessions are claiming or inserting rather than wait for them.

@@ -56,7 +56,7 @@ class Schema:
         statements += e.table_options(t)
         statements += self.index_statements(t, spec.order).values()
         if spec.group is not None:
-            statements.append(self.group_index(t, spec.group))
+            statements += self.group_indexes(t, spec.group)
         statements += self.create_staging(spec)
         statements.append(self.create_unpublished(t))
         statements.append(self.create_ledger(t))
@@ -131,14 +131,19 @@ class Schema:
             for name, key, inc, where, unique in indexes
         }
 
-    def group_index(self, table: TableName, group: str) -> str:
-        """The index a grouped claim reads (Claims.grouped): the rows that may hold a group back, found by
-        group (its filter is the busy test's lead, word for word), and a group's ready rows in id order."""
-        q = self.engine.quote
-        where = f"{q('attempts')} > 0 AND {q('state')} IN ('{READY}', '{CLAIMED}')"
-        return self.engine.create_index_guarded(
-            table, f"ix_{table.name}_group", f"{q(group)}, {q('id')}", ["state", "due_at"], where, False
-        )
+    def group_indexes(self, table: TableName, group: str) -> list[str]:
+        """The indexes a grouped claim reads (Claims.grouped): a group's ready rows in id order, which the
+        claim ranks; and the rows that may hold a group back, found by group (the filter is the busy test's
+        lead word for word: only rows with an attempt, so a new row, a sink's maybe uncommitted, is not in it)."""
+        q, e = self.engine.quote, self.engine
+        busy = f"{q('attempts')} > 0 AND {q('state')} IN ('{READY}', '{CLAIMED}')"
+        return [
+            e.create_index_guarded(
+                table, f"ix_{table.name}_group", f"{q(group)}, {q('id')}", ["due_at", STAGE_TAG.name],
+                f"{q('state')} = '{READY}'", False,
+            ),
+            e.create_index_guarded(table, f"ix_{table.name}_group_busy", q(group), ["state", "due_at"], busy, False),
+        ]  # fmt: skip
 
     def ledger(self, table: TableName) -> TableName:
         """The sink ledger of a queue lives in the queue table's schema."""
