@@ -321,6 +321,34 @@ def _migration(dialect: Dialect) -> Iterator[Entry]:
                 yield from (Entry(f"{label}_{order}", MIGRATION_BUILDER, sql) for order, sql in variants.items())
 
 
+GROUP = "customer_id"
+
+
+def _groups(dialect: Dialect, t: TableName) -> Iterator[Entry]:
+    """What a queue with message groups emits: its grouped claim in each order, from the first group and
+    resumed after the last one taken, the turn it takes first, and how its claims are read."""
+    for order in ORDERS:
+        for resume in (False, True):
+            plan = dialect.claims.claim(t, replace(native(order), group=GROUP), resume=resume)
+            yield Entry(f"claim_grouped_{order}" + ("_resumed" if resume else ""), "claims.claim", plan.claim.sql)
+    if plan.lock is not None:  # SQLite's BEGIN IMMEDIATE is the turn
+        yield Entry("claim_grouped_turn", "claims.claim", plan.lock.sql)
+    relational, columns = ADOPTED["relational"]
+    grouped = dialect.claims.claim(t, replace(relational, group="Type"), columns, resume=True).claim
+    yield Entry("adopted_relational_claim_grouped", "claims.claim", grouped.sql)
+    held = dialect.lifecycle.holding(t, NATIVE)
+    yield made(dialect, "last_group", dialect.claims.last_group, held, GROUP)
+    yield made(dialect, "partition_groups", dialect.claims.partition_groups, held, GROUP, PARTS)
+    order = ORDERS["priority"]
+    yield made(dialect, "read_grouped", dialect.claims.read_grouped, held, READ_COLUMNS, GROUP, order, False)
+    yield made(dialect, "read_grouped_loose", dialect.claims.read_grouped, held, READ_COLUMNS, GROUP, order, True)
+    domain = (*EXAMPLE_DOMAIN, Column(GROUP, "bigint"))
+    plain = dialect.schema.create_statements(QueueSpec(t, domain, EXAMPLE_ORDER))
+    grouped_ddl = dialect.schema.create_statements(QueueSpec(t, domain, EXAMPLE_ORDER, GROUP))
+    for i, sql in enumerate((sql for sql in grouped_ddl if sql not in plain), 1):
+        yield Entry(f"ddl_group_index_{i}", DDL_BUILDER, sql)
+
+
 def catalog(dialect: Dialect) -> list[Entry]:
     """Every statement ``dialect`` emits, each variant once, in a stable order."""
     t = example_table(dialect)
@@ -425,6 +453,7 @@ def catalog(dialect: Dialect) -> list[Entry]:
     add("recorded_layout", dialect.schema.recorded_layout)
     entries += _migration(dialect)
     entries += _adopted(dialect, t)
+    entries += _groups(dialect, t)
     names = [e.name for e in entries]
     assert len(names) == len(set(names)), f"{dialect.engine.name}: duplicate statement names"
     return entries

@@ -33,7 +33,13 @@ from tests.support.statements import (
 NOT_BUILDERS = {"engine.compile"}
 # DDL that the DDL builders splice into their own output: an engine's table options, a staging
 # table's statements and the column copies of an adopted table's.
-DDL_PARTS = {"engine.table_options", "schema.staging_statements", "schema.create_staging", "adoption.copied_columns"}
+DDL_PARTS = {
+    "engine.table_options",
+    "schema.staging_statements",
+    "schema.create_staging",
+    "schema.group_indexes",
+    "adoption.copied_columns",
+}
 
 
 def public_methods_returning(dialect: Dialect, returns: Any) -> set[str]:

@@ -1,0 +1,1 @@
+SELECT "id", "enqueued_at", "attempts", "payload" FROM "jobs" WHERE "state" = 'claimed' AND "consumer" = %s AND "claim_seq" > %s AND "claim_seq" <= %s AND "customer_id" BETWEEN %s AND %s ORDER BY "priority" DESC, "id" ASC

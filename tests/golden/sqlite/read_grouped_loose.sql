@@ -1,0 +1,1 @@
+SELECT "id", "enqueued_at", "attempts", "payload" FROM "jobs" WHERE "state" = 'claimed' AND "consumer" = ? AND "claim_seq" > ? AND "claim_seq" <= ? AND "customer_id" IS NULL ORDER BY "priority" DESC, "id" ASC

@@ -1,0 +1,1 @@
+SELECT [id], [enqueued_at], [attempts], [payload] FROM [dbo].[jobs] WHERE [state] = 'claimed' AND [consumer] = ? AND [claim_seq] > ? AND [claim_seq] <= ? AND [customer_id] BETWEEN ? AND ? ORDER BY [priority] DESC, [id] ASC
