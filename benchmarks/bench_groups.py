@@ -11,6 +11,11 @@ rows ungrouped (the heap claim, the fastest sqlqueue has), in turn, each followe
 by as many new ready rows put back in SQL, so every claim sees the same backlog. Printed: the median ms
 of each claim and of its completion over the steps after --warm-up, the smallest and largest, and the
 ratio grouped / heap taken step by step (issue 39's target: at most 1.5).
+
+Then (--job ROWS BATCH, PostgreSQL) the whole job: jobs/queue_to_delta.py draining ROWS rows in --groups
+groups in BATCH-row micro-batches into Delta, with groupBy and without, in turn, --runs times each, each in a
+fresh process on a freshly filled table. Printed: steady rows/s of each (medians, smallest-largest) and the
+ratio grouped / ungrouped taken run by run (issue 39's target: at least 0.8).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import tempfile
 import time
 from typing import Any
 
+import drains
 from bench_backlog import raw_connection
 from common import pg_options, start_postgres
 
@@ -80,6 +86,26 @@ def measure(engine: Engine, args: argparse.Namespace) -> dict[str, list[float]]:
     return times
 
 
+def whole_job(options: dict, rows: int, batch: int, groups: int, runs: int) -> None:
+    print(
+        f" the job: queue_to_delta draining {rows:,} rows in {groups:,} groups in batches of {batch:,} (PostgreSQL), "
+        f"with groupBy and without, {runs} run(s) each"
+    )
+    rates: dict[str, list[float]] = {"grouped": [], "ungrouped": []}
+    for run in range(1, runs + 1):
+        for kind in ("ungrouped", "grouped"):
+            drains.fill(options, "groups_job", rows, groups=groups)
+            extra = {"groupBy": "customer"} if kind == "grouped" else {}
+            drain = drains.job(options, "groups_job", batch, extra)
+            assert drain.rows == rows, (kind, drain.rows)
+            rates[kind].append(drain.rate)
+            print(f"  run {run} {kind:<10} {drain.rate:>10,.0f} rows/s", flush=True)
+    ratios = [g / u for g, u in zip(rates["grouped"], rates["ungrouped"])]
+    for kind, samples in rates.items():
+        print(f"  {kind:<18}{statistics.median(samples):>10,.0f} ({min(samples):,.0f}-{max(samples):,.0f}) rows/s")
+    print(f"  grouped / ungrouped {spread(ratios)}; target >= 0.8", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engines", nargs="+", choices=["postgres", "sqlite"], default=["postgres", "sqlite"])
@@ -89,6 +115,11 @@ def main() -> None:
     parser.add_argument("--per-group", type=int, default=PER_GROUP, help="option maxRowsPerGroup")
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--warm-up", type=int, default=2)
+    parser.add_argument(
+        "--job", type=int, nargs=2, default=[1_000_000, 50_000], metavar=("ROWS", "BATCH"),
+        help="the whole job on PostgreSQL, grouped and not; 0 0 skips",
+    )  # fmt: skip
+    parser.add_argument("--runs", type=int, default=3, help="runs of each job")
     args = parser.parse_args()
 
     work = tempfile.mkdtemp(prefix="sqlqueue-bench-groups-")
@@ -109,6 +140,9 @@ def main() -> None:
                 print(f"  {kind:<18}{spread(samples)} ms")
             print(f"  grouped / heap    {spread(ratios)}; target <= 1.5", flush=True)
             engine.close()
+        rows, batch = args.job
+        if server is not None and rows:
+            whole_job(pg_options(server), rows, batch, args.groups, args.runs)
     finally:
         if server:
             server.destroy()

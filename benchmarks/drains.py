@@ -36,19 +36,20 @@ def payload(i: int, size: int) -> str:
     return head + "x" * max(size - len(head) - 2, 0) + '"}'
 
 
-def fill(options: dict, table: str, rows: int, size: int = 100) -> None:
-    """A fresh queue ``table`` of sqlqueue's layout with ``rows`` ready rows, loaded by COPY and analysed."""
+def fill(options: dict, table: str, rows: int, size: int = 100, groups: int | None = None) -> None:
+    """A fresh queue ``table`` of sqlqueue's layout with ``rows`` ready rows, loaded by COPY and analysed; row i's
+    customer is i modulo 977, or with ``groups`` modulo that, and the table indexes customer as its message group."""
     import psycopg
 
     queue = Queue(parse_connection(options["url"], password=options["password"]), TableName(table))
     with psycopg.connect(options["url"], password=options["password"], autocommit=True) as conn:
         for name in (table, f"{table}_staging", f"{table}_unpublished", f"{table}_layout"):
             conn.execute(f'DROP TABLE IF EXISTS "{name}" CASCADE')
-        queue.create(DOMAIN)
+        queue.create(DOMAIN, "fifo", None if groups is None else "customer")
         queue.close()
         with conn.cursor().copy(f'COPY "{table}" (payload, customer) FROM STDIN') as copy:
             for i in range(rows):
-                copy.write_row((payload(i, size), i % 977))
+                copy.write_row((payload(i, size), i % (groups or 977)))
         conn.execute(f'VACUUM ANALYZE "{table}"')
 
 

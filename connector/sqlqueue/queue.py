@@ -39,6 +39,9 @@ from .waits import Backlog, Waits
 
 T = TypeVar("T")
 UNLIMITED = 2**62
+# Most rows a grouped claim's statement reads, as a multiple of the rows it is to take: reading stops once it
+# has enough, so this bounds only the rows read past the first rows of groups much longer than maxRowsPerGroup.
+SCAN_ROWS = 10
 # A grouped read: the group column, and the claim order its rows are read in.
 GroupRead = tuple[str, tuple[tuple[str, str], ...]]
 DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME = "done", "retry", "failed"
@@ -449,9 +452,9 @@ class Queue:
         self, group: str, per_group: int, order: str, strict: bool, limit: int, chunk: int,
         values: dict[str, Any], taken: list[Any] | None,
     ) -> int:  # fmt: skip
-        """A grouped claim (Claims.grouped): statements that each read twice their share of rows from the
-        groups after the last one this consumer took, until ``limit`` rows are taken or, once the groups
-        have wrapped around to the first, a statement takes none."""
+        """A grouped claim (Claims.grouped): statements that each read at most SCAN_ROWS times their share of
+        rows from the groups after the last one this consumer took, until ``limit`` rows are taken or, once
+        the groups have wrapped around to the first, a statement takes none."""
         bounded = values["max_id"] is not None
         takes = {
             resume: self._claimer(order, strict, bounded, ids=taken, group=group, resume=resume)
@@ -462,7 +465,7 @@ class Queue:
         wrapped, claimed = after is None, 0
         while claimed < limit:
             want = min(chunk, limit - claimed)
-            step = {**values, "limit": want, "scan": 2 * want, "per_group": per_group, "after_group": after}
+            step = {**values, "limit": want, "scan": SCAN_ROWS * want, "per_group": per_group, "after_group": after}
             with self.transaction() as cur:
                 got = takes[after is not None](cur, step)
                 if got:

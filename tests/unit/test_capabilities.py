@@ -30,6 +30,7 @@ def adopted() -> Queue:
         ("completion", "ack", Capability.ACK),
         ("strictOrder", "true", Capability.CLAIM_ORDER),
         ("deadLetterTable", "/d", Capability.DEAD_LETTERS),
+        ("groupBy", "account", Capability.GROUPS),
     ],
 )
 def test_a_source_option_says_the_capability_it_needs(key, value, capability):
@@ -43,11 +44,22 @@ def test_the_sinks_ack_settings_need_per_row_outcomes(key, value):
     assert SinkOptions.parse({**BASE, key: value}).needs == {Capability.ACK}
 
 
+def test_an_adopted_tables_profile_group_makes_its_stream_grouped():
+    options = {**BASE, "profile": "relational", "profile.group": "Type", "maxRowsPerGroup": "5"}
+    grouping = SourceOptions.parse(options).groups
+    assert grouping is not None and (grouping.column, grouping.per_group) == ("Type", 5)
+
+
+def test_max_rows_per_group_without_groups_is_refused_naming_group_by():
+    with pytest.raises(ConfigError, match="option 'maxRowsPerGroup' needs message groups: set option 'groupBy'"):
+        SourceOptions.parse({**BASE, "maxRowsPerGroup": "5"})
+
+
 def test_default_options_need_nothing_beyond_every_tables_basics():
     assert SourceOptions.parse(BASE).needs == frozenset() and SinkOptions.parse(BASE).needs == frozenset()
 
 
-@pytest.mark.parametrize("capability", [c for c in Capability if c is not Capability.ACK])
+@pytest.mark.parametrize("capability", [c for c in Capability if c not in capabilities_of(PRESETS["relational"])])
 def test_an_adopted_table_refuses_a_capability_in_one_line_naming_the_table_and_what_to_use_instead(capability):
     with pytest.raises(ConfigError) as refused:
         adopted().require(capability)

@@ -168,8 +168,11 @@ class Claims(ABC):
     # 1,000,000 rows ready on PostgreSQL, against 75 ms for the heap claim (benchmarks/bench_groups.py).
     def grouped(self, table: TableName, profile: Profile, where: str, resume: bool) -> str:
         """The rows of ``where`` a grouped claim may take: each group's first :per_group rows of ``where`` in
-        the claim order, among the first :scan rows of ``where`` in group order (after :after_group when
-        ``resume``) of the groups no row holds back (group_busy); and the first :limit rows of no group.
+        the claim order, the first :limit of them in group order among the first :scan rows of ``where`` in
+        group order (after :after_group when ``resume``) of the groups no row holds back (group_busy); and the
+        first :limit rows of no group. The rows come from the group index in group order and are ranked in
+        that order, so reading stops once :limit rows are ranked low enough: :scan bounds only what a claim
+        reads past the first :per_group rows of groups that have many more.
 
         The busy groups are found once, as a set the ranked rows are checked against (NOT IN: PostgreSQL
         hashes it, SQL Server and SQLite join against it); a correlated NOT EXISTS, run once a row, cost most
@@ -196,12 +199,19 @@ class Claims(ABC):
             f"SELECT {', '.join(f'{w}.{q(c)}' for c in shown)}, ROW_NUMBER() OVER (PARTITION BY {w}.{group} "
             f"ORDER BY {', '.join(f'{w}.{q(c)} {d}' for c, d in order)}) AS {rank} FROM ({window}) AS {w}"
         )
-        firsts = f"SELECT {', '.join(f'{g}.{k}' for k in key)} FROM ({ranked}) AS {g} WHERE {g}.{rank} <= :per_group"
+        firsts = e.select_first(
+            ", ".join(f"{g}.{k}" for k in key),
+            f"({ranked}) AS {g} WHERE {g}.{rank} <= :per_group "
+            f"ORDER BY {g}.{group} ASC, {', '.join(f'{g}.{q(c)} {d}' for c, d in order)}",
+        )
         loose = e.select_first(
             ", ".join(key), f"{source} AND {group} IS NULL ORDER BY {self.lifecycle.order_by(order)}"
         )
-        n = q("n")
-        either = f"{firsts} UNION ALL SELECT {', '.join(f'{n}.{k}' for k in key)} FROM ({loose}) AS {n}"
+        f, n = q("f"), q("n")
+        either = (
+            f"SELECT {', '.join(f'{f}.{k}' for k in key)} FROM ({firsts}) AS {f} "
+            f"UNION ALL SELECT {', '.join(f'{n}.{k}' for k in key)} FROM ({loose}) AS {n}"
+        )
         return e.among(key, either)
 
     def group_busy(self, profile: Profile) -> str:
