@@ -48,15 +48,15 @@ def plan(args: argparse.Namespace) -> list[tuple[Cell, int, int]]:
 
 def table(results: list[Result]) -> str:
     head = (
-        "| cell | rounds | keys | lost | duplicated | unexpected | taken again after expiry | fenced-out writes "
-        "| faults injected; notes |"
+        "| cell | rounds | keys | lost | duplicated | unexpected | out of order | taken again after expiry "
+        "| fenced-out writes | faults injected; notes |"
     )
-    rows = [head, "|" + "---|" * 9]
+    rows = [head, "|" + "---|" * 10]
     for r in results:
         notes = "; ".join(r.notes or ["ok" if r.passed else "FAILED", *r.seen])
         rows.append(
-            f"| {r.cell.name} | {r.rounds} | {r.keys:,} | {r.lost} | {r.duplicated} | {r.unexpected} | {r.expired} "
-            f"| {r.fenced} | {notes} |"
+            f"| {r.cell.name} | {r.rounds} | {r.keys:,} | {r.lost} | {r.duplicated} | {r.unexpected} | {r.disordered} "
+            f"| {r.expired} | {r.fenced} | {notes} |"
         )
     return "\n".join(rows)
 

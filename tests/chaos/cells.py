@@ -15,6 +15,10 @@ Faults:
 - reset: every connection through the fault proxy reset by peer, for a second;
 - stall: every connection through the fault proxy stalled (no byte gets through), closed after 4 s;
 - worker: the table's own worker, working beside the stream the whole time, killed and restarted.
+
+The groups pipeline is queue_to_delta reading by message group (option groupBy) from sqlqueue's own layout,
+its keys spread over GROUPS groups: its cells also count keys written to Delta after a larger key of their
+group (out of order), read from the Delta log's versions and each file's rows.
 """
 
 from __future__ import annotations
@@ -32,10 +36,10 @@ from pathlib import Path
 from tests.chaos import designs, jobs
 from tests.chaos.databases import Database
 from tests.chaos.designs import Table
-from tests.chaos.verify import Output, after_expiry, leftovers, table_keys, tally
+from tests.chaos.verify import Output, after_expiry, delta_sequence, leftovers, out_of_order, table_keys, tally
 from tests.support.crash import kill_session, wait_for_session_end
 
-PIPELINES = ("queue-to-delta", "delta-to-queue", "queue-to-queue", "ack")
+PIPELINES = ("queue-to-delta", "delta-to-queue", "queue-to-queue", "ack", "groups")
 FAULTS = ("kill", "outage", "restart", "reset", "stall", "worker")
 # Designs whose own worker the matrix runs: a worker killed on a started-at mark table leaves its row
 # marked for good (that design has no lease to give it back), which no consumer can fix.
@@ -43,6 +47,9 @@ WORKED = ("relational", "claimer", "dequeue")
 # Designs whose table supports per-row outcomes (the sink's ack operation): sqlqueue's own layout, and
 # the relational queue, whose status has done, failed and retry values.
 ACKED = ("native", "relational")
+# Designs the groups pipeline reads by message group, and how many groups its keys fall in.
+GROUPED = ("native",)
+GROUPS = 97
 LEASE_SECONDS = 8
 BATCH = 1000
 ROUND_TIMEOUT_S = 600
@@ -76,7 +83,7 @@ def matrix(engines: tuple[str, ...]) -> list[Cell]:
         Cell(engine, pipeline, design, faults_for(engine, pipeline, design))
         for engine in engines
         for pipeline in PIPELINES
-        for design in (ACKED if pipeline == "ack" else designs.DESIGNS)
+        for design in {"ack": ACKED, "groups": GROUPED}.get(pipeline, designs.DESIGNS)
     ]
 
 
@@ -91,13 +98,14 @@ class Result:
     # which the run that held the claim delivered too: the window the guarantee leaves (docs/guarantees.md).
     expired: int = 0
     unexpected: int = 0
+    disordered: int = 0  # keys written after a larger key of their message group (the groups pipeline)
     fenced: int = 0
     notes: list[str] = field(default_factory=list)  # what went wrong
     seen: list[str] = field(default_factory=list)  # what else the cell saw (the worker's share)
 
     @property
     def passed(self) -> bool:
-        return not (self.lost or self.duplicated or self.unexpected or self.notes)
+        return not (self.lost or self.duplicated or self.unexpected or self.disordered or self.notes)
 
 
 class Run:
@@ -106,7 +114,7 @@ class Run:
     def __init__(self, cell: Cell, db: Database, workdir: Path, rng: random.Random, proxy=None) -> None:
         self.cell, self.db, self.dir, self.rng, self.proxy = cell, db, workdir, rng, proxy
         stem = re.sub(r"\W", "_", f"cx_{cell.pipeline}_{cell.design}")[:40] + f"_{rng.randrange(10**6)}"
-        queues = cell.pipeline in ("queue-to-delta", "queue-to-queue", "ack")
+        queues = cell.pipeline in ("queue-to-delta", "queue-to-queue", "ack", "groups")
         self.source = Table(cell.design, f"{stem}_s") if queues else None
         target_design = "native" if cell.pipeline == "queue-to-queue" else cell.design
         self.target = (
@@ -142,6 +150,8 @@ class Run:
             }
             if table.profile is None:
                 values["order"] = "heap" if self.db.name == "babelfish" else "fifo"
+            if self.cell.pipeline == "groups":
+                values |= {"groupBy": "grp", "maxRowsPerGroup": 20, "numPartitions": 2}
             if self.cell.pipeline == "ack":
                 values["completion"] = "ack"
                 if table.acked_columns is not None:
@@ -159,7 +169,7 @@ class Run:
         if self.cell.pipeline == "ack":
             assert self.source is not None
             sections["sink"] = self.config("sink", self.source)
-        if self.cell.pipeline in ("queue-to-delta", "ack"):
+        if self.cell.pipeline in ("queue-to-delta", "ack", "groups"):
             job["target"] = str(self.output)
         if self.cell.pipeline == "delta-to-queue":
             job["input"] = str(self.input)
@@ -182,7 +192,8 @@ class Run:
     def _make(self, table: Table, role: str) -> None:
         flag = ["--sink"] if role == "sink" else []
         if table.design == "native":
-            self._cli("create", "--queue", table.name, *flag)
+            grouped = ("--columns", "payload text, grp string", "--group", "grp")
+            self._cli("create", "--queue", table.name, *flag, *(grouped if self.cell.pipeline == "groups" else ()))
             self.db.made += [f"{table.name}_{s}" for s in ("unpublished", "staging", "layout")] + [table.name]
         else:
             self.db.run(*designs.ddl(self.db, table))
@@ -207,7 +218,7 @@ class Run:
     # ---- keys in, keys out ---------------------------------------------------------------------
     def produce(self, keys: range) -> None:
         if self.source is not None:
-            designs.insert(self.db, self.source, keys)
+            designs.insert(self.db, self.source, keys, GROUPS if self.cell.pipeline == "groups" else None)
         else:
             self._append_input(keys)
         self.produced.update(keys)
@@ -229,7 +240,7 @@ class Run:
 
     def output_of(self) -> Output:
         out = Output()
-        if self.cell.pipeline == "queue-to-delta":
+        if self.cell.pipeline in ("queue-to-delta", "groups"):
             out.delta.append((self.output, self.source.payload, None))  # type: ignore[union-attr]
         if self.cell.pipeline == "ack":
             out.delta.append((self.output, "payload", ("outcome", "done")))
@@ -371,6 +382,9 @@ class Run:
         result.expired = after_expiry(arrivals, out.delivered(self.db) if taken else {}, taken, self.job.starts)
         result.keys, result.lost = len(self.produced), counts.lost
         result.duplicated, result.unexpected = counts.duplicated - result.expired, counts.unexpected
+        if self.cell.pipeline == "groups":
+            written = delta_sequence(self.output, "payload")
+            result.disordered = out_of_order(written, lambda k: designs.group_of(k, GROUPS))
         left = leftovers(self.db, self.source, self.side_tables())
         if left:
             result.notes.append(f"left: {left}")

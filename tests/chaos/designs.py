@@ -137,8 +137,9 @@ def _triggers(engine: str, t: str) -> list[str]:
     ]
 
 
-def insert(db: Database, table: Table, keys: range) -> None:
-    """Rows for ``keys``, as the table's own producers insert them, 1,000 a transaction."""
+def insert(db: Database, table: Table, keys: range, groups: int | None = None) -> None:
+    """Rows for ``keys``, as the table's own producers insert them, 1,000 a transaction, in key order; with
+    ``groups``, each in message group ``group_of(key, groups)`` (sqlqueue's own layout's grp column)."""
     now = dt.datetime.now().replace(microsecond=0)
     due = now - dt.timedelta(minutes=1)
     if table.design == "relational":
@@ -146,6 +147,8 @@ def insert(db: Database, table: Table, keys: range) -> None:
         rows = [(EPOCH + dt.timedelta(seconds=k), now, "Pending", "Sync", due, str(k)) for k in keys]
     elif table.design == "claimer":
         columns, rows = "scheduled_start_date, Payload", [(due, str(k)) for k in keys]
+    elif groups is not None:
+        columns, rows = f"{table.payload}, grp", [(str(k), group_of(k, groups)) for k in keys]
     else:
         columns, rows = table.payload, [(str(k),) for k in keys]
     if db.name == "sqlite":
@@ -158,6 +161,10 @@ def insert(db: Database, table: Table, keys: range) -> None:
             _in_transaction(db, conn, lambda cur, chunk=rows[start : start + 1000]: cur.executemany(sql, chunk))
     finally:
         conn.close()
+
+
+def group_of(key: int, groups: int) -> str:
+    return f"g{key % groups}"
 
 
 def _in_transaction(db: Database, conn, work) -> None:

@@ -16,6 +16,7 @@ from tests.support.crash import kill_session, wait_for_session_end
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = {
     "queue-to-delta": ROOT / "jobs" / "queue_to_delta.py",
+    "groups": ROOT / "jobs" / "queue_to_delta.py",
     "delta-to-queue": ROOT / "jobs" / "table_to_queue.py",
     "queue-to-queue": ROOT / "jobs" / "queue_to_queue.py",
     "ack": Path(__file__).with_name("ack_job.py"),

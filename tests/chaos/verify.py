@@ -90,6 +90,37 @@ def delta_times(path: Path, column: str) -> dict[int, float]:
     return first
 
 
+def delta_sequence(path: Path, column: str) -> list[int]:
+    """The keys of a Delta table in the order they were written: commit by commit (the log's versions), file by
+    file as each commit lists them, row by row within a file. Read from the log's JSON and the Parquet files."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    keys: list[int] = []
+    for commit in sorted((path / "_delta_log").glob("*.json")):
+        for line in commit.read_text().splitlines():
+            added = json.loads(line).get("add")
+            if added is None:
+                continue
+            data = pq.read_table(path / added["path"])
+            name = next(n for n in data.column_names if n.lower() == column.lower())
+            keys += [int(v) for v in data.column(name).to_pylist()]
+    return keys
+
+
+def out_of_order(sequence: list[int], group_of) -> int:
+    """Keys written after a larger key of their group (a group's keys were produced in increasing order)."""
+    latest: dict[object, int] = {}
+    late = 0
+    for key in sequence:
+        group = group_of(key)
+        if key < latest.get(group, -1):
+            late += 1
+        latest[group] = max(latest.get(group, -1), key)
+    return late
+
+
 def table_keys(db: Database, table: str, column: str, where: str = "1 = 1") -> Counter[int]:
     return Counter(int(v) for (v,) in db.query(f"SELECT {column} FROM {table} WHERE {where}"))
 
