@@ -54,6 +54,10 @@ _PORTABLE = {
 }
 
 
+# The first key of the advisory lock a grouped claim takes ("SQGP"), the table's OID the second.
+GROUPS_LOCK_CLASS = 0x53514750
+
+
 def _psycopg() -> Any:
     try:
         import psycopg
@@ -153,16 +157,16 @@ class PostgresEngine(Engine):
 
     def group_lock(self, table: TableName) -> str:
         # A transaction-level advisory lock, released at commit or rollback (postgresql.org/docs/current/
-        # functions-admin.html#FUNCTIONS-ADVISORY-LOCKS), on a 64-bit key made from the table's name with
-        # documented functions only, as GoodJob derives its job locks ('x' || md5 as bit(64), then bigint).
-        # In READ COMMITTED each statement takes its snapshot when it starts (postgresql.org/docs/current/
-        # transaction-iso.html#XACT-READ-COMMITTED), so the claim after this one sees the claim before.
-        # JIT compilation is turned off for the claim's transaction (set_config's is_local): the ranking's cost
-        # estimate crosses jit_above_cost on a large backlog, and compiling took 612 ms of a 10,000-row claim's
-        # 2.4 s (postgresql.org/docs/current/jit-decision.html: JIT pays off for long-running queries only).
-        name = self.literal(f"sqlqueue.groups {self.table(table)}")
-        key = f"CAST(CAST('x' || substr(md5({name}), 1, 16) AS bit(64)) AS bigint)"
-        return f"SELECT pg_advisory_xact_lock({key}), set_config('jit', 'off', true)"
+        # functions-admin.html#FUNCTIONS-ADVISORY-LOCKS), keyed by a constant of sqlqueue's groups and the
+        # table's OID: every claimer names the same table however it spells its name, and an OID casts to
+        # integer, the second key's type (postgresql.org/docs/current/datatype-oid.html). In READ COMMITTED
+        # each statement takes its snapshot when it starts (postgresql.org/docs/current/transaction-iso.html
+        # #XACT-READ-COMMITTED), so the claim after this one sees the claim before.
+        # JIT compilation is turned off for the claim's transaction (set_config's is_local): a claim's cost
+        # estimate can cross jit_above_cost on a large backlog, and compiling took 612 ms of a 10,000-row
+        # claim's 2.4 s (postgresql.org/docs/current/jit-decision.html: JIT pays off for long queries only).
+        oid = f"CAST(CAST(CAST({self.literal(self.table(table))} AS regclass) AS oid) AS integer)"
+        return f"SELECT pg_advisory_xact_lock({GROUPS_LOCK_CLASS}, {oid}), set_config('jit', 'off', true)"
 
     def among(self, key: Sequence[str], rows: str) -> str:
         # As in picked: an array from an uncorrelated sub-SELECT, run once, then each row fetched by its key;

@@ -218,15 +218,18 @@ class SqlServerEngine(Engine):
 
     def group_lock(self, table: TableName) -> str:
         # An application lock owned by the transaction, released when it commits or rolls back
-        # (learn.microsoft.com/sql/relational-databases/system-stored-procedures/sp-getapplock-transact-sql).
-        # It waits as long as the session's LOCK_TIMEOUT allows; a result below 0 (timed out, cancelled,
-        # chosen as a deadlock victim) raises no error by itself, so it is raised here and the claim's
-        # transaction rolls back. Under READ COMMITTED the claim's reads, with locks or from row versions
-        # as of the statement's start, come after the lock, so they see the claim before it committed.
-        name = self.literal(f"sqlqueue.groups {self.table(table)}")
+        # (learn.microsoft.com/sql/relational-databases/system-stored-procedures/sp-getapplock-transact-sql),
+        # on a resource named by the table's object id: every claimer names the same table however it spells
+        # its name, and an application lock is the current database's. It waits as long as the session's
+        # LOCK_TIMEOUT allows; a result below 0 (timed out, cancelled, chosen as a deadlock victim) raises no
+        # error by itself, so it is raised here and the claim's transaction rolls back. Under READ COMMITTED
+        # the claim's reads, with locks or from row versions as of the statement's start, come after the
+        # lock, so they see the claim before it committed.
+        named = f"OBJECT_ID({self.literal(self.table(table))})"
         return (
-            "DECLARE @granted INT;\n"
-            f"EXEC @granted = sp_getapplock @Resource = {name}, @LockMode = 'Exclusive', @LockOwner = 'Transaction';\n"
+            f"DECLARE @resource NVARCHAR(255) = CONCAT('sqlqueue.groups ', {named}), @granted INT;\n"
+            "EXEC @granted = sp_getapplock @Resource = @resource, @LockMode = 'Exclusive', "
+            "@LockOwner = 'Transaction';\n"
             "IF @granted < 0 THROW 51000, 'sqlqueue: the turn of a grouped claim was not granted', 1;"
         )
 

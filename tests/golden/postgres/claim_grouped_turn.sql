@@ -1,1 +1,1 @@
-SELECT pg_advisory_xact_lock(CAST(CAST('x' || substr(md5('sqlqueue.groups "jobs"'), 1, 16) AS bit(64)) AS bigint)), set_config('jit', 'off', true)
+SELECT pg_advisory_xact_lock(1397835600, CAST(CAST(CAST('"jobs"' AS regclass) AS oid) AS integer)), set_config('jit', 'off', true)
