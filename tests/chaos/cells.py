@@ -16,9 +16,14 @@ Faults:
 - stall: every connection through the fault proxy stalled (no byte gets through), closed after 4 s;
 - worker: the table's own worker, working beside the stream the whole time, killed and restarted.
 
-The groups pipeline is queue_to_delta reading by message group (option groupBy) from sqlqueue's own layout,
-its keys spread over GROUPS groups: its cells also count keys written to Delta after a larger key of their
-group (out of order), read from the Delta log's versions and each file's rows.
+The groups pipeline is two queue_to_delta streams (the job and a rival, each into its Delta table) and the
+table's own worker (tests/chaos/worker.py, grouped) competing on one queue of sqlqueue's own layout read by
+message group (option groupBy), its keys spread over GROUPS groups. Its kill kills one of the two streams.
+Its cells also count keys out of order: written to a Delta table after a larger key of their group (the
+log's versions and each file's rows), or delivered, by any of the three, before a smaller key of their group
+(the Delta commits' times, the worker's). Its lease is long (GROUP_LEASE_SECONDS): an outage longer than the
+lease lets a rival take the rows of a batch in flight, the window the guarantee leaves (docs/guarantees.md),
+so its cells inject no outage.
 """
 
 from __future__ import annotations
@@ -36,7 +41,17 @@ from pathlib import Path
 from tests.chaos import designs, jobs
 from tests.chaos.databases import Database
 from tests.chaos.designs import Table
-from tests.chaos.verify import Output, after_expiry, delta_sequence, leftovers, out_of_order, table_keys, tally
+from tests.chaos.verify import (
+    Output,
+    after_expiry,
+    delivered_late,
+    delta_commits,
+    delta_sequence,
+    leftovers,
+    out_of_order,
+    table_keys,
+    tally,
+)
 from tests.support.crash import kill_session, wait_for_session_end
 
 PIPELINES = ("queue-to-delta", "delta-to-queue", "queue-to-queue", "ack", "groups")
@@ -49,7 +64,8 @@ WORKED = ("relational", "claimer", "dequeue")
 ACKED = ("native", "relational")
 # Designs the groups pipeline reads by message group, and how many groups its keys fall in.
 GROUPED = ("native",)
-GROUPS = 97
+GROUPS = 499
+GROUP_LEASE_SECONDS = 120
 LEASE_SECONDS = 8
 BATCH = 1000
 ROUND_TIMEOUT_S = 600
@@ -71,6 +87,8 @@ class Cell:
 def faults_for(engine: str, pipeline: str, design: str) -> tuple[str, ...]:
     """PostgreSQL's cells take every fault; SQLite's and Babelfish's the kill and the outage. A worker
     needs a design that has one, beside a source, a sink or the acknowledgements."""
+    if pipeline == "groups":
+        return ("kill", "restart", "reset", "stall", "worker") if engine == "postgres" else ("kill", "worker")
     if engine != "postgres":
         return ("kill", "outage")
     return tuple(f for f in FAULTS if f != "worker" or design in WORKED)
@@ -126,11 +144,18 @@ class Run:
         self.produced: set[int] = set()
         self.worked = self._worked_table()
         self.job = jobs.JobProcess(cell.pipeline, workdir / "job.toml", workdir / "job.log", db, self.checkpoint)
+        self.rival = (
+            jobs.JobProcess(
+                cell.pipeline, workdir / "rival.toml", workdir / "rival.log", db, workdir / "rival-checkpoint"
+            )
+            if cell.pipeline == "groups"
+            else None
+        )
         self.worker: subprocess.Popen[bytes] | None = None
 
     # ---- set-up --------------------------------------------------------------------------------
     def _worked_table(self) -> str | None:
-        if "worker" not in self.cell.faults:
+        if "worker" not in self.cell.faults and self.cell.pipeline != "groups":
             return None
         worked_on = self.source if self.cell.pipeline != "delta-to-queue" else self.target
         return f"{worked_on.name}_worked" if worked_on else None
@@ -151,7 +176,8 @@ class Run:
             if table.profile is None:
                 values["order"] = "heap" if self.db.name == "babelfish" else "fifo"
             if self.cell.pipeline == "groups":
-                values |= {"groupBy": "grp", "maxRowsPerGroup": 20, "numPartitions": 2}
+                values |= {"groupBy": "grp", "maxRowsPerGroup": 5, "numPartitions": 2, "completion": "keep"}
+                values["leaseSeconds"] = GROUP_LEASE_SECONDS
             if self.cell.pipeline == "ack":
                 values["completion"] = "ack"
                 if table.acked_columns is not None:
@@ -177,6 +203,10 @@ class Run:
             job["transform"] = "tests.chaos.transforms:payload_only"
         sections |= {"job": job, "spark": jobs.SPARK, "logging": {"level": "INFO", "sparkLevel": "WARN"}}
         (self.dir / "job.toml").write_text(jobs.toml(sections))
+        if self.rival is not None:
+            rival = {**sections, "source": {**sections["source"], "consumer": "chaos-rival"}}
+            job = {**job, "checkpointLocation": str(self.dir / "rival-checkpoint"), "target": str(self.dir / "rival")}
+            (self.dir / "rival.toml").write_text(jobs.toml(rival | {"job": job}))
         direct = {k: v for k, v in sections.items() if k in ("source", "sink")} | {"connection": self.db.connection()}
         (self.dir / "setup.toml").write_text(jobs.toml(direct))
         for table, role in ((self.source, "source"), (self.target, "sink")):
@@ -242,6 +272,8 @@ class Run:
         out = Output()
         if self.cell.pipeline in ("queue-to-delta", "groups"):
             out.delta.append((self.output, self.source.payload, None))  # type: ignore[union-attr]
+        if self.rival is not None:
+            out.delta.append((self.dir / "rival", "payload", None))
         if self.cell.pipeline == "ack":
             out.delta.append((self.output, "payload", ("outcome", "done")))
         if self.target is not None:
@@ -272,9 +304,10 @@ class Run:
         spec = {"name": self.db.name, "host": self.db.host, "port": self.db.port, "password": self.db.password}
         if self.db.path is not None:
             spec["path"] = str(self.db.path)
+        design = "grouped" if self.cell.pipeline == "groups" else worked_on.design
         with open(self.dir / "worker.log", "ab") as log:
             self.worker = subprocess.Popen(
-                [sys.executable, "-m", "tests.chaos.worker", json.dumps(spec), worked_on.design, worked_on.name,
+                [sys.executable, "-m", "tests.chaos.worker", json.dumps(spec), design, worked_on.name,
                  str(LEASE_SECONDS), str(self.dir / "stop-worker")],
                 stdout=log, stderr=subprocess.STDOUT, cwd=jobs.ROOT, start_new_session=True,
                 env={**os.environ, "PYTHONPATH": f"{jobs.ROOT}:{jobs.ROOT / 'connector'}"},
@@ -300,8 +333,10 @@ class Run:
 
     def inject(self, fault: str) -> str:
         if fault == "kill":
-            self.job.kill()
-            self.job.start()
+            killed = self.job if self.rival is None or self.rng.random() < 0.5 else self.rival
+            killed.kill()
+            killed.start()
+            return "the rival" if killed is self.rival else ""
         elif fault == "outage":
             # Kill while a claim made ahead is held beside the batch in flight (two claims held), when the
             # stream holds claims at all and one comes within half a minute.
@@ -329,6 +364,19 @@ class Run:
             self.start_worker()
         return ""
 
+    def disordered(self) -> int:
+        """Keys out of order: in each stream's Delta table, and across the three consumers by when each key was
+        delivered (verify.delivered_late)."""
+        group_of = lambda k: designs.group_of(k, GROUPS)  # noqa: E731
+        late, deliveries = 0, {}
+        for path in (self.output, self.dir / "rival"):
+            commits = delta_commits(path, "payload") if (path / "_delta_log").exists() else []
+            late += out_of_order([k for _, keys in commits for k in keys], group_of)
+            deliveries |= {k: when for when, keys in commits for k in keys}
+        if self.worked is not None:
+            deliveries |= {int(k): float(t) for k, t in self.db.query(f"SELECT Payload, TakenAt FROM {self.worked}")}
+        return late + delivered_late(deliveries, group_of)
+
     # ---- the run ---------------------------------------------------------------------------------
     def arrived(self, out: Output) -> int:
         return len(set(out.arrivals(self.db)) & self.produced)
@@ -338,6 +386,8 @@ class Run:
             if time.monotonic() > deadline:
                 raise TimeoutError(what)
             self.job.check()
+            if self.rival is not None:
+                self.rival.check()
             time.sleep(0.5)
 
     def play(self, rounds: int, keys: int) -> Result:
@@ -346,6 +396,8 @@ class Run:
         out = self.output_of()
         self.set_up()
         self.job.start()
+        if self.rival is not None:
+            self.rival.start()
         if self.worked is not None:
             self.start_worker()
         try:
@@ -373,6 +425,8 @@ class Run:
             result.notes.append(str(exc))
         finally:
             self.job.kill()
+            if self.rival is not None:
+                self.rival.kill()
             if self.worker is not None:
                 (self.dir / "stop-worker").touch()
                 self.kill_worker()
@@ -383,8 +437,7 @@ class Run:
         result.keys, result.lost = len(self.produced), counts.lost
         result.duplicated, result.unexpected = counts.duplicated - result.expired, counts.unexpected
         if self.cell.pipeline == "groups":
-            written = delta_sequence(self.output, "payload")
-            result.disordered = out_of_order(written, lambda k: designs.group_of(k, GROUPS))
+            result.disordered = self.disordered()
         left = leftovers(self.db, self.source, self.side_tables())
         if left:
             result.notes.append(f"left: {left}")
@@ -393,6 +446,8 @@ class Run:
         result.seen.append(", ".join(f"{f} {n}" for f, n in injected.items()))
         if self.worked is not None:
             result.seen.append(f"worker took {sum(table_keys(self.db, self.worked, 'Payload').values())}")
+        if self.rival is not None:
+            result.seen.append(f"rival took {len(delta_sequence(self.dir / 'rival', 'payload'))}")
         log = (self.dir / "job.log").read_text(errors="replace") if (self.dir / "job.log").exists() else ""
         result.fenced = sum(int(m.group(1)) for m in FENCED.finditer(log))
         if result.expired > result.fenced:  # the stream must have seen each of them fenced out of its completion

@@ -90,23 +90,45 @@ def delta_times(path: Path, column: str) -> dict[int, float]:
     return first
 
 
-def delta_sequence(path: Path, column: str) -> list[int]:
-    """The keys of a Delta table in the order they were written: commit by commit (the log's versions), file by
-    file as each commit lists them, row by row within a file. Read from the log's JSON and the Parquet files."""
+def delta_commits(path: Path, column: str) -> list[tuple[float, list[int]]]:
+    """Each commit of a Delta table that added rows, in version order: when it was made (its commitInfo's
+    timestamp, this host's clock, seconds) and the keys it added, file by file as it lists them and row by row
+    within a file. Read from the log's JSON and the Parquet files."""
     import json
 
     import pyarrow.parquet as pq
 
-    keys: list[int] = []
-    for commit in sorted((path / "_delta_log").glob("*.json")):
-        for line in commit.read_text().splitlines():
-            added = json.loads(line).get("add")
-            if added is None:
-                continue
+    commits: list[tuple[float, list[int]]] = []
+    for log in sorted((path / "_delta_log").glob("*.json")):
+        actions = [json.loads(line) for line in log.read_text().splitlines()]
+        when = next((a["commitInfo"]["timestamp"] / 1000 for a in actions if "commitInfo" in a), 0.0)
+        keys: list[int] = []
+        for added in (a["add"] for a in actions if "add" in a):
             data = pq.read_table(path / added["path"])
             name = next(n for n in data.column_names if n.lower() == column.lower())
             keys += [int(v) for v in data.column(name).to_pylist()]
-    return keys
+        if keys:
+            commits.append((when, keys))
+    return commits
+
+
+def delta_sequence(path: Path, column: str) -> list[int]:
+    """The keys of a Delta table in the order they were written (delta_commits)."""
+    return [key for _, keys in delta_commits(path, column) for key in keys]
+
+
+def delivered_late(deliveries: dict[int, float], group_of) -> int:
+    """Keys delivered (``deliveries``: key -> when, by any consumer) before a smaller key of their group: a
+    group's keys, produced in increasing order, are each claimed only after the one before was done, so each
+    is delivered no earlier than the one before."""
+    latest: dict[object, float] = {}
+    late = 0
+    for key in sorted(deliveries):
+        group = group_of(key)
+        if deliveries[key] < latest.get(group, float("-inf")):
+            late += 1
+        latest[group] = max(latest.get(group, float("-inf")), deliveries[key])
+    return late
 
 
 def out_of_order(sequence: list[int], group_of) -> int:

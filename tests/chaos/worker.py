@@ -16,6 +16,9 @@ tells apart (verify.after_expiry).
 - claimer: takes a row not in process (or abandoned past the timeout) with its app_server, start date
   and attempts, and sets its end date only while its start date and app_server are still its own.
 - dequeue: deletes the first row and records it, in one transaction.
+- grouped: sqlqueue's own layout read by message group, by the protocol docs/streaming.md gives a table's own
+  worker: in one transaction, take the table's turn (the lock every grouped claim takes), then the first ready
+  row of a group with no row in flight or waiting for a retry; complete it while it is still its own.
 """
 
 from __future__ import annotations
@@ -31,6 +34,19 @@ from tests.chaos.databases import Database
 from tests.chaos.designs import NOW
 
 WHO = "worker"
+# sqlqueue's own layout's clock (UTC) and the turn of a grouped claim, as docs/streaming.md spells them.
+UTC_NOW = {"postgres": "now()", "sqlite": "strftime('%Y-%m-%d %H:%M:%f', 'now')", "babelfish": "SYSUTCDATETIME()"}
+# A worker killed holding a row leaves it to the streams' sweep once this lease runs out.
+LEASE = {
+    "postgres": "now() + INTERVAL '30 seconds'",
+    "sqlite": "strftime('%Y-%m-%d %H:%M:%f', 'now', '+30 seconds')",
+    "babelfish": "DATEADD(SECOND, 30, SYSUTCDATETIME())",
+}
+TURN = {
+    "postgres": "SELECT pg_advisory_xact_lock(1397835600, CAST(CAST(CAST('{t}' AS regclass) AS oid) AS integer))",
+    "babelfish": "DECLARE @resource NVARCHAR(255) = CONCAT('sqlqueue.groups ', OBJECT_ID('{t}')); "
+    "EXEC sp_getapplock @Resource = @resource, @LockMode = 'Exclusive', @LockOwner = 'Transaction'",
+}
 
 
 @dataclass(frozen=True)
@@ -86,6 +102,8 @@ class Worker:
         """Take, work on and complete one row; False when none was ready."""
         if self.design == "dequeue":
             return self.transaction(self._dequeue)
+        if self.design == "grouped":
+            return self._grouped()
         taken = self.transaction(self._take)
         if taken is None:
             return False
@@ -138,6 +156,51 @@ class Worker:
                 f"INSERT INTO {t}_worked (Payload, TakenAt, Expired) VALUES ({m}, {m}, {m})",
                 (taken.payload, f"{taken.at:.3f}", "1" if taken.expired else "0"),
             )
+
+    def _grouped(self) -> bool:
+        t, m, now = self.table, self.mark, UTC_NOW[self.db.name]
+        # A claim number of its own per row, unlike any a run before it took: the verifier tells claims apart by it.
+        self.taken = getattr(self, "taken", int(time.time() * 1000)) + 1
+
+        def take(cur):
+            if self.db.name in TURN:  # SQLite's BEGIN IMMEDIATE is the turn
+                cur.execute(TURN[self.db.name].format(t=t))
+            busy = (
+                f"SELECT grp FROM {t} WHERE attempts > 0 AND state IN ('ready', 'claimed') "
+                f"AND (state = 'claimed' OR due_at > {now}) AND grp IS NOT NULL"
+            )
+            free = f"state = 'ready' AND due_at <= {now} AND grp NOT IN ({busy})"
+            first = f"id, payload FROM {t} WHERE {free} ORDER BY id"
+            cur.execute(f"SELECT TOP (1) {first}" if self.db.name == "babelfish" else f"SELECT {first} LIMIT 1")
+            rows = cur.fetchall()
+            if not rows:
+                return None
+            cur.execute(
+                f"UPDATE {t} SET state = 'claimed', consumer = '{WHO}', claim_seq = {m}, claimed_at = {now}, "
+                f"lease_until = {LEASE[self.db.name]}, attempts = attempts + 1 WHERE id = {m}",
+                (self.taken, rows[0][0]),
+            )
+            return rows[0]
+
+        row = self.transaction(take)
+        if row is None:
+            return False
+        time.sleep(random.uniform(0, 0.05))  # the work itself
+
+        def complete(cur) -> None:
+            cur.execute(
+                f"UPDATE {t} SET state = 'done', completed_at = {now} WHERE id = {m} AND state = 'claimed' "
+                f"AND consumer = '{WHO}' AND claim_seq = {m}",
+                (row[0], self.taken),
+            )
+            if cur.rowcount == 1:
+                cur.execute(
+                    f"INSERT INTO {t}_worked (Payload, TakenAt, Expired) VALUES ({m}, {m}, '0')",
+                    (row[1], f"{time.time():.3f}"),
+                )
+
+        self.transaction(complete)
+        return True
 
     def _dequeue(self, cur) -> bool:
         t, m = self.table, self.mark
