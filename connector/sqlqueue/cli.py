@@ -297,6 +297,10 @@ def migrate(queue: Queue, args: argparse.Namespace, order: str) -> int:
         spec = QueueSpec(queue.table, parse_columns(args.columns), args.order or order)
         print(layouts.script(queue.dialect, spec, args.chunk_size), end="")
         return 0
+    if args.group:
+        (group,) = parse_columns(args.group if " " in args.group.strip() else f"{args.group} string")
+        layouts.add_groups(queue, group)
+        return 0
     layouts.migrate(queue, order=args.order, fallback_order=order, chunk=args.chunk_size)
     return 0
 
@@ -547,6 +551,12 @@ COMMANDS = (
                 default="payload text",
                 help="with --print: the queue's domain columns, as for create (default 'payload text'); "
                 "without it they are read from the table",
+            ),
+            arg(
+                "--group",
+                metavar="'COLUMN [TYPE]'",
+                help="on a queue at this layout: add message groups by COLUMN (of TYPE, default string) where "
+                "missing, and the indexes grouped claims read (option groupBy)",
             ),
         ),
         before=None,

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from .dialects import Dialect
 from .errors import DatabaseError, SchemaError, SqlQueueError, layout_mismatch
 from .queue import Queue
-from .schema import LAYOUT, UNRECORDED_LAYOUT, QueueSpec
+from .schema import LAYOUT, UNRECORDED_LAYOUT, Column, QueueSpec
 
 # The claim order a ready index serves, from its first key column (heap and lifo share fifo's key).
 ORDER_OF_FIRST_COLUMN = {"id": "fifo", "priority": "priority", "due_at": "pending"}
@@ -94,3 +94,16 @@ def migrate(
         )
     say(f"{where} is at layout {LAYOUT}")
     return found
+
+
+def add_groups(queue: Queue, group: Column, say: Callable[[str], None] = print) -> None:
+    """Message groups on a queue at the current layout (``sqlqueue migrate --group``): the group column where
+    it is missing, then the indexes grouped claims read. Every step can run again."""
+    where = f"queue {queue.table} at {queue.spec.display}"
+    if queue.layout() != LAYOUT:
+        raise SchemaError(f"{where} is not at layout {LAYOUT}: run `sqlqueue migrate` without --group first")
+    steps = queue.dialect.migrations.group_steps(queue.table, group)
+    for n, step in enumerate(steps, 1):
+        done = queue.run_step(step, chunk_size(queue.dialect))
+        say(f"step {n}/{len(steps)}: {step.title}: {'nothing to do' if done is None else 'done'}")
+    say(f"{where} can be read by message group {group.name} (option groupBy)")

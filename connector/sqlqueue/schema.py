@@ -161,8 +161,8 @@ class QueueSpec:
         if self.order not in ORDERS:
             raise ConfigError(f"queue order {self.order!r} is not allowed: use one of {', '.join(ORDERS)}")
         if self.group is not None and self.group not in {c.name for c in self.domain}:
-            names = ", ".join(c.name for c in self.domain)
-            raise ConfigError(f"group column {self.group!r} is not one of the queue's columns: {names}")
+            # `sqlqueue create --group COLUMN` adds the column when --columns does not name it.
+            object.__setattr__(self, "domain", (*self.domain, Column(self.group, "string")))
         clash = {c.name for c in self.domain} & set(LIFECYCLE_NAMES)
         if clash:
             raise SchemaError(f"domain column(s) {', '.join(sorted(clash))} clash with lifecycle columns; rename them")

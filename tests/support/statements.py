@@ -342,6 +342,9 @@ def _groups(dialect: Dialect, t: TableName) -> Iterator[Entry]:
     order = ORDERS["priority"]
     yield made(dialect, "read_grouped", dialect.claims.read_grouped, held, READ_COLUMNS, GROUP, order, False)
     yield made(dialect, "read_grouped_loose", dialect.claims.read_grouped, held, READ_COLUMNS, GROUP, order, True)
+    for step in dialect.migrations.group_steps(t, Column(GROUP, "bigint")):
+        for part, sql in migration_parts(step).items():
+            yield Entry(f"migrate_group_{step.name}_{part}", "migrations.group_steps", dialect.engine.compile(sql).sql)
     domain = (*EXAMPLE_DOMAIN, Column(GROUP, "bigint"))
     plain = dialect.schema.create_statements(QueueSpec(t, domain, EXAMPLE_ORDER))
     grouped_ddl = dialect.schema.create_statements(QueueSpec(t, domain, EXAMPLE_ORDER, GROUP))

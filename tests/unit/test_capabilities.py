@@ -104,6 +104,7 @@ ASKED_BY = {
     Capability.REQUEUE: {"cli.py", "queue.py"},
     Capability.PURGE: {"cli.py", "queue.py"},
     Capability.HISTORY: {"cli.py", "queue.py"},
+    Capability.GROUPS: {"options.py", "queue.py"},
 }
 
 

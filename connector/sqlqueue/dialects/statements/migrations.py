@@ -104,13 +104,24 @@ class Migrations:
         return f"ALTER TABLE {self.engine.table(table)} ADD COLUMN {column}"
 
     def add_tag_column(self, table: TableName) -> Step:
-        # Tables made while the sink staged in <q>_staging only have no stage_tag. A nullable column
-        # without a default changes no row.
-        column = self.engine.column_sql(Column(STAGE_TAG.name, STAGE_TAG.type))
-        sql = self.add_column_sql(table, column, STAGE_TAG.name)
-        todo = self.column_todo(table, STAGE_TAG.name)
+        # Tables made while the sink staged in <q>_staging only have no stage_tag.
+        return self.add_column_step("add_tag_column", table, Column(STAGE_TAG.name, STAGE_TAG.type))
+
+    def add_column_step(self, name: str, table: TableName, column: Column) -> Step:
+        """Add ``column`` (nullable, without a default: no row changes) where the table lacks it."""
+        sql = self.add_column_sql(table, self.engine.column_sql(column), column.name)
+        todo = self.column_todo(table, column.name)
         script = None if self.conditional_ddl else (f"-- Only if this returns 1: {todo};\n-- {sql}",)
-        return Step("add_tag_column", "add the stage_tag column where missing", (sql,), todo=todo, script=script)
+        return Step(name, f"add the {column.name} column where missing", (sql,), todo=todo, script=script)
+
+    def group_steps(self, table: TableName, group: Column) -> list[Step]:
+        """Message groups on a queue at the current layout (``sqlqueue migrate --group``): the group column
+        where missing (nullable, no default: no row changes), then the indexes grouped claims read."""
+        indexes = tuple(self.schema.group_indexes(table, group.name))
+        return [
+            self.add_column_step("add_group_column", table, group),
+            Step("group_indexes", "create the indexes grouped claims read where missing", indexes),
+        ]
 
     def move_staged(self, spec: QueueSpec, chunk: int) -> Step:
         # Layout 1 held a sink batch Spark had not committed as 'staged' rows of the queue table. No

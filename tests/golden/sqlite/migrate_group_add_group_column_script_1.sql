@@ -1,0 +1,2 @@
+-- Only if this returns 1: SELECT COUNT(*) = 0 FROM pragma_table_info('jobs') WHERE name = 'customer_id';
+-- ALTER TABLE "jobs" ADD COLUMN "customer_id" BIGINT
