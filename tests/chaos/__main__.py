@@ -36,6 +36,7 @@ CI_SLICE = (
     (Cell("postgres", "delta-to-queue", "relational", ("kill",)), 1, 2000),
     (Cell("postgres", "queue-to-queue", "claimer", ("stall",)), 1, 2000),
     (Cell("sqlite", "queue-to-delta", "claimer", ("kill",)), 1, 2000),
+    (Cell("postgres", "groups", "native", ("kill",)), 1, 2000),
 )
 
 
