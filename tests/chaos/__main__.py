@@ -29,7 +29,8 @@ from tests.support.toxiproxy import Toxiproxy
 ENGINES = ("postgres", "sqlite", "babelfish")
 # (cell, rounds, keys): an outage longer than the lease with a claim made ahead, on the relational table
 # whose trigger rewrites its token; database restarts under the native source; the sink into the
-# relational table killed; a stalled connection under queue_to_queue; SQLite's claimer table killed.
+# relational table killed; a stalled connection under queue_to_queue; SQLite's claimer table killed; two
+# grouped streams and a grouped worker on one queue, one stream killed.
 CI_SLICE = (
     (Cell("postgres", "queue-to-delta", "relational", ("outage",)), 1, 2000),
     (Cell("postgres", "queue-to-delta", "native", ("restart",)), 2, 2000),
