@@ -73,3 +73,14 @@ def test_an_adopted_table_streams_by_its_profiles_group(spark, engine, tmp_path)
     seen = batches(spark, options, str(tmp_path / "c"))
     processed = check_groups(seen, "Type", lambda r: int(payload_of(r)[1:]), 10)
     assert processed == {kind: list(range(100 * n, 100 * n + 60)) for n, kind in enumerate(("Sync", "Mail", "Bill"))}
+
+
+def test_rows_the_sink_writes_are_read_back_by_their_group_in_the_order_written(spark, engine, tmp_path):
+    queue = engine.new_queue(DOMAIN, group="account")
+    rows = [(f"a{i % 4}", str(i // 4)) for i in range(200)]
+    spark.createDataFrame(rows, "account string, payload string").coalesce(1).write.format("sqlqueue").options(
+        **engine.sink_options(queue)
+    ).mode("append").save()
+    options = engine.source_options(queue, groupBy="account", maxRowsPerGroup=10, maxRowsPerTrigger=30)
+    processed = check_groups(batches(spark, options, str(tmp_path / "c")), "account", lambda r: int(r["payload"]), 10)
+    assert processed == {f"a{k}": list(range(50)) for k in range(4)}
