@@ -25,7 +25,7 @@ from .dialects import Dialect, dialect_for
 from .dialects.engine import Statement, execute
 from .dialects.layout import Step
 from .dialects.statements.lifecycle import UPTO, Holding
-from .dialects.statements.outcomes import STAGED, Outcomes, field
+from .dialects.statements.outcomes import STAGED, Outcomes
 from .errors import ConfigError, DatabaseError, SchemaError, unsupported
 from .findings import Finding
 from .groups import PER_GROUP, Grouping
@@ -978,7 +978,7 @@ def _staged_rows(acks: Sequence[Ack], fields: Sequence[str], keys: int) -> list[
     """Each acknowledgement as its staged row (Outcomes.fields): its ordinal, its ``keys`` key values, then
     the Ack's fields named by the rest (its outcome, what it carries where the table has a column for it,
     its delay). An attribute getter, not a dict a row: this runs for every row a batch acknowledges."""
-    rest = [field(name) for name in fields[1 + keys :]]
+    rest = fields[1 + keys :]
     carried = attrgetter(*rest)
     if len(rest) == 1:
         return [(n, *a.key, carried(a)) for n, a in enumerate(acks)]

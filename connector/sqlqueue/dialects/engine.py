@@ -169,12 +169,6 @@ class Engine(ABC):
     def limited_delete(self, table: TableName, where: str, limited: bool) -> str:
         return f"DELETE FROM {self.table(table)} WHERE {self._limited(table, where, limited)}"
 
-    def update_from(self, table: TableName, set_sql: str, source: str, on: str, where: str) -> str:
-        """UPDATE of the rows of ``table`` joined ``on`` a row of ``source`` (a table with its alias, at most
-        one row for each), ``where`` both say so; ``set_sql`` may read the source's columns. PostgreSQL's
-        and SQLite's UPDATE ... FROM (sqlite.org/lang_update.html#update_from, from 3.33)."""
-        return f"UPDATE {self.table(table)} SET {set_sql} FROM {source} WHERE {on} AND {where}"
-
     def _limited(self, table: TableName, where: str, limited: bool) -> str:
         if not limited:
             return where

@@ -279,13 +279,6 @@ class SqlServerEngine(Engine):
         top = "TOP (:limit) " if limited else ""
         return f"UPDATE {top}{self.table(table)}{self.row_lock_hints()} SET {set_sql} WHERE {where}"
 
-    def update_from(self, table: TableName, set_sql: str, source: str, on: str, where: str) -> str:
-        # The table is named once in FROM, without an alias, so it is the UPDATE's target (Microsoft's
-        # UPDATE reference, learn.microsoft.com/sql/t-sql/queries/update-transact-sql, on FROM), joined to
-        # the source; its row locks as every write to the queue's tables takes them.
-        t = self.table(table)
-        return f"UPDATE {t} SET {set_sql} FROM {t}{self.row_lock_hints()} INNER JOIN {source} ON {on} WHERE {where}"
-
     def limited_delete(self, table: TableName, where: str, limited: bool) -> str:
         top = "TOP (:limit) " if limited else ""
         return f"DELETE {top}FROM {self.table(table)}{self.row_lock_hints()} WHERE {where}"

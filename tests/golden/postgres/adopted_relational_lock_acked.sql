@@ -1,1 +1,1 @@
-SELECT 1 FROM "jobs" WHERE EXISTS (SELECT 1 FROM pg_temp."sqlqueue_acks" AS sqlqueue_ack WHERE sqlqueue_ack."ack_k0" = "jobs"."EnqueuedAt" AND sqlqueue_ack."ack_n" BETWEEN %s AND %s) ORDER BY "EnqueuedAt" ASC FOR UPDATE
+SELECT 1 FROM "jobs" WHERE EXISTS (SELECT 1 FROM pg_temp."sqlqueue_acks" AS sqlqueue_ack WHERE sqlqueue_ack."n" BETWEEN %s AND %s AND sqlqueue_ack."k0" = "jobs"."EnqueuedAt") ORDER BY "EnqueuedAt" ASC FOR UPDATE

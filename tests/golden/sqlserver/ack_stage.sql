@@ -1,1 +1,1 @@
-CREATE TABLE #sqlqueue_acks ([ack_n] BIGINT, [ack_k0] BIGINT, [ack_outcome] NVARCHAR(400) COLLATE DATABASE_DEFAULT, [ack_attempts] INT, [ack_error] NVARCHAR(MAX) COLLATE DATABASE_DEFAULT, [ack_delay_seconds] BIGINT, PRIMARY KEY ([ack_k0]))
+CREATE TABLE #sqlqueue_acks ([n] BIGINT, [k0] BIGINT, [outcome] NVARCHAR(400) COLLATE DATABASE_DEFAULT, [attempts] INT, [error] NVARCHAR(MAX) COLLATE DATABASE_DEFAULT, [delay_seconds] BIGINT, PRIMARY KEY ([k0]))

@@ -32,28 +32,15 @@ from .lifecycle import Lifecycle
 
 # The session's temporary table of staged acknowledgements, and how a statement names its rows.
 STAGED, ROW = "sqlqueue_acks", "sqlqueue_ack"
-# Its columns: the ordinal, the key's (ack_k0, ack_k1, ...), the outcome, what the acknowledgement carries,
-# the delay of a retry. Each after the key's is its field of queue.Ack (which the queue reads by it, ``field``)
-# under the prefix ack_: the outcomes' statements join the staged rows to the table's and name the table's
-# columns unqualified, so no staged column may share a table column's name (sqlqueue's attempts, a relational
-# queue's Error, Step, Response, which SQL Server and SQLite compare ignoring case).
-PREFIX = "ack_"
-ORDINAL, OUTCOME, DELAY = f"{PREFIX}n", f"{PREFIX}outcome", f"{PREFIX}delay_seconds"
+# Its columns besides the key's k0, k1, ...: the ordinal, the outcome, the delay of a retry. Every
+# column after the key's, CARRIED's too, is named as the acknowledgement's own field (queue.Ack), which
+# the queue reads by that name.
+ORDINAL, OUTCOME, DELAY = "n", "outcome", "delay_seconds"
 # What an acknowledgement carries to its row, each where the profile has the column: the field and
 # the profile role of the column it is compared with or written to.
 CARRIED = (("attempts", "attempts"), ("error", "error"), ("response", "response"), ("step", "step"))
 # The transitions' parameters (Lifecycle) that take a staged row's value instead.
 _FROM_ROW = re.compile(r"(?<![:\w]):(error|response|step|delay_seconds)\b")
-
-
-def key_column(i: int) -> str:
-    """The staged column holding the ``i``-th column of the row's key."""
-    return f"{PREFIX}k{i}"
-
-
-def field(column: str) -> str:
-    """The Ack field a staged column (after the key's) holds."""
-    return column.removeprefix(PREFIX)
 
 
 class Outcomes:
@@ -66,10 +53,8 @@ class Outcomes:
     def fields(profile: Profile) -> tuple[tuple[str, str | None], ...]:
         """The staged row's columns, in order: (name, the table's column whose type it takes, or None for
         the ordinal, the outcome and the delay)."""
-        keys = tuple((key_column(i), k) for i, k in enumerate(profile.key))
-        carried = tuple(
-            (PREFIX + f, getattr(profile, role)) for f, role in CARRIED if getattr(profile, role) is not None
-        )
+        keys = tuple((f"k{i}", k) for i, k in enumerate(profile.key))
+        carried = tuple((f, getattr(profile, role)) for f, role in CARRIED if getattr(profile, role) is not None)
         delay = ((DELAY, None),) if profile.due is not None else ()
         return ((ORDINAL, None), *keys, (OUTCOME, None), *carried, *delay)
 
@@ -82,7 +67,7 @@ class Outcomes:
     def stage(self, types: tuple[tuple[str, str], ...], keys: int) -> Statement:
         """The temporary table of staged acknowledgements, ``types`` (name, type as DDL spells it) in
         Outcomes.fields' order, unique by its first ``keys`` key columns."""
-        key = tuple(key_column(i) for i in range(keys))
+        key = tuple(f"k{i}" for i in range(keys))
         return self.engine.compile(self.engine.create_temp_table(STAGED, types, key))
 
     @cached
@@ -90,56 +75,36 @@ class Outcomes:
         return self.engine.compile(f"DROP TABLE {self.engine.temp_table(STAGED)}")
 
     def _named(self, profile: Profile, row_of: str) -> str:
-        """The staged row names the row ``row_of`` (a quoted table name): its key columns hold the key."""
+        """The staged row names the row ``row_of`` (a quoted table name): its key columns k0, k1, ... hold the key."""
         q = self.engine.quote
-        return " AND ".join(f"{ROW}.{q(key_column(i))} = {row_of}.{q(k)}" for i, k in enumerate(profile.key))
+        return " AND ".join(f"{ROW}.{q(f'k{i}')} = {row_of}.{q(k)}" for i, k in enumerate(profile.key))
 
     def _staged(self, profile: Profile, row_of: str, outcome: str | None = None) -> str:
         """A staged acknowledgement of this chunk (ordinals :lo to :hi) names the row ``row_of`` (a quoted
         table name) and, given ``outcome``, reports it, fenced by the attempts it carries."""
-        where = f"{self._named(profile, row_of)} AND {self._reports(profile, row_of, outcome)}"
-        return f"EXISTS (SELECT 1 FROM {self.engine.temp_table(STAGED)} AS {ROW} WHERE {where})"
-
-    def _reports(self, profile: Profile, row_of: str, outcome: str | None) -> str:
-        """The staged row is of this chunk (ordinals :lo to :hi) and, given ``outcome``, reports it for the
-        row ``row_of`` (a quoted table name) as the claim that delivered it left it: its attempts, where it
-        carries them, are the row's."""
         q, r = self.engine.quote, ROW
-        where = f"{r}.{q(ORDINAL)} BETWEEN :lo AND :hi"
+        where = f"{r}.{q(ORDINAL)} BETWEEN :lo AND :hi AND {self._named(profile, row_of)}"
         if outcome is not None:
             where += f" AND {r}.{q(OUTCOME)} = {self.engine.literal(outcome)}"
             if profile.attempts is not None:
-                attempts = q(PREFIX + "attempts")
+                attempts = q("attempts")
                 where += f" AND ({r}.{attempts} IS NULL OR {r}.{attempts} = {row_of}.{q(profile.attempts)})"
-        return where
+        return f"EXISTS (SELECT 1 FROM {self.engine.temp_table(STAGED)} AS {r} WHERE {where})"
 
-    def _from_row(self, sets: str) -> str:
-        """The transition's SET list with each value an acknowledgement carries read from its staged row, which
-        the statement joins (_settle)."""
-        return _FROM_ROW.sub(lambda m: f"{ROW}.{self.engine.quote(PREFIX + m[1])}", sets)
-
-    def _held(self, table: TableName, profile: Profile) -> str:
-        """The row is still held by the claim that delivered it."""
-        if profile.owned:
-            return self.lifecycle.status_in(profile, (str(profile.in_flight),))
-        return self.claims.still_ours(table, profile, None)
+    def _from_row(self, table: TableName, profile: Profile, sets: str) -> str:
+        """The transition's SET list with each value an acknowledgement carries read from its staged row."""
+        q, r = self.engine.quote, ROW
+        named = self._named(profile, q(table.name))
+        source = f"{self.engine.temp_table(STAGED)} AS {r}"
+        return _FROM_ROW.sub(lambda m: f"(SELECT {r}.{q(m[1])} FROM {source} WHERE {named})", sets)
 
     def _acked(self, table: TableName, profile: Profile, outcome: str) -> str:
         """The rows this chunk's acknowledgements of ``outcome`` name, while the claim that delivered each
         still holds it."""
-        return f"{self._staged(profile, self.engine.quote(table.name), outcome)} AND {self._held(table, profile)}"
-
-    def _settle(self, table: TableName, profile: Profile, outcome: str, sets: str) -> Statement:
-        """An outcome's transition (``sets``) on the rows this chunk's acknowledgements of ``outcome`` name
-        while their claim still holds them, joined to their staged rows: one join where an EXISTS and a
-        sub-SELECT for each reported value probed the staged rows three times a row (PostgreSQL: 0.58 s of
-        a 50,000-row batch's acknowledgement of a relational queue)."""
-        row_of = self.engine.quote(table.name)
-        source = f"{self.engine.temp_table(STAGED)} AS {ROW}"
-        where = f"{self._reports(profile, row_of, outcome)} AND {self._held(table, profile)}"
-        return self.engine.compile(
-            self.engine.update_from(table, self._from_row(sets), source, self._named(profile, row_of), where)
-        )
+        staged = self._staged(profile, self.engine.quote(table.name), outcome)
+        if profile.owned:
+            return f"{staged} AND {self.lifecycle.status_in(profile, (str(profile.in_flight),))}"
+        return f"{staged} AND {self.claims.still_ours(table, profile, None)}"
 
     @cached
     def lock_acked(self, table: TableName, profile: Profile) -> Statement | None:
@@ -161,18 +126,24 @@ class Outcomes:
     def ack_done(self, table: TableName, profile: Profile) -> Statement:
         """The done transition with the response and step reported; a delete where done deletes (sqlqueue's
         own layout unless completion=keep)."""
+        e, where = self.engine, self._acked(table, profile, "done")
         if profile.deletes_on_done:
-            return self.engine.compile(self.engine.limited_delete(table, self._acked(table, profile, "done"), False))
-        return self._settle(table, profile, "done", self.lifecycle.done_reported_sets(profile))
+            return e.compile(e.limited_delete(table, where, False))
+        sets = self._from_row(table, profile, self.lifecycle.done_reported_sets(profile))
+        return e.compile(e.limited_update(table, sets, where, False))
 
     @cached
     def ack_retry(self, table: TableName, profile: Profile) -> Statement:
         """The row back to the queue after its delay with its error, or failed once its attempts are spent."""
-        return self._settle(table, profile, "retry", self.lifecycle.retry_sets(profile))
+        e, where = self.engine, self._acked(table, profile, "retry")
+        sets = self._from_row(table, profile, self.lifecycle.retry_sets(profile))
+        return e.compile(e.limited_update(table, sets, where, False))
 
     @cached
     def ack_failed(self, table: TableName, profile: Profile) -> Statement:
-        return self._settle(table, profile, "failed", self.lifecycle.failed_sets(profile))
+        e, where = self.engine, self._acked(table, profile, "failed")
+        sets = self._from_row(table, profile, self.lifecycle.failed_sets(profile))
+        return e.compile(e.limited_update(table, sets, where, False))
 
     @cached
     def forget_acked(self, table: TableName, profile: Profile) -> Statement:
