@@ -18,7 +18,7 @@ PER_GROUP = 100
 
 @dataclass(frozen=True)
 class Grouping:
-    """Claim by message group: ``column`` names each row's group (None: the table's profile.group)."""
+    """Claim by message group: ``column`` names each row's group."""
 
-    column: str | None
+    column: str
     per_group: int = PER_GROUP

@@ -158,6 +158,11 @@ class Profile:
             )
 
     @property
+    def ranking(self) -> tuple[tuple[str, str], ...]:
+        """The order rows are ranked and read in: the claim order, else the key's (a claim in no order)."""
+        return self.order or tuple((k, "ASC") for k in self.key)
+
+    @property
     def deletes_on_done(self) -> bool:
         return not self.take and self.done is None and self.done_at is None
 

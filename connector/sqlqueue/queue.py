@@ -431,7 +431,7 @@ class Queue:
         row it takes (rows that carry their claim), those ids are added to it. ``groups``: the claim takes
         rows by message group (Claims.grouped); the table's profile.group, if any, otherwise.
         """
-        group = (groups.column if groups else None) or self.claim_profile(order).group
+        group = groups.column if groups else self.claim_profile(order).group
         chunk = chunk or self.engine.default_chunk or limit
         values = {"consumer": consumer, "seq": seq, "lease_seconds": lease_seconds, "max_id": bound}
         if group is not None:
@@ -605,11 +605,7 @@ class Queue:
             raise ConfigError(
                 f"option 'groupBy' cannot read subtype tables ({names}): leave them out of option 'columns'"
             )
-        if grouped is not None:
-            group, order = grouped
-            statement = self.dialect.claims.read_grouped(self.holding, self.spelled(base), group, order, lo is None)
-        else:
-            statement = self.dialect.claims.read_claimed(self.holding, self.spelled(base), self.profile.key, shape)
+        statement = self._read_statement(self.spelled(base), lo, grouped, shape)
         values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
         places = {n.lower(): i for i, n in enumerate(columns)}
 
@@ -641,14 +637,22 @@ class Queue:
         range of group values (None: the rows of no group), read whole groups in the claim order."""
         if any(s.name.lower() in {n.lower() for n in columns} for s in self.subtypes()):
             return None
-        if grouped is not None:
-            group, order = grouped
-            statement = self.dialect.claims.read_grouped(self.holding, self.spelled(columns), group, order, lo is None)
-        else:
-            statement = self.dialect.claims.read_claimed(self.holding, self.spelled(columns), self.profile.key, ())
+        statement = self._read_statement(self.spelled(columns), lo, grouped)
         values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
         chunks = self.engine.copy_out(self.engine.autocommit_cursor(self.conn), statement, values)
         return None if chunks is None else self._guarded(chunks)
+
+    def _read_statement(
+        self, columns: tuple[str, ...], lo: Any, grouped: GroupRead | None,
+        shape: tuple[tuple[TableName, tuple[str, ...]], ...] = (),
+    ) -> Statement:  # fmt: skip
+        """What reads a read task's rows (``columns``, as the table spells them): a row range, or with
+        ``grouped`` a range of group values starting at ``lo`` (None: the rows of no group) in the claim
+        order; ``shape``: the subtype tables' copies read beside the rows (read_claimed)."""
+        if grouped is None:
+            return self.dialect.claims.read_claimed(self.holding, columns, self.profile.key, shape)
+        group, order = grouped
+        return self.dialect.claims.read_grouped(self.holding, columns, group, order, lo is None)
 
     def _guarded(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
         """``chunks``, with a driver error while they stream mapped to ours."""

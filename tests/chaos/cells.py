@@ -28,6 +28,7 @@ so its cells inject no outage.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -367,7 +368,7 @@ class Run:
     def disordered(self) -> int:
         """Keys out of order: in each stream's Delta table, and across the three consumers by when each key was
         delivered (verify.delivered_late)."""
-        group_of = lambda k: designs.group_of(k, GROUPS)  # noqa: E731
+        group_of = functools.partial(designs.group_of, groups=GROUPS)
         late, deliveries = 0, {}
         for path in (self.output, self.dir / "rival"):
             commits = delta_commits(path, "payload") if (path / "_delta_log").exists() else []

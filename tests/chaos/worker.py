@@ -67,6 +67,9 @@ def picker(db: Database, table: str, where: str, order: str, key: str) -> str:
 
 class Worker:
     def __init__(self, db: Database, design: str, table: str, timeout: int) -> None:
+        # The claim number of the row a grouped worker took last: one of its own per row, unlike any a run before
+        # it took.
+        self.taken = int(time.time() * 1000)
         self.db, self.design, self.table = db, design, table
         self.conn = db.connect()
         self.mark = db.marker
@@ -159,8 +162,7 @@ class Worker:
 
     def _grouped(self) -> bool:
         t, m, now = self.table, self.mark, UTC_NOW[self.db.name]
-        # A claim number of its own per row, unlike any a run before it took: the verifier tells claims apart by it.
-        self.taken = getattr(self, "taken", int(time.time() * 1000)) + 1
+        self.taken += 1
 
         def take(cur):
             if self.db.name in TURN:  # SQLite's BEGIN IMMEDIATE is the turn

@@ -113,7 +113,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             groups = o.groups
             if groups is not None:  # the table's spelling, checked once on the driver
                 column = groups.column
-                spelled = o.retry.run(lambda: queue.group_column(str(column)), "checking option groupBy")
+                spelled = o.retry.run(lambda: queue.group_column(column), "checking option groupBy")
                 groups = replace(groups, column=spelled)
             policy = ClaimPolicy(
                 o.order,
@@ -223,10 +223,9 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """How a read task of a grouped claim reads: the group column, and the claim order (the key's where
         the claim takes any order)."""
         groups = consumer.policy.groups
-        if groups is None or groups.column is None:
+        if groups is None:
             return None
-        profile = consumer.queue.claim_profile(self.options.order)
-        return groups.column, profile.order or tuple((k, "ASC") for k in profile.key)
+        return groups.column, consumer.queue.claim_profile(self.options.order).ranking
 
     def read(self, partition: ClaimRange) -> Iterator[pa.RecordBatch]:  # type: ignore[override]  # Spark passes back the partitions planned here
         log.debug(

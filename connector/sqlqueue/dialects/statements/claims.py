@@ -180,7 +180,7 @@ class Claims(ABC):
         it (the sink tag's subquery) name the row being read."""
         e, q = self.engine, self.engine.quote
         group, key = q(str(profile.group)), [q(k) for k in profile.key]
-        order = profile.order or tuple((k, "ASC") for k in profile.key)
+        order = profile.ranking
         shown = list(dict.fromkeys([*profile.key, str(profile.group), *(c for c, _ in order)]))
         source = f"{e.table(table)}{e.skip_locked_hints()} WHERE {where}"
         busy = (

@@ -33,7 +33,7 @@ class Inspection:
         takes them from no index), without claiming or locking them."""
         e = self.engine
         cols = ", ".join(e.quote(c) for c in columns)
-        order_by = self.lifecycle.order_by(profile.order or tuple((k, "ASC") for k in profile.key))
+        order_by = self.lifecycle.order_by(profile.ranking)
         ready = self.claims.ready(table, profile)
         return e.compile(
             e.select_first(cols, f"{e.table(table)}{e.skip_locked_hints()} WHERE {ready} ORDER BY {order_by}")
