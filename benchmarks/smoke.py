@@ -70,7 +70,7 @@ SMOKE: dict[str, tuple[tuple[str, ...], ...]] = {
             "--batch",
             "2000",
             "--per-group",
-            "5",
+            "10",
             "--steps",
             "2",
             "--warm-up",
