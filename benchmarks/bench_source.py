@@ -62,7 +62,6 @@ from spark_floor import SCHEMA, floor_rate
 from sqlqueue.connection import parse_connection
 from sqlqueue.consumer import ClaimPolicy, Consumer
 from sqlqueue.identifiers import TableName
-from sqlqueue.kinds.adopted import claim_index
 from sqlqueue.options import SourceOptions
 from sqlqueue.queue import DONE_OUTCOME, Ack, Queue
 from sqlqueue.schema import Column
@@ -128,7 +127,7 @@ def adopted_table(options: dict, preset: str, rows: int) -> tuple[Queue, list[st
         queue = user_tables.dequeue(engine)
         user_tables.insert_payloads(queue, rows)
         columns = ["Id", "Payload"]
-    index = claim_index(queue)
+    index = queue.kind.adoption(queue).index  # the claim's index, which `sqlqueue adopt --index` makes
     user_tables.run(queue, *([index] if index else []), f"ANALYZE {queue.table}")
     return queue, columns
 

@@ -34,14 +34,7 @@ from .config import load_config
 from .dialects.statements.inspection import ERROR_CHARS
 from .doctor import PROBLEM, examine, report
 from .errors import ConfigError, SchemaError, SqlQueueError
-from .kinds.adopted import (
-    adoption_statements,
-    claim_index,
-    make_tables,
-    referencing_tables,
-    table_columns,
-    unique_keys,
-)
+from .kinds.catalog import referencing_tables, table_columns, unique_keys
 from .options import SINK, SOURCE, QueueAddress, SinkOptions, SourceOptions, whole_number
 from .profile import propose, settings_of
 from .queue import Queue
@@ -336,7 +329,8 @@ def adopt(queue: Queue, args: argparse.Namespace, order: str) -> int:
     print the DDL adopting it needs (sqlqueue's claims and staging tables and the sink's ledger; an index
     the claim can seek when none does), for a DBA to review; --apply runs sqlqueue's tables', --index the
     index's."""
-    if queue.declared is None:
+    adoption = queue.kind.adoption(queue)
+    if adoption is None:  # no profile given: the table is taken for sqlqueue's own until one is
         proposal = propose(table_columns(queue), unique_keys(queue))
         print(f"# A profile for {queue.table}, read from its columns: review it, then give it as [source] keys")
         print("# (or --set source.KEY=VALUE) and run sqlqueue adopt again to check it and see the DDL.")
@@ -354,19 +348,14 @@ def adopt(queue: Queue, args: argparse.Namespace, order: str) -> int:
         for key, value in settings_of(proposal).items():
             print(f'"{key}" = "{value}"')
         return 0
-    statements = adoption_statements(queue)
-    index = claim_index(queue)
     if not args.apply:
         print(f"-- {queue.table} fits profile {queue.profile.name}. sqlqueue adds beside it:")
-        print(queue.engine.script(statements), end="")
-        if index is not None:
+        print(queue.engine.script(list(adoption.statements)), end="")
+        if adoption.index is not None:
             print("-- No index leads with the claim's first column; with --index, sqlqueue creates:")
-            print(queue.engine.script([index]), end="")
+            print(queue.engine.script([adoption.index]), end="")
         return 0
-    make_tables(queue)
-    if args.index and index is not None:
-        with queue.transaction() as cur:
-            cur.execute(index)
+    queue.adopt(index=args.index)
     print(f"{queue.table} is adopted (profile {queue.profile.name}) at {queue.spec.display}")
     return 0
 

@@ -31,8 +31,7 @@ from .findings import Finding
 from .groups import PER_GROUP, Grouping
 from .identifiers import TableName
 from .kinds import TableKind, kind_for
-from .kinds.adopted import exact_columns, included_columns
-from .kinds.own import layout
+from .kinds.catalog import exact_columns
 from .profile import COUNTS, NATIVE, ROLE_TYPES, TIMES, Profile
 from .schema import LIFECYCLE_TYPES, STAGE_TAG, Column, Included, QueueSpec, Subtype, keyed
 from .waits import Backlog, Waits
@@ -48,9 +47,6 @@ DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME = "done", "retry", "failed"
 # Passes of an acknowledgement chunk's statements at most (Queue.apply_acks).
 ACK_PASSES = 3
 OUTCOMES = (DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME)
-# Rows one renewal statement names by key: two key columns of 500 rows stay under SQL Server's 2,100
-# parameters a statement (learn.microsoft.com/sql/sql-server/maximum-capacity-specifications-for-sql-server).
-RENEWED_PER_STATEMENT = 500
 
 
 def retry_delay(attempts: int, base_seconds: int, cap_seconds: int, jitter: float) -> int:
@@ -254,10 +250,20 @@ class Queue:
             for sql in self.dialect.schema.create_statements(spec):
                 cur.execute(sql)
 
+    def adopt(self, index: bool = False) -> None:
+        """Make sqlqueue's tables beside an adopted table (a bad mapping fails first, before anything is
+        made), and with ``index`` the index its claim can seek where it has none."""
+        adoption = self.kind.adoption(self)
+        if adoption is None:
+            raise ConfigError(f"table {self.table} is {self.kind.describe()}: give the profile that adopts it")
+        with self.transaction() as cur:
+            for sql in (*adoption.statements, *([adoption.index] if index and adoption.index else [])):
+                cur.execute(sql)
+
     def layout(self) -> int:
-        """The layout of sqlqueue's own table (kinds.own.layout)."""
+        """The version of sqlqueue's own layout the table has."""
         self.require(Capability.MIGRATE)
-        return layout(self)
+        return self.kind.layout(self)
 
     def run_step(self, step: Step, chunk: int) -> int | None:
         """Run one migration step: None when its ``todo`` query found nothing to do, else the rows it
@@ -347,7 +353,7 @@ class Queue:
                 f"struct column(s) {', '.join(map(repr, structs))}: table {self.table} has no subtype tables "
                 "(profile.include), where a struct column's rows go"
             )
-        return included_columns(self, given, structs) if structs else ()
+        return self.kind.included(self, given, structs) if structs else ()
 
     def subtype_staging(self, subtype: Subtype) -> TableName:
         return self.dialect.sink.staging_of(subtype.table, self.profile)
@@ -492,7 +498,7 @@ class Queue:
             self.dialect.claims.copy_subtype(self.table, profile, s.table, tuple(c.name for c in s.columns))
             for s in self.subtypes()
         ]
-        extra = self._values()
+        extra = self.bindings()
 
         def take(cur: Any, values: dict[str, Any]) -> int:
             if plan.lock is not None:
@@ -519,7 +525,7 @@ class Queue:
     def copied(self) -> tuple[str, ...]:
         """The columns a claim copies into the claims table: none where the rows carry their claim, else
         every column of the table."""
-        return () if self.holding.in_place else tuple(c.name for c in self.columns())
+        return self.kind.holds.copied(self)
 
     def _bound(self) -> tuple[str | None, bool]:
         """(the bound column, whether it is a time)."""
@@ -549,7 +555,7 @@ class Queue:
         column, time_ = self._bound()
         if column is None:
             return None
-        (largest,) = self.fetch(self.dialect.claims.max_ready(self.table, self.profile, column), self._values())[0]
+        (largest,) = self.fetch(self.dialect.claims.max_ready(self.table, self.profile, column), self.bindings())[0]
         if largest is None:
             return self._time(dt.datetime(1900, 1, 1, tzinfo=dt.timezone.utc)) if time_ else -(2**63)
         if isinstance(largest, dt.datetime):
@@ -670,29 +676,7 @@ class Queue:
         escalation is judged per statement). Rows held in place commit each chunk on its own; copies are
         forgotten in the done transition's one transaction, so a row is never done with its copy still
         taken for held, nor its copy gone while it is still in flight."""
-        profile = self.profile
-        if self.holding.in_place and not keep:
-            profile = profile.deleting()
-        # PostgreSQL's and SQLite's limited statement picks rows by sqlqueue's id column, which only rows
-        # held in place have (on an adopted table SQLite reads an unknown "id" as the string 'id' and
-        # would touch every row): copies are chunked only where the engine needs it (SQL Server's TOP).
-        limit = (chunk if self.holding.in_place else None) or self.engine.default_chunk
-        values = {"consumer": consumer, "upto_seq": upto_seq, "limit": limit, **self._values()}
-        statements = self.dialect.claims.complete(self.table, profile, limit is not None)
-        if self.holding.in_place:
-            return sum(self._repeat(statement, values, limit) for statement in statements)
-        counts = []
-        with self.transaction() as cur:
-            for statement in statements:
-                total = 0
-                while True:
-                    cur.execute(statement.sql, statement.bind(values))
-                    count = max(cur.rowcount, 0)
-                    total += count
-                    if limit is None or count < limit:
-                        break
-                counts.append(total)
-        return counts[0]
+        return self.kind.holds.complete(self, consumer, upto_seq, keep, chunk)
 
     # ---- leases --------------------------------------------------------------------------------
     def renew(self, consumer: str, after_seq: int, lease_seconds: int, chunk: int | None = None) -> int:
@@ -701,9 +685,8 @@ class Queue:
         claimer took are not this consumer's to renew.
 
         Rows that carry their claim get a new lease end. An adopted table's rows get started-at (and the
-        token) now, which is what the table's own worker reads too, and their copies take the new guard:
-        each chunk of locked rows in one transaction, RENEWED_PER_STATEMENT rows a statement
-        (Leases.renewable, renew, settle_renewed)."""
+        token) now, which is what the table's own worker reads too, and their copies take the new guard
+        (kinds.holds)."""
         p = self.profile
         if not p.expires:
             return 0
@@ -717,41 +700,12 @@ class Queue:
             "half_ago": -(lease_seconds // 2),
             "limit": each,
         }
-        if self.holding.in_place:
-            return self._repeat(self.dialect.leases.renew_held(self.table, limit is not None), values, limit)
-        pick, total = self.dialect.leases.renewable(self.table, p), 0
-        while True:
-            with self.transaction() as cur:
-                keys = execute(cur, pick, **values).fetchall()
-                for start in range(0, len(keys), RENEWED_PER_STATEMENT):
-                    rows = keys[start : start + RENEWED_PER_STATEMENT]
-                    named = {f"k{c}_{i}": v for i, row in enumerate(rows) for c, v in enumerate(row)}
-                    for statement in (
-                        self.dialect.leases.renew(self.table, p, len(rows)),
-                        self.dialect.leases.settle_renewed(self.table, p, len(rows)),
-                    ):
-                        cur.execute(statement.sql, statement.bind({**values, **named}))
-            total += len(keys)
-            if len(keys) < each:
-                return total
+        return self.kind.holds.renew(self, values, limit)
 
     def drop_fenced(self, consumer: str, seq: int) -> int:
         """Forget the rows of claim ``seq`` another claimer took since; how many. Only copies need it: a
         row held in place carries its claim, so one taken over is simply no longer counted as held."""
-        p = self.profile
-        if self.holding.in_place or p.take or p.guard is None:
-            return 0
-        statement = self.dialect.leases.drop_fenced(self.table, p)
-        with self.transaction() as cur:
-            dropped = max(execute(cur, statement, consumer=consumer, seq=seq).rowcount, 0)
-            self._forget_subtype_copies(cur)
-            return dropped
-
-    def _forget_subtype_copies(self, cur: Any) -> None:
-        """Inside the caller's transaction, after base copies were dropped: the subtype tables' copies of
-        the same rows (Claims.forget_subtype_copies)."""
-        for statement in self.dialect.claims.forget_subtype_copies(self.table, self.profile, False):
-            cur.execute(statement.sql, statement.bind({}))
+        return self.kind.holds.drop_fenced(self, consumer, seq)
 
     # ---- lifecycle ----------------------------------------------------------------------------
     def rescue_expired(self, max_attempts: int, chunk: int | None = None) -> int:
@@ -759,16 +713,7 @@ class Queue:
         back to ready, or to failed once their attempts are spent; an adopted table's go back by its ready
         predicate itself, and those with no attempt left become failed where the profile has a failed
         value."""
-        if self.holding.in_place:
-            chunk = chunk or self.engine.default_chunk
-            statement = self.dialect.housekeeping.rescue_expired(self.table, chunk is not None)
-            return self._repeat(statement, {"max_attempts": max_attempts, "limit": chunk}, chunk)
-        failing = self.dialect.adoption.adopted_fail_expired(self.table, self.profile)
-        if failing is None:
-            return 0
-        with self.transaction() as cur:
-            cur.execute(failing.sql, failing.bind(self._values()))
-            return max(cur.rowcount, 0)
+        return self.kind.holds.rescue_expired(self, max_attempts, chunk)
 
     def apply_acks(self, cur: Any, acks: Sequence[Ack], *, keep: bool, max_attempts: int) -> int:
         """Per-row outcomes inside the caller's transaction; returns how many changed nothing (fenced out).
@@ -781,9 +726,8 @@ class Queue:
         self.require(Capability.ACK)
         if not acks:
             return 0
-        profile, outcomes = self.profile, self.dialect.outcomes
-        # Only done deletes: a failed row keeps its done-at (its fail time).
-        deleting = profile if keep or not self.holding.in_place else profile.deleting()
+        profile, outcomes, holds = self.profile, self.dialect.outcomes, self.kind.holds
+        extra = holds.ack_writes(self, keep)
         first: dict[tuple[Any, ...], Ack] = {}
         for a in acks:
             first.setdefault(a.key, a)
@@ -797,12 +741,11 @@ class Queue:
             cur.execute(analyze)
         given = {a.outcome for a in staged}
         writes = [
-            outcomes.ack_done(self.table, deleting) if DONE_OUTCOME in given else None,
+            outcomes.ack_done(self.table, extra.done) if DONE_OUTCOME in given else None,
             outcomes.ack_retry(self.table, profile) if RETRY_OUTCOME in given else None,
             outcomes.ack_failed(self.table, profile) if FAILED_OUTCOME in given else None,
         ]
-        lock = None if self.holding.in_place else outcomes.lock_acked(self.table, profile)
-        forget = None if self.holding.in_place else outcomes.forget_acked(self.table, profile)
+        lock, forget = extra.lock, extra.forget
         chunk = self.engine.default_chunk or len(staged)
         changed = 0
         for lo in range(0, len(staged), chunk):
@@ -823,8 +766,7 @@ class Queue:
             changed += settled
             if forget is not None:
                 execute(cur, forget, **values)
-        if forget is not None:
-            self._forget_subtype_copies(cur)
+        holds.forget_subtype_copies(self, cur)
         execute(cur, outcomes.unstage())
         return len(acks) - changed
 
@@ -855,7 +797,7 @@ class Queue:
         self.require(Capability.PURGE)
         chunk = chunk or self.engine.default_chunk or 10_000
         statement = self.dialect.housekeeping.purge(self.table, state, True)
-        return self._repeat(statement, {"cutoff": self._time(completed_before), "limit": chunk}, chunk, progress)
+        return self.repeat(statement, {"cutoff": self._time(completed_before), "limit": chunk}, chunk, progress)
 
     def requeue_failed(self, ids: Sequence[int] = (), dedup_keys: Sequence[str] = ()) -> int:
         """Failed rows back to ready with their attempts reset: by id, by dedup key, or all of them."""
@@ -872,7 +814,7 @@ class Queue:
                     count += max(cur.rowcount, 0)
             return count
 
-    def _repeat(
+    def repeat(
         self,
         statement: Statement,
         values: dict[str, Any],
@@ -891,18 +833,18 @@ class Queue:
             if chunk is None or count < chunk:
                 return total
 
-    def _values(self) -> dict[str, Any]:
+    def bindings(self) -> dict[str, Any]:
         """What the profile's statements bind besides each call's own values (Claims.ready)."""
         p = self.profile
         return {"lease_ago": -p.lease_seconds, "max_attempts": p.max_attempts}
 
     def count_ready(self) -> int:
         """Rows a claim could take now: the backlog."""
-        return self.fetch(self.dialect.claims.count_ready(self.table, self.profile), self._values())[0][0]
+        return self.fetch(self.dialect.claims.count_ready(self.table, self.profile), self.bindings())[0][0]
 
     def backlog(self) -> Backlog:
         """The ready rows and the age of the oldest, in one pass: what shows whether a stream keeps up."""
-        return Backlog.from_row(self.fetch(self.dialect.claims.backlog(self.table, self.profile), self._values())[0])
+        return Backlog.from_row(self.fetch(self.dialect.claims.backlog(self.table, self.profile), self.bindings())[0])
 
     def claim_waits(self, consumer: str, seq: int) -> Waits:
         """How long the rows of claim ``seq`` waited between enqueue and claim (none where the table
@@ -929,7 +871,7 @@ class Queue:
         names = tuple(columns or self.kind.peeked(self))
         rows = self.fetch(
             self.dialect.inspection.peek(self.table, self.claim_profile(order), names),
-            {"limit": limit, **self._values()},
+            {"limit": limit, **self.bindings()},
         )
         return [dict(zip(names, row)) for row in rows]
 

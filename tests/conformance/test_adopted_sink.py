@@ -10,7 +10,6 @@ import pytest
 
 from sqlqueue.errors import SchemaError
 from sqlqueue.identifiers import TableName
-from sqlqueue.kinds.adopted import make_tables
 from sqlqueue.producer import Producer
 from sqlqueue.profile import profile_from
 from sqlqueue.queue import Queue
@@ -135,7 +134,7 @@ def table_of(engine, columns: str, preset: str, **settings: str) -> Queue:
     engine.created.append(queue)
     now = user_tables.NOW[engine.name]
     user_tables.run(queue, f"CREATE TABLE {name} ({columns.format(ts=ts, text=text, identity=identity, now=now)})")
-    make_tables(queue)
+    queue.adopt()
     return queue
 
 
@@ -214,5 +213,5 @@ def test_a_table_adopted_before_the_sink_came_serves_the_source_and_refuses_the_
     queue.require_layout()
     with pytest.raises(SchemaError, match="is not adopted yet.*sqlqueue_staging is missing.*--apply"):
         queue.writable(["EnqueuedAt", "Type"])
-    make_tables(queue)
+    queue.adopt()
     queue.writable(["EnqueuedAt", "Type"])

@@ -9,7 +9,7 @@ import pytest
 
 from sqlqueue.errors import ConfigError, SchemaError
 from sqlqueue.identifiers import TableName
-from sqlqueue.kinds.adopted import unique_keys
+from sqlqueue.kinds.catalog import unique_keys
 from sqlqueue.profile import Profile
 from sqlqueue.queue import Queue
 from sqlqueue.testing import designs
@@ -290,7 +290,7 @@ def test_each_chunk_of_completion_takes_rows_not_done_yet_when_done_writes_only_
     user_tables.insert_payloads(queue, 5, "claimer")
     assert queue.claim("etl", 1, 5) == 5
     done, _ = queue.dialect.claims.complete(queue.table, queue.profile, True)
-    values = done.bind({"consumer": "etl", "upto_seq": 1, "limit": 2, **queue._values()})
+    values = done.bind({"consumer": "etl", "upto_seq": 1, "limit": 2, **queue.bindings()})
     counts = []
     with queue.transaction() as cur:
         for _ in range(5):

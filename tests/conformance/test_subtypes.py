@@ -10,7 +10,6 @@ import pytest
 
 from sqlqueue.errors import ConfigError, SchemaError
 from sqlqueue.identifiers import TableName
-from sqlqueue.kinds.adopted import make_tables
 from sqlqueue.producer import Producer
 from sqlqueue.profile import PRESETS
 from sqlqueue.queue import DONE_OUTCOME, Ack, Queue
@@ -151,7 +150,7 @@ def test_an_include_table_named_as_a_column_of_the_queue_table_is_refused(engine
 def test_a_table_whose_subtype_copies_are_missing_is_not_adopted_yet(engine):
     queue = user_tables.notifications(engine, adopt=False)
     base = user_tables._queue(engine, str(queue.table), replace(queue.declared, include=()))  # type: ignore[arg-type]
-    make_tables(base)  # adopted before its subtype tables were included
+    base.adopt()  # adopted before its subtype tables were included
     with pytest.raises(
         SchemaError, match=r"is not adopted yet \(.*_email_sqlqueue_claims is missing\): run `sqlqueue adopt"
     ):

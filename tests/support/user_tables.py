@@ -11,7 +11,6 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from sqlqueue.identifiers import TableName
-from sqlqueue.kinds.adopted import make_tables
 from sqlqueue.profile import PRESETS, Profile
 from sqlqueue.queue import Queue
 from sqlqueue.testing import designs
@@ -40,7 +39,7 @@ def relational(
     queue = _queue(engine, name, replace(PRESETS["relational"], **settings), keep_order)  # type: ignore[arg-type]
     run(queue, *designs.relational(engine.name, name, audit))
     if adopt:
-        make_tables(queue)
+        queue.adopt()
     return queue
 
 
@@ -62,7 +61,7 @@ def dequeue(engine: Engine) -> Queue:
     name = fresh_name("fifoqueue")
     queue = _queue(engine, name, PRESETS["dequeue"])
     run(queue, *designs.dequeue(engine.name, name))
-    make_tables(queue)
+    queue.adopt()
     return queue
 
 
@@ -71,7 +70,7 @@ def started_mark(engine: Engine) -> Queue:
     name = fresh_name("simplequeue")
     queue = _queue(engine, name, replace(PRESETS["started-mark"], clock="local"))
     run(queue, *designs.started_mark(engine.name, name))
-    make_tables(queue)
+    queue.adopt()
     return queue
 
 
@@ -82,7 +81,7 @@ def claimer(engine: Engine, **settings: object) -> Queue:
     queue = _queue(engine, name, replace(PRESETS["claimer"], **settings))  # type: ignore[arg-type]
     # Without the computed duration on Babelfish: it crashes on an OUTPUT of one (babelfish.GAPS, computed_output)
     run(queue, *designs.claimer(engine.name, name, computed=not engine.babelfish))
-    make_tables(queue)
+    queue.adopt()
     return queue
 
 
@@ -92,7 +91,7 @@ def keyed_dequeue(engine: Engine) -> Queue:
     queue = _queue(engine, name, PRESETS["dequeue"])
     identity, _, text, _, _ = designs.TYPES[engine.name]
     run(queue, f"CREATE TABLE {name} (Id {identity}, k BIGINT NOT NULL, payload {text} NULL)")
-    make_tables(queue)
+    queue.adopt()
     return queue
 
 
@@ -203,7 +202,7 @@ def notifications(engine: Engine, exclusive: bool = True, adopt: bool = True) ->
     queue = _queue(engine, name, profile)
     run(queue, *designs.relational(engine.name, name, False), *designs.subtypes(engine.name, name))
     if adopt:
-        make_tables(queue)
+        queue.adopt()
     return queue
 
 

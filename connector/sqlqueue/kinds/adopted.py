@@ -17,18 +17,19 @@ sqlqueue never changes the table itself: its tables go beside it, and the one in
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..capabilities import Capability
 from ..dialects.engine import ASSIGNED, GENERATED
-from ..errors import DatabaseError, SchemaError
+from ..errors import DatabaseError, SchemaError, unsupported
 from ..findings import OK, PROBLEM, Finding
 from ..identifiers import TableName
 from ..profile import Profile
 from ..schema import Column, Included, Subtype, picked_columns
-from .kind import Served
+from .catalog import defaults, exact_columns, referencing_tables, table_columns, unique_keys
+from .holds import Copies
+from .kind import Adoption, Holds, Served
 
 # The capabilities an adopted table may have, and what each needs of its profile. Per-row outcomes write
 # the profile's transitions (Lifecycle.done_reported_sets, retry_sets, failed_sets): a status with a done,
@@ -69,6 +70,7 @@ def capabilities_of(profile: Profile) -> frozenset[Capability]:
 
 class Adopted:
     shown_lifecycle: tuple[str, ...] = ()  # a source shows the table's columns but those the lifecycle writes
+    holds: Holds = Copies()
 
     def __init__(self, declared: Profile) -> None:
         self.declared: Profile | None = declared
@@ -122,6 +124,17 @@ class Adopted:
 
     def peeked(self, queue: Served) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns(queue))  # the row as the table holds it
+
+    def layout(self, queue: Served) -> int:
+        raise unsupported(queue.table, self.describe(), Capability.MIGRATE.value, self.instead(Capability.MIGRATE))
+
+    def included(
+        self, queue: Served, given: Sequence[str], structs: Mapping[str, Sequence[str]]
+    ) -> tuple[Included, ...]:
+        return included_columns(queue, given, structs)
+
+    def adoption(self, queue: Served) -> Adoption | None:
+        return Adoption(tuple(adoption_statements(queue)), claim_index(queue))
 
     def stats(self, queue: Served) -> dict[str, dict[str, Any]]:
         """Rows per status value of the profile (of this stream's filter), oldest None, with how many wait
@@ -355,14 +368,6 @@ def claim_index(queue: Served) -> str | None:
     return queue.engine.create_index_guarded(queue.table, f"ix_{queue.table.name}_sqlqueue_claim", key, include, where)
 
 
-def make_tables(queue: Served) -> None:
-    """Make sqlqueue's tables beside the table (a bad mapping fails first, before anything is made)."""
-    statements = adoption_statements(queue)
-    with queue.transaction() as cur:
-        for sql in statements:
-            cur.execute(sql)
-
-
 def _domain(profile: Profile, columns: Sequence[Column]) -> tuple[Column, ...]:
     """The table's ``columns`` but those the lifecycle writes."""
     managed = {c.lower() for c in profile.lifecycle()}
@@ -373,24 +378,6 @@ def _writable(profile: Profile, columns: Sequence[Column], kinds: dict[str, int]
     """The columns a producer may write: the table's ``columns``, but those the lifecycle writes or the
     table generates (identity, computed; ``kinds`` from defaults)."""
     return tuple(c for c in _domain(profile, columns) if kinds.get(c.name.lower()) != GENERATED)
-
-
-def defaults(queue: Served, table: TableName | None = None) -> dict[str, int]:
-    """{column, lower case: its kind (Engine.defaults_sql)} of the columns an INSERT may leave out, of the
-    queue's table or ``table``."""
-    table = table or queue.table
-    rows = queue.fetch(queue.dialect.sink.defaults(table), queue.catalog_names(table))
-    return {str(name).lower(): int(kind) for name, kind in rows}
-
-
-def exact_columns(queue: Served, table: TableName | None = None) -> list[tuple[str, str]]:
-    """(column, its type spelled as DDL takes it), in the table's order (the queue's table, or ``table``):
-    what sqlqueue's copies take."""
-    table = table or queue.table
-    return [
-        (str(n), str(t))
-        for n, t in queue.fetch(queue.dialect.adoption.exact_columns(table), queue.catalog_names(table))
-    ]
 
 
 def _check_vocabulary(queue: Served, profile: Profile) -> None:
@@ -452,45 +439,6 @@ def checks_on(text: str, column: str) -> list[str]:
     named = re.compile(rf"(?i)(?<![\w]){re.escape(column)}(?![\w])")
     bare = [] if clauses or text.lstrip().upper().startswith("CREATE") else [text]
     return [c for c in clauses or bare if named.search(c) and "'" in c]
-
-
-def table_columns(queue: Served, table: TableName | None = None) -> tuple[Column, ...]:
-    """A table's columns as the database reports them (the queue's table, or ``table``), each the user's (no
-    lifecycle column of ours)."""
-    table = table or queue.table
-    rows = queue.fetch(queue.dialect.schema.table_columns(table), queue.catalog_names(table))
-    if not rows:
-        raise SchemaError(f"table {table} does not exist at {queue.spec.display}")
-    portable = queue.engine.portable_type
-    return tuple(Column(name, portable(db_type), bool(nullable)) for name, db_type, nullable in rows)
-
-
-def unique_keys(queue: Served, table: TableName | None = None) -> list[list[str]]:
-    """The columns of a table's primary key and of each of its unique indexes without a filter (the queue's
-    table, or ``table``)."""
-    table = table or queue.table
-    keys: dict[str, list[str]] = defaultdict(list)
-    for index, column in queue.fetch(queue.dialect.adoption.unique_keys(table), queue.catalog_names(table)):
-        keys[str(index)].append(column)
-    return list(keys.values())
-
-
-def referencing_tables(queue: Served, key: Sequence[str]) -> list[TableName]:
-    """The tables with a foreign key from columns named as ``key``'s (the queue table's key) to those
-    columns of the queue table: its subtype tables, as ``profile.include`` takes them."""
-    foreign: dict[tuple[str | None, str, str], list[tuple[str, str]]] = defaultdict(list)
-    for schema, name, constraint, column, referenced in queue.facts(queue.dialect.adoption.referencing):
-        pairs = foreign[(None if schema is None else str(schema), str(name), str(constraint))]
-        # A NULL referenced column (SQLite) is the primary key's column in that place.
-        to = str(referenced) if referenced is not None else (key[len(pairs)] if len(pairs) < len(key) else "")
-        pairs.append((str(column), to))
-    wanted = sorted(k.lower() for k in key)
-    found = [
-        TableName(name, schema)
-        for (schema, name, _), pairs in foreign.items()
-        if sorted(c.lower() for c, _ in pairs) == wanted and all(c.lower() == to.lower() for c, to in pairs)
-    ]
-    return list(dict.fromkeys(found))
 
 
 def _checked_subtypes(queue: Served, profile: Profile) -> tuple[Subtype, ...]:

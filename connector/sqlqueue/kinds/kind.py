@@ -11,8 +11,9 @@ the table is ready to serve, what the doctor finds, and what it supports beyond 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..capabilities import Capability
@@ -22,7 +23,7 @@ from ..dialects.engine import Engine, Statement
 from ..findings import Finding
 from ..identifiers import TableName
 from ..profile import Profile
-from ..schema import Column, Subtype
+from ..schema import Column, Included, Subtype
 
 
 class Served(Protocol):
@@ -50,6 +51,57 @@ class Served(Protocol):
 
     def subtypes(self) -> tuple[Subtype, ...]: ...
 
+    def columns(self) -> tuple[Column, ...]: ...
+
+    def bindings(self) -> dict[str, Any]: ...
+
+    def repeat(self, statement: Statement, values: dict[str, Any], chunk: int | None) -> int: ...
+
+
+@dataclass(frozen=True)
+class AckWrites:
+    """What acknowledgements write besides their outcomes: the profile done writes by, and where copies
+    hold the rows, the statement locking an acknowledged row's copy first and the one forgetting it after
+    (Outcomes.lock_acked, forget_acked)."""
+
+    done: Profile
+    lock: Statement | None
+    forget: Statement | None
+
+
+@dataclass(frozen=True)
+class Adoption:
+    """What adopting a table adds beside it, for a DBA to review: sqlqueue's claims and staging tables and the
+    sink's ledger; and an index the claim can seek, where no index of the table leads with its first column."""
+
+    statements: tuple[str, ...]
+    index: str | None
+
+
+class Holds(Protocol):
+    """Where a kind's claims keep the rows they took, and how each step settles them (``holds.py``)."""
+
+    def copied(self, queue: Served) -> tuple[str, ...]:
+        """The columns a claim copies into the claims table: none where the rows carry their claim."""
+
+    def complete(self, queue: Served, consumer: str, upto_seq: int, keep: bool, chunk: int | None) -> int:
+        """Queue.complete: the done transition of the rows held under claims up to ``upto_seq``."""
+
+    def renew(self, queue: Served, values: dict[str, Any], limit: int | None) -> int:
+        """Queue.renew: the renewal, by ``limit`` rows a statement (None: one statement)."""
+
+    def drop_fenced(self, queue: Served, consumer: str, seq: int) -> int:
+        """Queue.drop_fenced: forget what another claimer took since claim ``seq``."""
+
+    def rescue_expired(self, queue: Served, max_attempts: int, chunk: int | None) -> int:
+        """Queue.rescue_expired: what becomes of rows whose claimer's lease ran out."""
+
+    def ack_writes(self, queue: Served, keep: bool) -> AckWrites:
+        """What acknowledgements write besides their outcomes (Queue.apply_acks)."""
+
+    def forget_subtype_copies(self, queue: Served, cur: Any) -> None:
+        """The subtype tables' copies of rows whose base copies were forgotten, in the caller's transaction."""
+
 
 class TableKind(Protocol):
     # The profile a user declared for the table; None for sqlqueue's own layout (profile.NATIVE).
@@ -57,6 +109,7 @@ class TableKind(Protocol):
     capabilities: frozenset[Capability]
     # The lifecycle columns a source shows by default, before the domain's.
     shown_lifecycle: tuple[str, ...]
+    holds: Holds
 
     def describe(self) -> str:
         """How an error names the kind, after "table <name> is" (e.g. "adopted through profile relational")."""
@@ -93,6 +146,17 @@ class TableKind(Protocol):
 
     def peeked(self, queue: Served) -> tuple[str, ...]:
         """The columns ``sqlqueue peek`` shows of a ready row."""
+
+    def layout(self, queue: Served) -> int:
+        """The version of sqlqueue's own layout the table has (Capability.MIGRATE)."""
+
+    def included(
+        self, queue: Served, given: Sequence[str], structs: Mapping[str, Sequence[str]]
+    ) -> tuple[Included, ...]:
+        """The subtype tables a producer's struct columns write (Queue.included)."""
+
+    def adoption(self, queue: Served) -> Adoption | None:
+        """What adopting the table adds beside it; None for sqlqueue's own layout, which has nothing to adopt."""
 
     def stats(self, queue: Served) -> dict[str, dict[str, Any]]:
         """Rows per state (sqlqueue's own layout) or per status value (an adopted table's profile), each

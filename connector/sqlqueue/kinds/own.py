@@ -8,7 +8,7 @@ layout than this code's is refused until migrated.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,10 +27,12 @@ from ..schema import (
     READY_INDEX_KEY,
     UNRECORDED_LAYOUT,
     Column,
+    Included,
     Subtype,
     writable_columns,
 )
-from .kind import Served
+from .holds import InPlace
+from .kind import Adoption, Holds, Served
 
 CAPABILITIES = frozenset(Capability)
 # What `sqlqueue peek` shows of a row besides its domain columns.
@@ -41,6 +43,7 @@ class OwnLayout:
     declared: Profile | None = None
     capabilities = CAPABILITIES
     shown_lifecycle: tuple[str, ...] = DEFAULT_SOURCE_LIFECYCLE
+    holds: Holds = InPlace()
 
     def __init__(self) -> None:
         self._spelling: dict[str, str] | None = None  # lower-case name -> the table's spelling
@@ -98,6 +101,17 @@ class OwnLayout:
 
     def peeked(self, queue: Served) -> tuple[str, ...]:
         return (*PEEKED_LIFECYCLE, *(c.name for c in self.domain_columns(queue)))
+
+    def layout(self, queue: Served) -> int:
+        return layout(queue)
+
+    def included(
+        self, queue: Served, given: Sequence[str], structs: Mapping[str, Sequence[str]]
+    ) -> tuple[Included, ...]:
+        return ()  # no subtype tables: Queue.included refuses struct columns first
+
+    def adoption(self, queue: Served) -> Adoption | None:
+        return None
 
     def stats(self, queue: Served) -> dict[str, dict[str, Any]]:
         """Rows per state, rows of unpublished sink batches apart, with the oldest enqueue time in each."""

@@ -20,7 +20,6 @@ from ..connection import ConnectionSpec, parse_connection
 from ..dialects.sqlserver_doctor import is_babelfish
 from ..errors import ConfigError
 from ..identifiers import TableName
-from ..kinds.adopted import make_tables
 from ..profile import PRESETS, Profile, settings_of
 from ..queue import Queue
 from ..schema import Column, parse_columns
@@ -168,7 +167,7 @@ class QueueFactory:
         designs.run(table, *designs.DESIGNS[design](self.database.engine, str(table.table)))
         if subtypes:
             designs.run(table, *designs.subtypes(self.database.engine, str(table.table)))
-        make_tables(table)
+        table.adopt()
         designs.fill(table, design, rows)
         return table
 
