@@ -177,18 +177,16 @@ class Producer:
             if self.queue.stages(columns):
                 self.queue.stage(cur, columns, counted, tag)
             else:
-                id_after = scalar(cur, self.sql.last_id(self.table))
-                self.queue.insert_unpublished(cur, columns, counted, tag)
-                id_upto = scalar(cur, self.sql.last_id(self.table))
-                execute(
-                    cur,
-                    self.sql.register_unpublished(self.table),
-                    tag=tag,
-                    id_after=id_after,
-                    id_upto=id_upto,
-                    row_count=counted.count,
-                )
+                self._write_listed(cur, columns, counted, tag)
         return Written(tag, counted.count)
+
+    def _write_listed(self, cur: Any, columns: Sequence[Column], counted: _Counted, tag: str) -> None:
+        """Into the table itself under ``tag``, listed as unpublished with the id range it took."""
+        id_after = scalar(cur, self.sql.last_id(self.table))
+        self.queue.insert_unpublished(cur, columns, counted, tag)
+        id_upto = scalar(cur, self.sql.last_id(self.table))
+        values = {"tag": tag, "id_after": id_after, "id_upto": id_upto, "row_count": counted.count}
+        execute(cur, self.sql.register_unpublished(self.table), **values)
 
     def _check(self, batch_id: int, task: Written, found: int) -> None:
         # PostgreSQL empties its unlogged staging table in crash recovery, and a late abort may

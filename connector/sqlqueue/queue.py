@@ -49,6 +49,22 @@ ACK_PASSES = 3
 OUTCOMES = (DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME)
 
 
+def _settled(cur: Any, writes: Sequence[Statement], values: dict[str, Any], size: int) -> int:
+    """Run one chunk's outcome statements; how many rows they settled. A pass that settled fewer rows than
+    the chunk holds (``size``) runs again, up to ACK_PASSES in all: an ack that waited on the stream's own
+    renewal of its row compared the row's new token with its copy's old one (lock_acked) and changed
+    nothing; the next statement reads both anew. Where the lock is not honoured (Babelfish ignores table
+    hints) that race fenced out whole batches, whose rows then stayed held. A row another claimer took
+    stays unsettled in every pass."""
+    settled = 0
+    for n in range(ACK_PASSES):
+        passed = sum(max(execute(cur, w, **values).rowcount, 0) for w in writes)
+        settled += passed
+        if settled >= size or (n > 0 and passed == 0):
+            break
+    return settled
+
+
 def retry_delay(attempts: int, base_seconds: int, cap_seconds: int, jitter: float) -> int:
     """Exponential backoff: ``base`` after the first attempt, doubling after each further one,
     capped, times a jitter factor (e.g. 0.9 to 1.1) so retried rows do not all return at once."""
@@ -752,18 +768,7 @@ class Queue:
             values = {"lo": lo, "hi": lo + chunk - 1, "max_attempts": profile.max_attempts or max_attempts}
             if lock is not None:
                 execute(cur, lock, **values).fetchall()  # read to the end: a row is locked once read
-            # A pass that settled fewer rows than the chunk holds runs again, up to PASSES in all: an ack that
-            # waited on the stream's own renewal of its row compared the row's new token with its copy's old
-            # one (lock_acked) and changed nothing; the next statement reads both anew. Where the lock is not
-            # honoured (Babelfish ignores table hints) that race fenced out whole batches, whose rows then
-            # stayed held. A row another claimer took stays unsettled in every pass.
-            size, settled = min(chunk, len(staged) - lo), 0
-            for n in range(ACK_PASSES):
-                passed = sum(max(execute(cur, w, **values).rowcount, 0) for w in writes if w is not None)
-                settled += passed
-                if settled >= size or (n > 0 and passed == 0):
-                    break
-            changed += settled
+            changed += _settled(cur, [w for w in writes if w is not None], values, min(chunk, len(staged) - lo))
             if forget is not None:
                 execute(cur, forget, **values)
         holds.forget_subtype_copies(self, cur)

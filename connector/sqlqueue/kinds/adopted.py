@@ -215,21 +215,8 @@ class Adopted:
                     f"column {key!r}, the key of table {queue.table} (profile.key), is missing from the rows and the "
                     "table does not assign it: give it in the rows, one value per row"
                 )
+        _check_new_row(queue.table, p, columns, new_row, kinds)
         lifecycle = {c.lower() for c in p.lifecycle()}
-        for column in columns:
-            name = column.name.lower()
-            if name not in lifecycle or column.nullable:
-                continue
-            if new_row.get(column.name) == "NULL":
-                raise SchemaError(
-                    f"column {column.name!r} of table {queue.table} is NOT NULL, but profile {p.name!r} reads NULL "
-                    "there as ready: map another column, or none (profile.<field> = '')"
-                )
-            if column.name not in new_row and name not in kinds:
-                raise SchemaError(
-                    f"column {column.name!r} of table {queue.table} is NOT NULL with no default, and a new row of "
-                    f"profile {p.name!r} leaves it empty: give it a default, or make it nullable"
-                )
         keys = {k.lower() for k in p.key}
         required = [
             c.name
@@ -366,6 +353,28 @@ def claim_index(queue: Served) -> str | None:
     include = [c for c in dict.fromkeys(read) if c is not None and c not in columns]
     key = ", ".join(q(c) for c in columns)
     return queue.engine.create_index_guarded(queue.table, f"ix_{queue.table.name}_sqlqueue_claim", key, include, where)
+
+
+def _check_new_row(
+    table: TableName, p: Profile, columns: Sequence[Column], new_row: Mapping[str, str], kinds: dict[str, int]
+) -> None:
+    """Refuse a NOT NULL lifecycle column a new row of the profile would leave NULL (Sink.new_row, or no
+    default of the table's)."""
+    lifecycle = {c.lower() for c in p.lifecycle()}
+    for column in columns:
+        name = column.name.lower()
+        if name not in lifecycle or column.nullable:
+            continue
+        if new_row.get(column.name) == "NULL":
+            raise SchemaError(
+                f"column {column.name!r} of table {table} is NOT NULL, but profile {p.name!r} reads NULL "
+                "there as ready: map another column, or none (profile.<field> = '')"
+            )
+        if column.name not in new_row and name not in kinds:
+            raise SchemaError(
+                f"column {column.name!r} of table {table} is NOT NULL with no default, and a new row of "
+                f"profile {p.name!r} leaves it empty: give it a default, or make it nullable"
+            )
 
 
 def _domain(profile: Profile, columns: Sequence[Column]) -> tuple[Column, ...]:

@@ -67,20 +67,7 @@ class Claims(ABC):
         A profile with a lease column (sqlqueue's own layout) leaves abandoned rows to the sweep that
         gives them back (rescue_expired): its claim reads ready rows only, through the ready index."""
         q, now = self.engine.quote, self.lifecycle.clock(profile)
-        reclaims = profile.started is not None and profile.lease is None
-        expired = f"{q(str(profile.started))} < {self.engine.add_seconds(now, 'lease_ago')}" if reclaims else None
-        if profile.status is not None:
-            open_ = self.lifecycle.status_in(profile, profile.ready)
-            in_flight = self.lifecycle.status_in(profile, (profile.in_flight or "",))
-            if profile.done_at is not None:
-                # With a status, done-at tells only rows in flight apart (a claimer table: in_process = 1 and
-                # an end_date is done); a ready row may carry one from its default or an earlier run.
-                in_flight += f" AND {q(profile.done_at)} IS NULL"
-            abandoned = f"{in_flight} AND {expired}" if expired else None
-        elif profile.claimer is not None:
-            open_, abandoned = f"{q(profile.claimer)} IS NULL", expired
-        else:  # no status and no claimer: the profile marks with started-at (Profile.__post_init__)
-            open_, abandoned = f"{q(str(profile.started))} IS NULL", None
+        open_, abandoned = self._open(profile, now)
         if abandoned is not None and claiming:
             abandoned += f" AND NOT {self.held_copy(table, profile)}"
         parts = [] if profile.take else [f"({open_} OR ({abandoned}))" if abandoned else open_]
@@ -107,6 +94,24 @@ class Claims(ABC):
         if bound is not None:
             parts.append(f"{q(bound)} <= :max_id")
         return " AND ".join(parts) or "1 = 1"
+
+    def _open(self, profile: Profile, now: str) -> tuple[str, str | None]:
+        """(rows open for a claim, rows abandoned by a claimer whose lease ran out, None where a sweep gives
+        them back or nothing marks them) by the profile's status, else its claimer, else its started-at."""
+        q = self.engine.quote
+        reclaims = profile.started is not None and profile.lease is None
+        expired = f"{q(str(profile.started))} < {self.engine.add_seconds(now, 'lease_ago')}" if reclaims else None
+        if profile.status is not None:
+            in_flight = self.lifecycle.status_in(profile, (profile.in_flight or "",))
+            if profile.done_at is not None:
+                # With a status, done-at tells only rows in flight apart (a claimer table: in_process = 1 and
+                # an end_date is done); a ready row may carry one from its default or an earlier run.
+                in_flight += f" AND {q(profile.done_at)} IS NULL"
+            return self.lifecycle.status_in(profile, profile.ready), f"{in_flight} AND {expired}" if expired else None
+        if profile.claimer is not None:
+            return f"{q(profile.claimer)} IS NULL", expired
+        # No status and no claimer: the profile marks with started-at (Profile.__post_init__).
+        return f"{q(str(profile.started))} IS NULL", None
 
     def row_tag(self, table: TableName, column: str = STAGE_TAG.name) -> str:
         """A table's tag column, qualified: the queue and its unpublished list both have one."""
