@@ -8,8 +8,8 @@ it is small (--micro-batch).
 
 For each engine, order and backlog: a fresh queue table (sqlqueue's DDL for that order) filled in
 SQL (INSERT … SELECT over generate_series or a recursive CTE, not through sqlqueue), then --steps
-steps that each claim 5,000 rows (``Queue.claim``: one statement and its commit), complete them
-(``Queue.complete``: deleted) and put 5,000 new ready rows back in SQL, so every claim sees the
+steps that each claim 5,000 rows (``Consuming.claim``: one statement and its commit), complete them
+(``Consuming.complete``: deleted) and put 5,000 new ready rows back in SQL, so every claim sees the
 same backlog. The two backlogs of an order take their steps in turn. Printed: the median claim
 and completion times over the steps after --warm-up at each backlog, the ratio of the large
 backlog to the small one (issue 12's target for the claim: at most 1.2), and the shape of the
@@ -112,9 +112,9 @@ class Backlog:
     def step(self, seq: int, record: bool) -> None:
         """Claim 5,000 rows, complete them, and put 5,000 new ones back (untimed, in SQL)."""
         started = time.perf_counter()
-        claimed = self.queue.claim(CONSUMER, seq, BATCH, order=self.order)
+        claimed = self.queue.consuming.claim(CONSUMER, seq, BATCH, order=self.order)
         claimed_at = time.perf_counter()
-        self.queue.complete(CONSUMER, seq)
+        self.queue.consuming.complete(CONSUMER, seq)
         completed_at = time.perf_counter()
         assert claimed == BATCH, (self.order, self.size, claimed)
         fill(self.conn, self.engine, self.name, self.top + 1, self.top + BATCH)

@@ -68,11 +68,11 @@ def measure(engine: Engine, args: argparse.Namespace) -> dict[str, list[float]]:
     for seq in range(1, args.warm_up + args.steps + 1):
         for kind in ("grouped", "heap"):
             started = time.perf_counter()
-            claimed = queue.claim(
+            claimed = queue.consuming.claim(
                 CONSUMER, seq, args.batch, order="heap", groups=grouping if kind == "grouped" else None
             )
             claimed_at = time.perf_counter()
-            queue.complete(CONSUMER, seq)
+            queue.consuming.complete(CONSUMER, seq)
             done_at = time.perf_counter()
             assert claimed == args.batch, (kind, claimed)
             fill(conn, engine, table, args.groups, top + 1, top + claimed)

@@ -83,7 +83,7 @@ class Producer(threading.Thread):
                     continue
                 sent_at = time.time()
                 with self.queue.transaction() as cur:
-                    self.queue.insert(cur, DOMAIN, [("latency benchmark row", sent_at)] * due)
+                    self.queue.producing.insert(cur, DOMAIN, [("latency benchmark row", sent_at)] * due)
                 self.sent += due
         except BaseException as exc:  # reported by the main thread
             self.error = exc

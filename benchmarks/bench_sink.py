@@ -38,11 +38,11 @@ def with_options(writer, engine: Engine, queue):
 
 def raw_insert(engine: Engine, rows: list[tuple]) -> Callable[[], None]:
     queue = engine.new_queue(domain=DOMAIN)
-    queue.stats()  # connect before the clock starts, as the sink's workers already are
+    queue.inspection.stats()  # connect before the clock starts, as the sink's workers already are
 
     def write() -> None:
         with queue.transaction() as cur:
-            queue.insert(cur, DOMAIN, rows)
+            queue.producing.insert(cur, DOMAIN, rows)
 
     return write
 

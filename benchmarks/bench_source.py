@@ -104,8 +104,8 @@ def drain_core(queue: Queue, rows: int, batch: int, columns: list[str], keep: bo
         nxt = consumer.advance(seq, batch)
         if nxt == seq:
             break
-        for lo, hi in queue.partition_bounds("core", seq, nxt, 1):
-            for chunk in queue.read_claimed("core", seq, nxt, lo, hi, columns):
+        for lo, hi in queue.consuming.partition_bounds("core", seq, nxt, 1):
+            for chunk in queue.consuming.read_claimed("core", seq, nxt, lo, hi, columns):
                 seen += len(chunk)
         seq = nxt
     consumer.complete_through(seq)
@@ -145,12 +145,12 @@ def drain_acked(queue: Queue, rows: int, batch: int, columns: list[str]) -> floa
             break
         acks = [
             Ack(tuple(row[:width]), DONE_OUTCOME, response="200 OK")
-            for lo, hi in queue.partition_bounds("core", seq, nxt, 1)
-            for chunk in queue.read_claimed("core", seq, nxt, lo, hi, columns)
+            for lo, hi in queue.consuming.partition_bounds("core", seq, nxt, 1)
+            for chunk in queue.consuming.read_claimed("core", seq, nxt, lo, hi, columns)
             for row in chunk
         ]
         with queue.transaction() as cur:
-            queue.apply_acks(cur, acks, keep=True, max_attempts=3)
+            queue.consuming.apply_acks(cur, acks, keep=True, max_attempts=3)
         seen, seq = seen + len(acks), nxt
     elapsed = time.perf_counter() - started
     assert seen == rows, (seen, rows)
@@ -267,7 +267,7 @@ class TupleReader(QueueStreamReader):
 
     def read(self, partition):
         queue = shared_queue(self.options.address)
-        for rows in queue.read_claimed(
+        for rows in queue.consuming.read_claimed(
             partition.consumer,
             partition.after_seq,
             partition.upto_seq,

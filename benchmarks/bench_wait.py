@@ -6,10 +6,10 @@
 Each step claims --batch rows from a queue held at --backlog ready rows (filled in SQL with
 enqueue times spread over the last minute; completed rows are deleted and as many put back,
 untimed), twice, in turns that alternate:
-- before: what the source ran per batch before the figures: the claim (``Queue.claim``, whose
-  statement they leave as it was) and the backlog count (``Queue.count_ready``);
-- after: the claim, the backlog count with the oldest row's age (``Queue.backlog``) and the claim's
-  wait percentiles (``Queue.claim_waits``; a claim made ahead runs it in the prefetch thread).
+- before: what the source ran per batch before the figures: the claim (``Consuming.claim``, whose
+  statement they leave as it was) and the backlog count (``Inspection.count_ready``);
+- after: the claim, the backlog count with the oldest row's age (``Inspection.backlog``) and the claim's
+  wait percentiles (``Inspection.claim_waits``; a claim made ahead runs it in the prefetch thread).
 On the rows of each "after" claim it also times the other ways to rank them: the ROW_NUMBER and
 COUNT(*) OVER () statement the other engines run, and fetching each wait to rank them in Python;
 all must agree. A third claim
@@ -107,15 +107,15 @@ def main() -> None:
         conn.execute(f"VACUUM ANALYZE {table}")
 
         def before(s: int) -> dict[str, float]:
-            claim_ms, claimed = timed(lambda: queue.claim(CONSUMER, s, args.batch))
-            count_ms, _ = timed(queue.count_ready)
+            claim_ms, claimed = timed(lambda: queue.consuming.claim(CONSUMER, s, args.batch))
+            count_ms, _ = timed(queue.inspection.count_ready)
             assert claimed == args.batch, claimed
             return {"claim": claim_ms, "count_ready": count_ms, "before": claim_ms + count_ms}
 
         def after(s: int) -> dict[str, float]:
-            claim_ms, claimed = timed(lambda: queue.claim(CONSUMER, s, args.batch))
-            backlog_ms, _ = timed(queue.backlog)
-            waits_ms, waits = timed(lambda: queue.claim_waits(CONSUMER, s))
+            claim_ms, claimed = timed(lambda: queue.consuming.claim(CONSUMER, s, args.batch))
+            backlog_ms, _ = timed(queue.inspection.backlog)
+            waits_ms, waits = timed(lambda: queue.inspection.claim_waits(CONSUMER, s))
             rank_ms, ranked = timed(lambda: row_number(conn, wait, table, s))
             python_ms, fetched = timed(lambda: in_python(conn, wait, table, s))
             assert claimed == args.batch and waits == ranked == fetched, (claimed, waits, ranked, fetched)
@@ -150,7 +150,7 @@ def main() -> None:
                 if step >= args.warm_up:
                     for name, ms in figures.items():
                         times.setdefault(f"{turn.__name__} {name}" if name == "claim" else name, []).append(ms)
-                queue.complete(CONSUMER, seq)
+                queue.consuming.complete(CONSUMER, seq)
                 conn.execute(FILL.format(t=table), (args.batch,))
 
         m = {name: statistics.median(ms) for name, ms in times.items()}
@@ -169,11 +169,14 @@ def main() -> None:
             f"{statistics.median(times['before claim'] + times['after claim']):.1f})"
         )
         if args.large:
-            conn.execute(FILL.format(t=table), (args.large - queue.count_ready(),))
+            conn.execute(FILL.format(t=table), (args.large - queue.inspection.count_ready(),))
             conn.execute(f"VACUUM ANALYZE {table}")
             large: dict[str, list[float]] = {"count_ready": [], "backlog": []}
             for step in range(args.warm_up + args.steps):
-                for name, work in (("count_ready", queue.count_ready), ("backlog", queue.backlog)):
+                for name, work in (
+                    ("count_ready", queue.inspection.count_ready),
+                    ("backlog", queue.inspection.backlog),
+                ):
                     ms, _ = timed(work)
                     if step >= args.warm_up:
                         large[name].append(ms)

@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     distinct = delta.select("order_id").distinct().count()
     expected = spark.range(args.rows).withColumnRenamed("id", "order_id")
     missing = expected.join(delta, "order_id", "left_anti").count()
-    left = sum(s["rows"] for s in queue.stats().values())
+    left = sum(s["rows"] for s in queue.inspection.stats().values())
     exactly_once = in_delta == args.rows and distinct == args.rows and missing == 0
     print(f"in delta: {in_delta} rows, {distinct} distinct order ids, {missing} missing")
     print(f"left in queue: {left} rows")

@@ -25,7 +25,7 @@ class Acknowledger:
         with self.queue.transaction() as cur:
             if self.ledger.contains(cur, batch_id):
                 return None
-            fenced = self.queue.apply_acks(cur, acks, keep=keep, max_attempts=max_attempts)
+            fenced = self.queue.consuming.apply_acks(cur, acks, keep=keep, max_attempts=max_attempts)
             self.ledger.record(cur, batch_id, len(acks))
         return Applied(len(acks), fenced)
 

@@ -176,7 +176,7 @@ def enqueue(queue: Queue, args: argparse.Namespace, order: str) -> int:
 def peek(queue: Queue, args: argparse.Namespace, order: str) -> int:
     if args.order:  # an adopted table is claimed in its profile's order, and shown whole
         queue.require(Capability.CLAIM_ORDER)
-    for row in queue.peek(args.limit, args.order or order):
+    for row in queue.inspection.peek(args.limit, args.order or order):
         print(json.dumps({k: _show_time(v) for k, v in row.items()}, default=str))
     return 0
 
@@ -186,7 +186,8 @@ def stats(queue: Queue, args: argparse.Namespace, order: str) -> int:
     and its sinks staged, what a claim could take now; where rows keep their claim and completion times
     (Capability.HISTORY), the recent queue wait and throughput."""
     now = dt.datetime.now(dt.timezone.utc)
-    p, states, d = queue.profile, queue.stats(), queue.dialect
+    p, d, inspection = queue.profile, queue.dialect, queue.inspection
+    states, unpublished = inspection.stats(), inspection.unpublished_rows()
     if p.owned:
         print(f"queue {queue.table} at {queue.spec.display}")
         print(f"{'state':10} {'rows':>12}  oldest enqueued (h:mm:ss ago)")
@@ -194,7 +195,7 @@ def stats(queue: Queue, args: argparse.Namespace, order: str) -> int:
             found = states.get(state, {"rows": 0, "oldest_enqueued_at": None})
             print(f"{state:10} {found['rows']:>12,}  {_age(queue, found['oldest_enqueued_at'], now)}")
         print(
-            f"{'unpublished':11}{queue.unpublished_rows():>12,}  (sink batches not committed yet: tagged rows listed "
+            f"{'unpublished':11}{unpublished:>12,}  (sink batches not committed yet: tagged rows listed "
             f"in {d.schema.unpublished(queue.table)}, or staged in {d.schema.staging(queue.table)})"
         )
     else:
@@ -207,17 +208,19 @@ def stats(queue: Queue, args: argparse.Namespace, order: str) -> int:
                 if found["waiting"]:
                     waiting = f"  {found['waiting']:>24,}  {duration(found['next_due_ms'])}"
                 print(f"{value:14} {found['rows']:>12,}{waiting}")
-            errors = queue.failed_errors()
+            errors = inspection.failed_errors()
             if errors:
                 print(f"errors of {p.failed} rows, the most frequent first (their first {ERROR_CHARS} characters):")
                 for text, rows in errors[:ERRORS_SHOWN]:
                     print(f"{rows:>12,}  {' '.join(text.split())}")
                 if len(errors) > ERRORS_SHOWN:
                     print(f"{'':12}  ... and {len(errors) - ERRORS_SHOWN:,} other errors")
-        claims = queue.holding.table
-        print(f"{'held':14} {queue.held_rows():>12,}  (claimed by sqlqueue's streams, not completed yet: {claims})")
-        print(f"{'unpublished':14} {queue.unpublished_rows():>12,}  (sink batches not committed yet: {queue.staging})")
-    backlog = queue.backlog()
+        claims, staging = queue.consuming.holding.table, queue.producing.staging
+        print(
+            f"{'held':14} {inspection.held_rows():>12,}  (claimed by sqlqueue's streams, not completed yet: {claims})"
+        )
+        print(f"{'unpublished':14} {unpublished:>12,}  (sink batches not committed yet: {staging})")
+    backlog = inspection.backlog()
     oldest = "" if backlog.oldest_age_ms is None else f", the oldest enqueued {duration(backlog.oldest_age_ms)} ago"
     ready = (
         "ready, due, not in an unpublished sink batch"
@@ -234,7 +237,7 @@ def history(queue: Queue, args: argparse.Namespace, now: dt.datetime) -> None:
     """The recent queue wait and throughput, from the claim and completion times rows keep."""
     window = args.window
     since = now - dt.timedelta(seconds=window)
-    waits = queue.recent_waits(since)
+    waits = queue.inspection.recent_waits(since)
     if waits.rows:
         print(
             f"queue wait: {waits.rows:,} rows claimed in the last {window} s waited {waits} (enqueue to claim; "
@@ -242,22 +245,22 @@ def history(queue: Queue, args: argparse.Namespace, now: dt.datetime) -> None:
         )
     else:
         print(f"queue wait: no row claimed in the last {window} s is left in the table (completion=keep keeps them)")
-    done = queue.count_done_since(since)
+    done = queue.inspection.count_done_since(since)
     print(
         f"throughput: {done:,} rows done in the last {window} s ({done / window:,.1f} rows/s; counts rows "
         "kept with completion=keep)"
     )
     if args.interval:
-        before = queue.count_ready()
+        before = queue.inspection.count_ready()
         time.sleep(args.interval)
-        change = queue.count_ready() - before
+        change = queue.inspection.count_ready() - before
         print(f"backlog: {change:+,} ready rows in {args.interval} s ({change / args.interval:+,.1f} rows/s)")
 
 
 def requeue(queue: Queue, args: argparse.Namespace, order: str) -> int:
     if not (args.ids or args.dedup_keys or args.all):
         raise ConfigError("requeue needs --id, --dedup-key or --all: say which failed rows go back")
-    count = queue.requeue_failed(args.ids or (), args.dedup_keys or ())
+    count = queue.upkeep.requeue_failed(args.ids or (), args.dedup_keys or ())
     print(f"requeued {count} failed row(s) of {queue.table}")
     return 0
 
@@ -273,7 +276,7 @@ def purge(queue: Queue, args: argparse.Namespace, order: str) -> int:
         flush=True,
     )
     progress = Progress(f"purged {state} rows from {queue.table}")
-    queue.purge(state, cutoff, progress=progress.update)
+    queue.upkeep.purge(state, cutoff, progress=progress.update)
     progress.done()
     return 0
 

@@ -128,7 +128,7 @@ class Consumer:
         3. Otherwise everything claimed up to ``committed`` is done (Spark logged those batches as
            committed), rows whose claimer's lease ran out are given back now and then, and up to
            ``limit`` rows are claimed under ``committed + 1``, if at least ``min_rows`` are ready (and only
-           rows within ``bound``, Queue.available_now_bound, when given).
+           rows within ``bound``, Consuming.available_now_bound, when given).
         4. With ``policy.prefetch``, after a full claim (a backlog), a background thread does step 3 for
            the claim after: completes ``committed``, gives back expired rows and claims ``committed + 2``,
            off the batch's path. Otherwise ``committed`` is completed before this call returns.
@@ -140,7 +140,7 @@ class Consumer:
         nxt = committed + 1
         with self._lock:
             self._hold(self.queue, committed)
-            dropped = self.queue.drop_fenced(self.id, nxt)
+            dropped = self.queue.consuming.drop_fenced(self.id, nxt)
             self._fence(dropped, f"claim {nxt}, made ahead or held across a restart")
             self.last_claimed_rows = self._held(nxt, dropped)
             if not self.last_claimed_rows:
@@ -173,17 +173,19 @@ class Consumer:
             self._hold(self.queue, after)
             for seq in range(after + 1, upto + 1):
                 if seq not in self._served:  # held across a restart
-                    self._fence(self.queue.drop_fenced(self.id, seq), f"claim {seq}, replayed after a restart")
-                    self._served[seq] = self.queue.count_claimed(self.id, seq)
+                    self._fence(
+                        self.queue.consuming.drop_fenced(self.id, seq), f"claim {seq}, replayed after a restart"
+                    )
+                    self._served[seq] = self.queue.consuming.count_claimed(self.id, seq)
         self._start_heartbeat()
 
     def partition_bounds(self, after: int, upto: int) -> list[tuple[Any, Any]]:
         """Row ranges that split the rows of claims (after, upto] into ``policy.partitions`` read tasks: as the
         claim planned them when it is one claim this run made, else asked of the table. A grouped claim's
-        are ranges of group values, (None, None) for the rows of no group (Queue.partition_bounds)."""
+        are ranges of group values, (None, None) for the rows of no group (Consuming.partition_bounds)."""
         planned = self._bounds.get(upto) if upto == after + 1 else None
         group = self.policy.groups.column if self.policy.groups else None
-        return planned or self.queue.partition_bounds(self.id, after, upto, self.policy.partitions, group)
+        return planned or self.queue.consuming.partition_bounds(self.id, after, upto, self.policy.partitions, group)
 
     def complete_through(self, seq: int) -> int:
         """Complete the rows of claims up to ``seq`` (Spark committed them); how many were done. Rows of
@@ -209,9 +211,9 @@ class Consumer:
         inherited = 0
         if self._first_completion:
             below = min((s for s in self._served if s <= seq), default=seq + 1) - 1
-            inherited = queue.count_claimed_through(self.id, below) if below > 0 else 0
+            inherited = queue.consuming.count_claimed_through(self.id, below) if below > 0 else 0
             self._first_completion = False
-        done = queue.complete(self.id, seq, keep=self.policy.keep_completed, chunk=self.policy.chunk)
+        done = queue.consuming.complete(self.id, seq, keep=self.policy.keep_completed, chunk=self.policy.chunk)
         served = [self._served.pop(s) for s in sorted(self._served) if s <= seq]
         self._bounds = {s: b for s, b in self._bounds.items() if s > seq}
         self._completed = seq
@@ -238,7 +240,7 @@ class Consumer:
         now = time.monotonic()
         if not beat and now - self._renewed_at < self.policy.heartbeat_s:
             return
-        renewed = queue.renew(self.id, committed, self.policy.lease_seconds, self.policy.chunk)
+        renewed = queue.consuming.renew(self.id, committed, self.policy.lease_seconds, self.policy.chunk)
         self._renewed_at = now
         if renewed:
             log.info("%s: renewed the lease of %d held rows (claims after %d)", self.id, renewed, committed)
@@ -249,7 +251,7 @@ class Consumer:
         now = time.monotonic()
         if now - self._last_rescue >= self.policy.rescue_interval_s:
             self._last_rescue = now
-            rescued = queue.rescue_expired(self.policy.max_attempts, self.policy.chunk)
+            rescued = queue.consuming.rescue_expired(self.policy.max_attempts, self.policy.chunk)
             if rescued:
                 log.info("%s: %d rows with expired leases returned to the queue (or failed)", self.id, rescued)
 
@@ -275,7 +277,7 @@ class Consumer:
 
     def _claim_share(self, queue: Queue, seq: int, limit: int, bound: Any, taken: list[int]) -> int:
         p = self.policy
-        return queue.claim(
+        return queue.consuming.claim(
             self.id,
             seq,
             limit,
@@ -331,7 +333,7 @@ class Consumer:
         dropped since (a count of the claimed rows costs 155 ms at 500,000 on PostgreSQL), else counted."""
         if self._taken_ahead is not None and self._taken_ahead[0] == seq and not dropped:
             return self._taken_ahead[1]
-        return self.queue.count_claimed(self.id, seq)
+        return self.queue.consuming.count_claimed(self.id, seq)
 
     def _waits(self, seq: int) -> Waits:
         """How long the rows of claim ``seq`` waited: measured by the prefetch thread when it made the
@@ -339,11 +341,11 @@ class Consumer:
         there), else ranked now from the times the database recorded."""
         if self._waits_ahead is not None and self._waits_ahead[0] == seq:
             return self._waits_ahead[1]
-        return self.queue.claim_waits(self.id, seq)
+        return self.queue.inspection.claim_waits(self.id, seq)
 
     @staticmethod
     def _enough_ready(queue: Queue, min_rows: int | None) -> bool:
-        return not min_rows or queue.count_ready() >= min_rows
+        return not min_rows or queue.inspection.count_ready() >= min_rows
 
     def _background_queue(self) -> Queue:
         if self._background is None:
@@ -381,10 +383,10 @@ class Consumer:
                     self._complete(queue, committed)
                     self._rescue_now_and_then(queue)
                     # A claim ahead honours min_rows too, or a trickle would be served in small batches.
-                    if queue.count_claimed(self.id, seq) or not self._enough_ready(queue, min_rows):
+                    if queue.consuming.count_claimed(self.id, seq) or not self._enough_ready(queue, min_rows):
                         return
                     self._taken_ahead = (seq, self._claim_ahead(seq, limit, bound))
-                    self._waits_ahead = (seq, queue.claim_waits(self.id, seq))
+                    self._waits_ahead = (seq, queue.inspection.claim_waits(self.id, seq))
             except SqlQueueError as exc:  # the next advance claims (and completes) in the foreground instead
                 log.warning("%s: claiming %d ahead failed: %s", self.id, seq, exc)
 

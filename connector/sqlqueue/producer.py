@@ -99,10 +99,10 @@ class Producer:
         hold an update lock on one of its rows; taking all rows before any tag means publish
         waits for that claim rather than the two waiting for each other.
         """
-        deleted = max(execute(cur, self.sql.delete_staged(self.queue.staging), lo=lo, hi=hi).rowcount, 0)
+        deleted = max(execute(cur, self.sql.delete_staged(self.queue.producing.staging), lo=lo, hi=hi).rowcount, 0)
         for subtype in self.queue.subtypes():
-            execute(cur, self.sql.delete_staged(self.queue.subtype_staging(subtype)), lo=lo, hi=hi)
-        if not self.queue.lists_unpublished:
+            execute(cur, self.sql.delete_staged(self.queue.producing.subtype_staging(subtype)), lo=lo, hi=hi)
+        if not self.queue.producing.lists_unpublished:
             return deleted
         listed = execute(cur, self.sql.unpublished_in(self.table), lo=lo, hi=hi).fetchall()
         for tag, id_after, id_upto, count in listed:
@@ -170,12 +170,12 @@ class Producer:
             self._drop(cur, tag, tag)
             if included:
                 base, subtype_rows = _split(self.queue, columns, counted, included)
-                self.queue.stage(cur, columns, base, tag)
+                self.queue.producing.stage(cur, columns, base, tag)
                 for each, kept in zip(included, subtype_rows):
-                    self.queue.stage_subtype(cur, each, kept, tag)
+                    self.queue.producing.stage_subtype(cur, each, kept, tag)
                 return Written(tag, counted.count, tuple(len(kept) for kept in subtype_rows))
-            if self.queue.stages(columns):
-                self.queue.stage(cur, columns, counted, tag)
+            if self.queue.producing.stages(columns):
+                self.queue.producing.stage(cur, columns, counted, tag)
             else:
                 self._write_listed(cur, columns, counted, tag)
         return Written(tag, counted.count)
@@ -183,7 +183,7 @@ class Producer:
     def _write_listed(self, cur: Any, columns: Sequence[Column], counted: _Counted, tag: str) -> None:
         """Into the table itself under ``tag``, listed as unpublished with the id range it took."""
         id_after = scalar(cur, self.sql.last_id(self.table))
-        self.queue.insert_unpublished(cur, columns, counted, tag)
+        self.queue.producing.insert_unpublished(cur, columns, counted, tag)
         id_upto = scalar(cur, self.sql.last_id(self.table))
         values = {"tag": tag, "id_after": id_after, "id_upto": id_upto, "row_count": counted.count}
         execute(cur, self.sql.register_unpublished(self.table), **values)
@@ -204,20 +204,22 @@ class Producer:
     ) -> int:
         """Copy staged rows into the queue, keeping new dedup keys only, then their subtype rows into their
         tables; how many base rows were copied."""
-        publish = self.queue.publish_statement(columns)
+        publish = self.queue.producing.publish_statement(columns)
         published = 0
         for task in tasks:
-            self._check(batch_id, task, scalar(cur, self.sql.count_staged(self.queue.staging), tag=task.stage_tag))
+            self._check(
+                batch_id, task, scalar(cur, self.sql.count_staged(self.queue.producing.staging), tag=task.stage_tag)
+            )
             cur.execute(publish.sql, publish.bind({"tag": task.stage_tag}))
             published += max(cur.rowcount, 0)
             for each, rows in zip(included, task.subtype_rows):
-                staging = self.queue.subtype_staging(each.subtype)
+                staging = self.queue.producing.subtype_staging(each.subtype)
                 self._check(
                     batch_id,
                     Written(task.stage_tag, rows),
                     scalar(cur, self.sql.count_staged(staging), tag=task.stage_tag),
                 )
-                statement = self.queue.publish_subtype_statement(each)
+                statement = self.queue.producing.publish_subtype_statement(each)
                 cur.execute(statement.sql, statement.bind({"tag": task.stage_tag}))
         return published
 
@@ -248,7 +250,7 @@ class Producer:
         with self.queue.transaction() as cur:
             if self.ledger.contains(cur, batch_id):
                 return None
-            if self.queue.stages(columns):
+            if self.queue.producing.stages(columns):
                 published = self._publish_staged(cur, batch_id, columns, tasks, included)
             else:
                 published = self._check_unpublished(cur, batch_id, tasks)

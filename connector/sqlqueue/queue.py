@@ -1,7 +1,9 @@
 """The Spark-free queue: create, enqueue, claim, read claimed rows, complete, stats.
 
 A ``Queue`` serves one table of one kind (``kinds``): sqlqueue's own layout, or a table adopted through
-a profile. It owns one connection, opened lazily. Every write runs in one transaction through the
+a profile. It owns one connection, opened lazily, and one object per role its callers use: ``consuming``
+(claim, read, complete, renew, fence, rescue, acknowledge), ``producing`` (insert, stage, publish),
+``inspection`` (counts without claiming) and ``upkeep`` (purge, requeue). Every write runs in one transaction through the
 dialect; statements are compiled once per queue, from the kind's checked profile, so one implementation
 serves both kinds: where the rows carry their claim (in place) or copies in a claims table hold it, what
 ready, a claim and done write. What a kind supports beyond every table's basics is asked with
@@ -105,9 +107,11 @@ class Queue:
         # stream connected on the driver first. Until then a failing connection is a wrong address or
         # login, reported at once; after, it is an outage that the retry policy rides out.
         self.proven = False
-        self._ack_columns: tuple[tuple[Column, ...], tuple[tuple[str, str], ...]] | None = None
-        # Per consumer, the last group its grouped claims took: where the next one resumes (Claims.grouped).
-        self._group_after: dict[str, Any] = {}
+        # Its roles, each what one kind of caller uses.
+        self.consuming = Consuming(self)
+        self.producing = Producing(self)
+        self.inspection = Inspection(self)
+        self.upkeep = Upkeep(self)
 
     def __repr__(self) -> str:
         adopted = f", profile {self.declared.name}" if self.declared is not None else ""
@@ -313,109 +317,6 @@ class Queue:
         return 0
 
     # ---- producing ----------------------------------------------------------------------------
-    def _encoded(self, columns: Sequence[Column], rows: Iterable[Sequence[Any]], tail: tuple = ()) -> Iterator[tuple]:
-        """Rows as the driver takes them, each followed by ``tail``. Times go in the table's clock: a
-        local-clock table (SYSDATETIME()) gets the rows' instants as the database server's wall time, at
-        its current UTC offset."""
-        times = [i for i, c in enumerate(columns) if c.type == "timestamp"]
-        if self.profile.clock == "local" and times:
-            zone = dt.timezone(dt.timedelta(seconds=int(self.fetch(self.dialect.sink.local_offset(), {})[0][0])))
-            rows = (_in_zone(row, times, zone) for row in rows)
-        encode = self.engine.encode
-        converted = [(i, c) for i, c in enumerate(columns) if c.type in self.engine.encoded_types]
-        if not converted:
-            return ((*row, *tail) for row in rows)
-
-        def prepared(row: Sequence[Any]) -> tuple:
-            values = list(row)
-            for i, column in converted:
-                if values[i] is not None:
-                    values[i] = encode(column, values[i])
-            return (*values, *tail)
-
-        return (prepared(row) for row in rows)
-
-    def insert(self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]]) -> None:
-        """Insert ready rows inside the caller's transaction ``cur``.
-
-        ``rows`` may be a generator: it is consumed once, as the driver sends. With a ``dedup_key``
-        column, a row whose key the table already holds (or that repeats a key) is skipped.
-        """
-        encoded = self._encoded(columns, rows)
-        self.engine.insert_many(cur, self.table, columns, encoded, skip_duplicates=keyed(columns))
-
-    def insert_unpublished(
-        self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str
-    ) -> None:
-        """Insert rows under ``stage_tag`` inside the caller's transaction ``cur``; claimable once the
-        tag is not in the unpublished table (``Producer`` lists it there in the same transaction)."""
-        self._load_under(cur, self.table, columns, rows, stage_tag)
-
-    @property
-    def lists_unpublished(self) -> bool:
-        """How the sink writes into this table (``Producer``): rows carrying a tag column are written into
-        it under tags listed as unpublished; else every batch waits in the staging table."""
-        return self.profile.tag is not None
-
-    def writable(self, names: Sequence[str]) -> tuple[Column, ...]:
-        """The table's columns that receive a producer's ``names``, or one error naming what does not fit."""
-        return self.kind.writable(self, names)
-
-    def included(self, given: Sequence[str], structs: Mapping[str, Sequence[str]]) -> tuple[Included, ...]:
-        """The subtype tables a producer's struct columns (``structs``: {struct column: its fields}) write
-        beside the base columns ``given``, or one error naming what does not fit."""
-        if structs and not self.subtypes():
-            raise SchemaError(
-                f"struct column(s) {', '.join(map(repr, structs))}: table {self.table} has no subtype tables "
-                "(profile.include), where a struct column's rows go"
-            )
-        return self.kind.included(self, given, structs) if structs else ()
-
-    def subtype_staging(self, subtype: Subtype) -> TableName:
-        return self.dialect.sink.staging_of(subtype.table, self.profile)
-
-    def stage_subtype(self, cur: Any, included: Included, rows: Iterable[Sequence[Any]], stage_tag: str) -> None:
-        """Insert rows of a subtype table (its key, then ``included.columns``) into its staging table under
-        ``stage_tag``, inside the caller's transaction ``cur``."""
-        key = self.subtype_key(included.subtype)
-        self._load_under(cur, self.subtype_staging(included.subtype), [*key, *included.columns], rows, stage_tag)
-
-    def subtype_key(self, subtype: Subtype) -> tuple[Column, ...]:
-        """A subtype table's key columns, typed as the queue table's key."""
-        types = {c.name.lower(): c for c in self.columns()}
-        return tuple(Column(k, types[k.lower()].type, False) for k in subtype.key)
-
-    def publish_subtype_statement(self, included: Included) -> Statement:
-        """Copy one task's staged rows of a subtype table (:tag) into it."""
-        names = tuple(c.name for c in (*self.subtype_key(included.subtype), *included.columns))
-        return self.dialect.sink.publish_subtype(included.subtype.table, names)
-
-    def stages(self, columns: Sequence[Column]) -> bool:
-        """Whether a batch of ``columns`` waits in the staging table until publish copies it over: every
-        batch where the table has no tag column, and keyed ones, whose keys are checked at publish."""
-        return not self.lists_unpublished or keyed(columns)
-
-    @property
-    def staging(self) -> TableName:
-        return self.dialect.sink.staging_of(self.table, self.profile)
-
-    def publish_statement(self, columns: Sequence[Column]) -> Statement:
-        """Copy one task's staged rows (:tag) into the table, as new ready rows of the profile; a table
-        with dedup keys skips a row whose dedup_key it holds already."""
-        names = tuple(c.name for c in columns)
-        dedup = self.supports(Capability.DEDUP_KEYS) and "dedup_key" in names
-        return self.dialect.sink.publish(self.table, self.profile, names, dedup)
-
-    def stage(self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str) -> None:
-        """Insert rows into the staging table under ``stage_tag``, inside the caller's transaction ``cur``."""
-        self._load_under(cur, self.staging, columns, rows, stage_tag)
-
-    def _load_under(
-        self, cur: Any, table: TableName, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str
-    ) -> None:
-        encoded = self._encoded(columns, rows, (stage_tag,))
-        self.engine.load(cur, self.engine.table(table), [*columns, STAGE_TAG], encoded)
-
     def enqueue(self, rows: Sequence[Mapping[str, Any]]) -> int:
         """Enqueue ready rows (dicts keyed by column name) in one transaction."""
         self.require(Capability.ENQUEUE)
@@ -427,398 +328,11 @@ class Queue:
         if unknown:
             raise SchemaError(f"column(s) {', '.join(unknown)} are not in queue table {self.table}")
         with self.transaction() as cur:
-            self.insert(cur, [known[n] for n in names], [[row[n] for n in names] for row in rows])
+            self.producing.insert(cur, [known[n] for n in names], [[row[n] for n in names] for row in rows])
         return len(rows)
 
-    # ---- consuming ----------------------------------------------------------------------------
-    def claim(
-        self,
-        consumer: str,
-        seq: int,
-        limit: int,
-        *,
-        order: str = "fifo",
-        strict: bool = False,
-        lease_seconds: int = 300,
-        chunk: int | None = None,
-        bound: Any = None,
-        taken: list[Any] | None = None,
-        groups: Grouping | None = None,
-    ) -> int:
-        """Claim up to ``limit`` ready rows under (consumer, seq); returns how many were claimed.
-
-        Each chunk commits on its own: a crash between chunks leaves rows held under ``seq``,
-        which the claim protocol finds and serves before claiming more. ``bound``: a Trigger.AvailableNow
-        run's ``available_now_bound``, None otherwise. ``taken``: where the claim returns the id of each
-        row it takes (rows that carry their claim), those ids are added to it. ``groups``: the claim takes
-        rows by message group (Claims.grouped); the table's profile.group, if any, otherwise.
-        """
-        group = groups.column if groups else self.claim_profile(order).group
-        chunk = chunk or self.engine.default_chunk or limit
-        values = {"consumer": consumer, "seq": seq, "lease_seconds": lease_seconds, "max_id": bound}
-        if group is not None:
-            per_group = groups.per_group if groups else PER_GROUP
-            return self._claim_groups(group, per_group, order, strict, limit, chunk, values, taken)
-        take = self._claimer(order, strict, bound is not None, ids=taken)
-        claimed = 0
-        while claimed < limit:
-            want = min(chunk, limit - claimed)
-            with self.transaction() as cur:
-                got = take(cur, {**values, "limit": want})
-            claimed += got
-            if got < want:
-                break
-        return claimed
-
-    def _claim_groups(
-        self, group: str, per_group: int, order: str, strict: bool, limit: int, chunk: int,
-        values: dict[str, Any], taken: list[Any] | None,
-    ) -> int:  # fmt: skip
-        """A grouped claim (Claims.grouped): statements that each read at most SCAN_ROWS times their share of
-        rows from the groups after the last one this consumer took, until ``limit`` rows are taken or, once
-        the groups have wrapped around to the first, a statement takes none."""
-        bounded = values["max_id"] is not None
-        takes = {
-            resume: self._claimer(order, strict, bounded, ids=taken, group=group, resume=resume)
-            for resume in (False, True)
-        }
-        last = self.dialect.claims.last_group(self.holding, group)
-        after = self._group_after.get(values["consumer"])
-        wrapped, claimed = after is None, 0
-        while claimed < limit:
-            want = min(chunk, limit - claimed)
-            step = {**values, "limit": want, "scan": SCAN_ROWS * want, "per_group": per_group, "after_group": after}
-            with self.transaction() as cur:
-                got = takes[after is not None](cur, step)
-                if got:
-                    after = execute(cur, last, **values).fetchone()[0]
-            claimed += got
-            if not got and wrapped:
-                break
-            if not got:
-                after, wrapped = None, True
-        self._group_after[values["consumer"]] = after
-        return claimed
-
-    def _claimer(
-        self, order: str, strict: bool, bounded: bool, ids: list[Any] | None = None, group: str | None = None,
-        resume: bool = False,
-    ) -> Callable[[Any, dict[str, Any]], int]:  # fmt: skip
-        """What claims one chunk inside the caller's transaction and says how many rows it took (adding the
-        ids the claim returns to ``ids``, when given); by message group with a ``group`` column (``resume``:
-        after :after_group)."""
-        bound = self.bound_column() if bounded else None
-        profile = replace(self.claim_profile(order), group=group)
-        plan = self.dialect.claims.claim(self.table, profile, self.copied(), strict, bound, resume)
-        subtypes = [
-            self.dialect.claims.copy_subtype(self.table, profile, s.table, tuple(c.name for c in s.columns))
-            for s in self.subtypes()
-        ]
-        extra = self.bindings()
-
-        def take(cur: Any, values: dict[str, Any]) -> int:
-            if plan.lock is not None:
-                cur.execute(plan.lock.sql)
-            cur.execute(plan.claim.sql, plan.claim.bind({**values, **extra}))
-            rows = cur.fetchall() if plan.returns else None
-            if plan.record is not None and rows:
-                cur.executemany(plan.record.sql, [(values["consumer"], values["seq"], *row) for row in rows])
-            elif ids is not None and rows:  # the claim returned the ids of the rows it took
-                ids.extend(row[0] for row in rows)
-            taken = max(cur.rowcount, 0) if rows is None else len(rows)
-            if plan.settle is not None and taken:
-                cur.execute(plan.settle.sql, plan.settle.bind(values))
-            for copy in subtypes if taken else ():
-                cur.execute(copy.sql, copy.bind(values))
-            return taken
-
-        return take
-
-    def claim_profile(self, order: str) -> Profile:
-        """The profile a claim in ``order`` (the stream's order option) runs by."""
-        return self.kind.claim_profile(self, order)
-
-    def copied(self) -> tuple[str, ...]:
-        """The columns a claim copies into the claims table: none where the rows carry their claim, else
-        every column of the table."""
-        return self.kind.holds.copied(self)
-
-    def _bound(self) -> tuple[str | None, bool]:
-        """(the bound column, whether it is a time)."""
-        p = self.profile
-        types = {c.name: c.type for c in self.columns()}
-        keys = [k for k in p.key if k not in p.lifecycle()]
-        ranked = [
-            *(k for k in keys if types.get(k) in COUNTS),
-            *([p.enqueued] if p.enqueued is not None else []),
-            *(k for k in keys if types.get(k) in TIMES),
-        ]
-        return (ranked[0], types.get(ranked[0]) in TIMES) if ranked else (None, False)
-
-    def bound_column(self) -> str | None:
-        """The column a Trigger.AvailableNow run bounds its claims by: an integer key column the lifecycle
-        does not write (an identity id), else the enqueue time, else a time key column. None: no column
-        tells the rows ready at the start from later ones, and the run claims until a claim comes back
-        empty."""
-        return self._bound()[0]
-
-    def available_now_bound(self) -> Any:
-        """The largest value of the bound column among the rows ready at a Trigger.AvailableNow run's start
-        (its claims take rows up to it), or one below every value when none is ready; None without a
-        bound column. A time read back through a driver may come back coarser than the table holds it
-        (DATETIME2(7) as microseconds; Microsoft's driver sends Babelfish whole seconds), so a time
-        bound is a second later: rows enqueued within that second are taken too."""
-        column, time_ = self._bound()
-        if column is None:
-            return None
-        (largest,) = self.fetch(self.dialect.claims.max_ready(self.table, self.profile, column), self.bindings())[0]
-        if largest is None:
-            return self._time(dt.datetime(1900, 1, 1, tzinfo=dt.timezone.utc)) if time_ else -(2**63)
-        if isinstance(largest, dt.datetime):
-            return largest + dt.timedelta(seconds=1)
-        return largest
-
-    @property
-    def holding(self) -> Holding:
-        """Where this table's claimed rows are held."""
-        return self.dialect.lifecycle.holding(self.table, self.profile)
-
-    def count_claimed(self, consumer: str, seq: int) -> int:
-        return self.fetch(self.dialect.claims.count_held(self.holding), {"consumer": consumer, "seq": seq})[0][0]
-
-    def count_claimed_through(self, consumer: str, seq: int) -> int:
-        """Rows ``consumer`` holds under every claim up to ``seq``."""
-        statement = self.dialect.claims.count_held(self.holding, UPTO)
-        return self.fetch(statement, {"consumer": consumer, "upto_seq": seq})[0][0]
-
-    def partition_bounds(
-        self, consumer: str, after_seq: int, upto_seq: int, parts: int, group: str | None = None
-    ) -> list[tuple[Any, Any]]:
-        """Row ranges that split the rows of claims (after_seq, upto_seq] into ``parts`` even groups; with a
-        ``group`` column, ranges of its values that keep each message group whole, and (None, None) for the
-        rows of no group."""
-        values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq}
-        if group is not None:
-            ranges = self.fetch(self.dialect.claims.partition_groups(self.holding, group, parts), values)
-            return [(lo, hi) for lo, hi in ranges]
-        rows = self.fetch(self.dialect.claims.partition_bounds(self.holding, parts), values)
-        return [(int(lo), int(hi)) for lo, hi in rows]
-
-    def read_claimed(
-        self,
-        consumer: str,
-        after_seq: int,
-        upto_seq: int,
-        lo: Any,
-        hi: Any,
-        columns: Sequence[str],
-        batch_rows: int = 10_000,
-        grouped: GroupRead | None = None,
-    ) -> Iterator[list[tuple]]:
-        """The claimed rows in one row range, in lists of at most ``batch_rows``. A name in ``columns`` that
-        names a subtype table (Profile.include) takes, in each row, a dict of that table's columns but the
-        key, as the claim copied its row; None where the row has none. ``grouped``: as for export_claimed."""
-        by_name = {s.name.lower(): s for s in self.subtypes()}
-        base = [n for n in columns if n.lower() not in by_name]
-        wanted = [by_name[n.lower()] for n in columns if n.lower() in by_name]
-        shape = tuple((s.table, tuple(c.name for c in s.fields)) for s in wanted)
-        if grouped is not None and wanted:
-            names = ", ".join(s.name for s in wanted)
-            raise ConfigError(
-                f"option 'groupBy' cannot read subtype tables ({names}): leave them out of option 'columns'"
-            )
-        statement = self._read_statement(self.spelled(base), lo, grouped, shape)
-        values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
-        places = {n.lower(): i for i, n in enumerate(columns)}
-
-        def shaped(row: Sequence[Any]) -> tuple:
-            """The base columns, then each subtype's copy as a dict (None without one), in ``columns``' order."""
-            out: list[Any] = [None] * len(columns)
-            for name, value in zip(base, row):
-                out[places[name.lower()]] = value
-            at = len(base)
-            for subtype, (_, fields) in zip(wanted, shape):
-                present, *found = row[at : at + 1 + len(fields)]
-                out[places[subtype.name.lower()]] = None if present is None else dict(zip(fields, found))
-                at += 1 + len(fields)
-            return tuple(out)
-
-        conn = self.conn
-        with self._errors():
-            cur = self.engine.autocommit_cursor(conn)
-            cur.execute(statement.sql, statement.bind(values))
-            while rows := cur.fetchmany(batch_rows):
-                yield [shaped(r) for r in rows] if wanted else [tuple(r) for r in rows]
-
-    def export_claimed(
-        self, consumer: str, after_seq: int, upto_seq: int, lo: Any, hi: Any, columns: Sequence[str],
-        grouped: GroupRead | None = None,
-    ) -> Iterator[bytes] | None:  # fmt: skip
-        """The rows ``read_claimed`` reads, as CSV text in chunks (Engine.copy_out), where the engine streams
-        them so and no name in ``columns`` is a subtype table's; None otherwise. ``grouped``: [lo, hi] is a
-        range of group values (None: the rows of no group), read whole groups in the claim order."""
-        if any(s.name.lower() in {n.lower() for n in columns} for s in self.subtypes()):
-            return None
-        statement = self._read_statement(self.spelled(columns), lo, grouped)
-        values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
-        chunks = self.engine.copy_out(self.engine.autocommit_cursor(self.conn), statement, values)
-        return None if chunks is None else self._guarded(chunks)
-
-    def _read_statement(
-        self, columns: tuple[str, ...], lo: Any, grouped: GroupRead | None,
-        shape: tuple[tuple[TableName, tuple[str, ...]], ...] = (),
-    ) -> Statement:  # fmt: skip
-        """What reads a read task's rows (``columns``, as the table spells them): a row range, or with
-        ``grouped`` a range of group values starting at ``lo`` (None: the rows of no group) in the claim
-        order; ``shape``: the subtype tables' copies read beside the rows (read_claimed)."""
-        if grouped is None:
-            return self.dialect.claims.read_claimed(self.holding, columns, self.profile.key, shape)
-        group, order = grouped
-        return self.dialect.claims.read_grouped(self.holding, columns, group, order, lo is None)
-
-    def _guarded(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
-        """``chunks``, with a driver error while they stream mapped to ours."""
-        with self._errors():
-            yield from chunks
-
-    def complete(self, consumer: str, upto_seq: int, *, keep: bool = False, chunk: int | None = None) -> int:
-        """Apply the done transition to the rows this consumer holds under claims up to ``upto_seq`` and
-        still holds (a row another claimer took is fenced out: left alone), and forget the copies where
-        copies hold them; returns how many rows were done (where the claim took the rows out of the
-        table, how many copies were forgotten). sqlqueue's own rows are deleted unless ``keep`` (option
-        completion=keep); an adopted table's done transition is its profile's.
-
-        Where the engine needs it (SQL Server), each statement runs in chunks of ``chunk`` rows (lock
-        escalation is judged per statement). Rows held in place commit each chunk on its own; copies are
-        forgotten in the done transition's one transaction, so a row is never done with its copy still
-        taken for held, nor its copy gone while it is still in flight."""
-        return self.kind.holds.complete(self, consumer, upto_seq, keep, chunk)
-
     # ---- leases --------------------------------------------------------------------------------
-    def renew(self, consumer: str, after_seq: int, lease_seconds: int, chunk: int | None = None) -> int:
-        """Renew the lease of the rows ``consumer`` still holds under claims after ``after_seq`` (claims
-        Spark has not committed) that have less than half of it left; returns how many. Rows another
-        claimer took are not this consumer's to renew.
-
-        Rows that carry their claim get a new lease end. An adopted table's rows get started-at (and the
-        token) now, which is what the table's own worker reads too, and their copies take the new guard
-        (kinds.holds)."""
-        p = self.profile
-        if not p.expires:
-            return 0
-        limit = chunk or self.engine.default_chunk
-        each = limit or UNLIMITED
-        values = {
-            "consumer": consumer,
-            "after_seq": after_seq,
-            "lease_seconds": lease_seconds,
-            "half_seconds": lease_seconds // 2,
-            "half_ago": -(lease_seconds // 2),
-            "limit": each,
-        }
-        return self.kind.holds.renew(self, values, limit)
-
-    def drop_fenced(self, consumer: str, seq: int) -> int:
-        """Forget the rows of claim ``seq`` another claimer took since; how many. Only copies need it: a
-        row held in place carries its claim, so one taken over is simply no longer counted as held."""
-        return self.kind.holds.drop_fenced(self, consumer, seq)
-
     # ---- lifecycle ----------------------------------------------------------------------------
-    def rescue_expired(self, max_attempts: int, chunk: int | None = None) -> int:
-        """Rows whose claimer's lease ran out: where the rows carry a lease (sqlqueue's own layout) they go
-        back to ready, or to failed once their attempts are spent; an adopted table's go back by its ready
-        predicate itself, and those with no attempt left become failed where the profile has a failed
-        value."""
-        return self.kind.holds.rescue_expired(self, max_attempts, chunk)
-
-    def apply_acks(self, cur: Any, acks: Sequence[Ack], *, keep: bool, max_attempts: int) -> int:
-        """Per-row outcomes inside the caller's transaction; returns how many changed nothing (fenced out).
-        Only rows the claim that delivered them still holds are touched (Outcomes), so applying the same
-        acknowledgements twice changes nothing the second time, nor does a second acknowledgement of a row
-        in the same batch. sqlqueue's own rows done are deleted unless ``keep``; an adopted table's done
-        transition is its profile's, and its rows' attempts are spent at its profile's max_attempts where
-        it names one (what its own worker reads too). The acknowledgements are staged in a temporary
-        table, then each outcome is one statement a chunk (Outcomes)."""
-        self.require(Capability.ACK)
-        if not acks:
-            return 0
-        profile, outcomes, holds = self.profile, self.dialect.outcomes, self.kind.holds
-        extra = holds.ack_writes(self, keep)
-        first: dict[tuple[Any, ...], Ack] = {}
-        for a in acks:
-            first.setdefault(a.key, a)
-        staged = [first[key] for key in sorted(first)]  # in key order, as two writers that lock several rows should
-        columns, types = self._staged_columns()
-        execute(cur, outcomes.stage(types, len(profile.key)))
-        rows = _staged_rows(staged, [c.name for c in columns], len(profile.key))
-        self.engine.load(cur, self.engine.temp_table(STAGED), columns, rows)
-        analyze = self.engine.analyze(self.engine.temp_table(STAGED))
-        if analyze is not None:
-            cur.execute(analyze)
-        given = {a.outcome for a in staged}
-        writes = [
-            outcomes.ack_done(self.table, extra.done) if DONE_OUTCOME in given else None,
-            outcomes.ack_retry(self.table, profile) if RETRY_OUTCOME in given else None,
-            outcomes.ack_failed(self.table, profile) if FAILED_OUTCOME in given else None,
-        ]
-        lock, forget = extra.lock, extra.forget
-        chunk = self.engine.default_chunk or len(staged)
-        changed = 0
-        for lo in range(0, len(staged), chunk):
-            values = {"lo": lo, "hi": lo + chunk - 1, "max_attempts": profile.max_attempts or max_attempts}
-            if lock is not None:
-                execute(cur, lock, **values).fetchall()  # read to the end: a row is locked once read
-            changed += _settled(cur, [w for w in writes if w is not None], values, min(chunk, len(staged) - lo))
-            if forget is not None:
-                execute(cur, forget, **values)
-        holds.forget_subtype_copies(self, cur)
-        execute(cur, outcomes.unstage())
-        return len(acks) - changed
-
-    def _staged_columns(self) -> tuple[tuple[Column, ...], tuple[tuple[str, str], ...]]:
-        """The staged acknowledgement's columns (Outcomes.fields): with their portable types, which the
-        engine's bulk load takes, and their types as DDL spells them, a table column's own where the
-        staged value is compared with it or written to it."""
-        if self._ack_columns is None:
-            exact = {n.lower(): t for n, t in exact_columns(self)}
-            portable = {c.name.lower(): c.type for c in self.columns()}
-            columns, types = [], []
-            for field, column in self.dialect.outcomes.fields(self.profile):
-                own = Outcomes.own_type(field)
-                columns.append(Column(field, portable[column.lower()]) if column else own)
-                types.append((field, exact[column.lower()] if column else self.engine.type_sql(own)))
-            self._ack_columns = (tuple(columns), tuple(types))
-        return self._ack_columns
-
-    def purge(
-        self,
-        state: str,
-        completed_before: dt.datetime,
-        chunk: int | None = None,
-        progress: Callable[[int], None] | None = None,
-    ) -> int:
-        """Delete finished rows (done or failed) completed before a time, a chunk per transaction;
-        ``progress`` hears the running total after each chunk."""
-        self.require(Capability.PURGE)
-        chunk = chunk or self.engine.default_chunk or 10_000
-        statement = self.dialect.housekeeping.purge(self.table, state, True)
-        return self.repeat(statement, {"cutoff": self._time(completed_before), "limit": chunk}, chunk, progress)
-
-    def requeue_failed(self, ids: Sequence[int] = (), dedup_keys: Sequence[str] = ()) -> int:
-        """Failed rows back to ready with their attempts reset: by id, by dedup key, or all of them."""
-        self.require(Capability.REQUEUE)
-        with self.transaction() as cur:
-            if not ids and not dedup_keys:
-                execute(cur, self.dialect.housekeeping.requeue_failed(self.table, "all"))
-                return cur.rowcount
-            count = 0
-            for by, keys in (("id", ids), ("dedup_key", dedup_keys)):
-                statement = self.dialect.housekeeping.requeue_failed(self.table, by)
-                for key in keys:
-                    cur.execute(statement.sql, statement.bind({by: key}))
-                    count += max(cur.rowcount, 0)
-            return count
-
     def repeat(
         self,
         statement: Statement,
@@ -843,78 +357,624 @@ class Queue:
         p = self.profile
         return {"lease_ago": -p.lease_seconds, "max_attempts": p.max_attempts}
 
-    def count_ready(self) -> int:
-        """Rows a claim could take now: the backlog."""
-        return self.fetch(self.dialect.claims.count_ready(self.table, self.profile), self.bindings())[0][0]
-
-    def backlog(self) -> Backlog:
-        """The ready rows and the age of the oldest, in one pass: what shows whether a stream keeps up."""
-        return Backlog.from_row(self.fetch(self.dialect.claims.backlog(self.table, self.profile), self.bindings())[0])
-
-    def claim_waits(self, consumer: str, seq: int) -> Waits:
-        """How long the rows of claim ``seq`` waited between enqueue and claim (none where the table
-        records no enqueue time)."""
-        statement = self.dialect.claims.claim_waits(self.holding)
-        if statement is None:
-            return Waits()
-        return Waits.from_row(self.fetch(statement, {"consumer": consumer, "seq": seq})[0])
-
-    def recent_waits(self, since: dt.datetime) -> Waits:
-        """How long the rows claimed since a time waited, of those still in the table: with
-        completion=keep every one, with delete those not completed yet (in flight, failed, retrying)."""
-        self.require(Capability.HISTORY)
-        return Waits.from_row(
-            self.fetch(self.dialect.inspection.recent_waits(self.table), {"since": self._time(since)})[0]
-        )
-
-    def _time(self, value: dt.datetime) -> Any:
-        return self.engine.encode(LIFECYCLE_TYPES["completed_at"], value)
-
-    def peek(self, limit: int, order: str = "fifo", columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        """The next ``limit`` ready rows in claim order, as dicts (``columns``, else the ones the kind shows:
-        TableKind.peeked); nothing is claimed or locked."""
-        names = tuple(columns or self.kind.peeked(self))
-        rows = self.fetch(
-            self.dialect.inspection.peek(self.table, self.claim_profile(order), names),
-            {"limit": limit, **self.bindings()},
-        )
-        return [dict(zip(names, row)) for row in rows]
-
-    def count_done_since(self, since: dt.datetime) -> int:
-        """Rows completed since a time and kept as done (completion=keep)."""
-        self.require(Capability.HISTORY)
-        return self.fetch(self.dialect.inspection.count_done_since(self.table), {"since": self._time(since)})[0][0]
-
     def facts(self, builder: Callable[[TableName], Statement]) -> list[tuple]:
         """Rows of one of the dialect's catalog queries (``builder``) about this table and its database."""
         return self.fetch(builder(self.table), self.catalog_names())
-
-    def stats(self) -> dict[str, dict[str, Any]]:
-        """Rows per state or status value, by the table's kind (TableKind.stats)."""
-        return self.kind.stats(self)
-
-    def failed_errors(self) -> list[tuple[str, int]]:
-        """(error text, rows) of an adopted table's failed rows, the most frequent first; [] where the
-        profile has no failed status or no error column."""
-        statement = self.dialect.inspection.adopted_errors(self.table, self.profile)
-        return [] if statement is None else [(str(text), n) for text, n in self.fetch(statement, {})]
-
-    def held_rows(self) -> int:
-        """Rows sqlqueue's streams hold (claimed, not completed), whatever their consumer."""
-        return self.fetch(self.dialect.claims.count_all_held(self.holding), {})[0][0]
-
-    def unpublished_rows(self) -> int:
-        """Rows of sink batches not committed yet (or left by a checkpoint since deleted): in the
-        staging table, and in the table under unpublished tags."""
-        if self.lists_unpublished:
-            return self.fetch(self.dialect.sink.count_unpublished(self.table), {})[0][0]
-        return self.fetch(self.dialect.inspection.count_rows(self.staging), {})[0][0]
 
     def look(self, at: Callable[[Any], T]) -> T:
         """``at(connection)``: what the driver reports, or a statement that changes nothing (the doctor)."""
         conn = self.conn
         with self._errors():
             return at(conn)
+
+
+class Consuming:
+    """A queue's consuming role: claim rows, read a claim's rows, complete them, renew their leases, fence
+    what another claimer took, rescue expired claims and apply per-row outcomes (the source's Consumer and
+    the ack sink hold it). How the rows are held comes from the kind (``kinds.holds``)."""
+
+    def __init__(self, queue: Queue) -> None:
+        self.queue = queue
+        # Per consumer, the last group its grouped claims took: where the next one resumes (Claims.grouped).
+        self._group_after: dict[str, Any] = {}
+        self._ack_columns: tuple[tuple[Column, ...], tuple[tuple[str, str], ...]] | None = None
+
+    def claim(
+        self,
+        consumer: str,
+        seq: int,
+        limit: int,
+        *,
+        order: str = "fifo",
+        strict: bool = False,
+        lease_seconds: int = 300,
+        chunk: int | None = None,
+        bound: Any = None,
+        taken: list[Any] | None = None,
+        groups: Grouping | None = None,
+    ) -> int:
+        """Claim up to ``limit`` ready rows under (consumer, seq); returns how many were claimed.
+
+        Each chunk commits on its own: a crash between chunks leaves rows held under ``seq``,
+        which the claim protocol finds and serves before claiming more. ``bound``: a Trigger.AvailableNow
+        run's ``available_now_bound``, None otherwise. ``taken``: where the claim returns the id of each
+        row it takes (rows that carry their claim), those ids are added to it. ``groups``: the claim takes
+        rows by message group (Claims.grouped); the table's profile.group, if any, otherwise.
+        """
+        group = groups.column if groups else self.claim_profile(order).group
+        chunk = chunk or self.queue.engine.default_chunk or limit
+        values = {"consumer": consumer, "seq": seq, "lease_seconds": lease_seconds, "max_id": bound}
+        if group is not None:
+            per_group = groups.per_group if groups else PER_GROUP
+            return self._claim_groups(group, per_group, order, strict, limit, chunk, values, taken)
+        take = self._claimer(order, strict, bound is not None, ids=taken)
+        claimed = 0
+        while claimed < limit:
+            want = min(chunk, limit - claimed)
+            with self.queue.transaction() as cur:
+                got = take(cur, {**values, "limit": want})
+            claimed += got
+            if got < want:
+                break
+        return claimed
+
+    def _claim_groups(
+        self, group: str, per_group: int, order: str, strict: bool, limit: int, chunk: int,
+        values: dict[str, Any], taken: list[Any] | None,
+    ) -> int:  # fmt: skip
+        """A grouped claim (Claims.grouped): statements that each read at most SCAN_ROWS times their share of
+        rows from the groups after the last one this consumer took, until ``limit`` rows are taken or, once
+        the groups have wrapped around to the first, a statement takes none."""
+        bounded = values["max_id"] is not None
+        takes = {
+            resume: self._claimer(order, strict, bounded, ids=taken, group=group, resume=resume)
+            for resume in (False, True)
+        }
+        last = self.queue.dialect.claims.last_group(self.holding, group)
+        after = self._group_after.get(values["consumer"])
+        wrapped, claimed = after is None, 0
+        while claimed < limit:
+            want = min(chunk, limit - claimed)
+            step = {**values, "limit": want, "scan": SCAN_ROWS * want, "per_group": per_group, "after_group": after}
+            with self.queue.transaction() as cur:
+                got = takes[after is not None](cur, step)
+                if got:
+                    after = execute(cur, last, **values).fetchone()[0]
+            claimed += got
+            if not got and wrapped:
+                break
+            if not got:
+                after, wrapped = None, True
+        self._group_after[values["consumer"]] = after
+        return claimed
+
+    def _claimer(
+        self, order: str, strict: bool, bounded: bool, ids: list[Any] | None = None, group: str | None = None,
+        resume: bool = False,
+    ) -> Callable[[Any, dict[str, Any]], int]:  # fmt: skip
+        """What claims one chunk inside the caller's transaction and says how many rows it took (adding the
+        ids the claim returns to ``ids``, when given); by message group with a ``group`` column (``resume``:
+        after :after_group)."""
+        bound = self.bound_column() if bounded else None
+        profile = replace(self.claim_profile(order), group=group)
+        plan = self.queue.dialect.claims.claim(self.queue.table, profile, self.copied(), strict, bound, resume)
+        subtypes = [
+            self.queue.dialect.claims.copy_subtype(self.queue.table, profile, s.table, tuple(c.name for c in s.columns))
+            for s in self.queue.subtypes()
+        ]
+        extra = self.queue.bindings()
+
+        def take(cur: Any, values: dict[str, Any]) -> int:
+            if plan.lock is not None:
+                cur.execute(plan.lock.sql)
+            cur.execute(plan.claim.sql, plan.claim.bind({**values, **extra}))
+            rows = cur.fetchall() if plan.returns else None
+            if plan.record is not None and rows:
+                cur.executemany(plan.record.sql, [(values["consumer"], values["seq"], *row) for row in rows])
+            elif ids is not None and rows:  # the claim returned the ids of the rows it took
+                ids.extend(row[0] for row in rows)
+            taken = max(cur.rowcount, 0) if rows is None else len(rows)
+            if plan.settle is not None and taken:
+                cur.execute(plan.settle.sql, plan.settle.bind(values))
+            for copy in subtypes if taken else ():
+                cur.execute(copy.sql, copy.bind(values))
+            return taken
+
+        return take
+
+    def claim_profile(self, order: str) -> Profile:
+        """The profile a claim in ``order`` (the stream's order option) runs by."""
+        return self.queue.kind.claim_profile(self.queue, order)
+
+    def copied(self) -> tuple[str, ...]:
+        """The columns a claim copies into the claims table: none where the rows carry their claim, else
+        every column of the table."""
+        return self.queue.kind.holds.copied(self.queue)
+
+    def _bound(self) -> tuple[str | None, bool]:
+        """(the bound column, whether it is a time)."""
+        p = self.queue.profile
+        types = {c.name: c.type for c in self.queue.columns()}
+        keys = [k for k in p.key if k not in p.lifecycle()]
+        ranked = [
+            *(k for k in keys if types.get(k) in COUNTS),
+            *([p.enqueued] if p.enqueued is not None else []),
+            *(k for k in keys if types.get(k) in TIMES),
+        ]
+        return (ranked[0], types.get(ranked[0]) in TIMES) if ranked else (None, False)
+
+    def bound_column(self) -> str | None:
+        """The column a Trigger.AvailableNow run bounds its claims by: an integer key column the lifecycle
+        does not write (an identity id), else the enqueue time, else a time key column. None: no column
+        tells the rows ready at the start from later ones, and the run claims until a claim comes back
+        empty."""
+        return self._bound()[0]
+
+    def available_now_bound(self) -> Any:
+        """The largest value of the bound column among the rows ready at a Trigger.AvailableNow run's start
+        (its claims take rows up to it), or one below every value when none is ready; None without a
+        bound column. A time read back through a driver may come back coarser than the table holds it
+        (DATETIME2(7) as microseconds; Microsoft's driver sends Babelfish whole seconds), so a time
+        bound is a second later: rows enqueued within that second are taken too."""
+        column, time_ = self._bound()
+        if column is None:
+            return None
+        (largest,) = self.queue.fetch(
+            self.queue.dialect.claims.max_ready(self.queue.table, self.queue.profile, column), self.queue.bindings()
+        )[0]
+        if largest is None:
+            return _db_time(self.queue.engine, dt.datetime(1900, 1, 1, tzinfo=dt.timezone.utc)) if time_ else -(2**63)
+        if isinstance(largest, dt.datetime):
+            return largest + dt.timedelta(seconds=1)
+        return largest
+
+    @property
+    def holding(self) -> Holding:
+        """Where this table's claimed rows are held."""
+        return self.queue.dialect.lifecycle.holding(self.queue.table, self.queue.profile)
+
+    def count_claimed(self, consumer: str, seq: int) -> int:
+        return self.queue.fetch(self.queue.dialect.claims.count_held(self.holding), {"consumer": consumer, "seq": seq})[
+            0
+        ][0]
+
+    def count_claimed_through(self, consumer: str, seq: int) -> int:
+        """Rows ``consumer`` holds under every claim up to ``seq``."""
+        statement = self.queue.dialect.claims.count_held(self.holding, UPTO)
+        return self.queue.fetch(statement, {"consumer": consumer, "upto_seq": seq})[0][0]
+
+    def partition_bounds(
+        self, consumer: str, after_seq: int, upto_seq: int, parts: int, group: str | None = None
+    ) -> list[tuple[Any, Any]]:
+        """Row ranges that split the rows of claims (after_seq, upto_seq] into ``parts`` even groups; with a
+        ``group`` column, ranges of its values that keep each message group whole, and (None, None) for the
+        rows of no group."""
+        values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq}
+        if group is not None:
+            ranges = self.queue.fetch(self.queue.dialect.claims.partition_groups(self.holding, group, parts), values)
+            return [(lo, hi) for lo, hi in ranges]
+        rows = self.queue.fetch(self.queue.dialect.claims.partition_bounds(self.holding, parts), values)
+        return [(int(lo), int(hi)) for lo, hi in rows]
+
+    def read_claimed(
+        self,
+        consumer: str,
+        after_seq: int,
+        upto_seq: int,
+        lo: Any,
+        hi: Any,
+        columns: Sequence[str],
+        batch_rows: int = 10_000,
+        grouped: GroupRead | None = None,
+    ) -> Iterator[list[tuple]]:
+        """The claimed rows in one row range, in lists of at most ``batch_rows``. A name in ``columns`` that
+        names a subtype table (Profile.include) takes, in each row, a dict of that table's columns but the
+        key, as the claim copied its row; None where the row has none. ``grouped``: as for export_claimed."""
+        by_name = {s.name.lower(): s for s in self.queue.subtypes()}
+        base = [n for n in columns if n.lower() not in by_name]
+        wanted = [by_name[n.lower()] for n in columns if n.lower() in by_name]
+        shape = tuple((s.table, tuple(c.name for c in s.fields)) for s in wanted)
+        if grouped is not None and wanted:
+            names = ", ".join(s.name for s in wanted)
+            raise ConfigError(
+                f"option 'groupBy' cannot read subtype tables ({names}): leave them out of option 'columns'"
+            )
+        statement = self._read_statement(self.queue.spelled(base), lo, grouped, shape)
+        values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
+        places = {n.lower(): i for i, n in enumerate(columns)}
+
+        def shaped(row: Sequence[Any]) -> tuple:
+            """The base columns, then each subtype's copy as a dict (None without one), in ``columns``' order."""
+            out: list[Any] = [None] * len(columns)
+            for name, value in zip(base, row):
+                out[places[name.lower()]] = value
+            at = len(base)
+            for subtype, (_, fields) in zip(wanted, shape):
+                present, *found = row[at : at + 1 + len(fields)]
+                out[places[subtype.name.lower()]] = None if present is None else dict(zip(fields, found))
+                at += 1 + len(fields)
+            return tuple(out)
+
+        conn = self.queue.conn
+        with self.queue._errors():
+            cur = self.queue.engine.autocommit_cursor(conn)
+            cur.execute(statement.sql, statement.bind(values))
+            while rows := cur.fetchmany(batch_rows):
+                yield [shaped(r) for r in rows] if wanted else [tuple(r) for r in rows]
+
+    def export_claimed(
+        self, consumer: str, after_seq: int, upto_seq: int, lo: Any, hi: Any, columns: Sequence[str],
+        grouped: GroupRead | None = None,
+    ) -> Iterator[bytes] | None:  # fmt: skip
+        """The rows ``read_claimed`` reads, as CSV text in chunks (Engine.copy_out), where the engine streams
+        them so and no name in ``columns`` is a subtype table's; None otherwise. ``grouped``: [lo, hi] is a
+        range of group values (None: the rows of no group), read whole groups in the claim order."""
+        if any(s.name.lower() in {n.lower() for n in columns} for s in self.queue.subtypes()):
+            return None
+        statement = self._read_statement(self.queue.spelled(columns), lo, grouped)
+        values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
+        chunks = self.queue.engine.copy_out(self.queue.engine.autocommit_cursor(self.queue.conn), statement, values)
+        return None if chunks is None else self._guarded(chunks)
+
+    def _read_statement(
+        self, columns: tuple[str, ...], lo: Any, grouped: GroupRead | None,
+        shape: tuple[tuple[TableName, tuple[str, ...]], ...] = (),
+    ) -> Statement:  # fmt: skip
+        """What reads a read task's rows (``columns``, as the table spells them): a row range, or with
+        ``grouped`` a range of group values starting at ``lo`` (None: the rows of no group) in the claim
+        order; ``shape``: the subtype tables' copies read beside the rows (read_claimed)."""
+        if grouped is None:
+            return self.queue.dialect.claims.read_claimed(self.holding, columns, self.queue.profile.key, shape)
+        group, order = grouped
+        return self.queue.dialect.claims.read_grouped(self.holding, columns, group, order, lo is None)
+
+    def _guarded(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
+        """``chunks``, with a driver error while they stream mapped to ours."""
+        with self.queue._errors():
+            yield from chunks
+
+    def complete(self, consumer: str, upto_seq: int, *, keep: bool = False, chunk: int | None = None) -> int:
+        """Apply the done transition to the rows this consumer holds under claims up to ``upto_seq`` and
+        still holds (a row another claimer took is fenced out: left alone), and forget the copies where
+        copies hold them; returns how many rows were done (where the claim took the rows out of the
+        table, how many copies were forgotten). sqlqueue's own rows are deleted unless ``keep`` (option
+        completion=keep); an adopted table's done transition is its profile's.
+
+        Where the engine needs it (SQL Server), each statement runs in chunks of ``chunk`` rows (lock
+        escalation is judged per statement). Rows held in place commit each chunk on its own; copies are
+        forgotten in the done transition's one transaction, so a row is never done with its copy still
+        taken for held, nor its copy gone while it is still in flight."""
+        return self.queue.kind.holds.complete(self.queue, consumer, upto_seq, keep, chunk)
+
+    def renew(self, consumer: str, after_seq: int, lease_seconds: int, chunk: int | None = None) -> int:
+        """Renew the lease of the rows ``consumer`` still holds under claims after ``after_seq`` (claims
+        Spark has not committed) that have less than half of it left; returns how many. Rows another
+        claimer took are not this consumer's to renew.
+
+        Rows that carry their claim get a new lease end. An adopted table's rows get started-at (and the
+        token) now, which is what the table's own worker reads too, and their copies take the new guard
+        (kinds.holds)."""
+        p = self.queue.profile
+        if not p.expires:
+            return 0
+        limit = chunk or self.queue.engine.default_chunk
+        each = limit or UNLIMITED
+        values = {
+            "consumer": consumer,
+            "after_seq": after_seq,
+            "lease_seconds": lease_seconds,
+            "half_seconds": lease_seconds // 2,
+            "half_ago": -(lease_seconds // 2),
+            "limit": each,
+        }
+        return self.queue.kind.holds.renew(self.queue, values, limit)
+
+    def drop_fenced(self, consumer: str, seq: int) -> int:
+        """Forget the rows of claim ``seq`` another claimer took since; how many. Only copies need it: a
+        row held in place carries its claim, so one taken over is simply no longer counted as held."""
+        return self.queue.kind.holds.drop_fenced(self.queue, consumer, seq)
+
+    def rescue_expired(self, max_attempts: int, chunk: int | None = None) -> int:
+        """Rows whose claimer's lease ran out: where the rows carry a lease (sqlqueue's own layout) they go
+        back to ready, or to failed once their attempts are spent; an adopted table's go back by its ready
+        predicate itself, and those with no attempt left become failed where the profile has a failed
+        value."""
+        return self.queue.kind.holds.rescue_expired(self.queue, max_attempts, chunk)
+
+    def apply_acks(self, cur: Any, acks: Sequence[Ack], *, keep: bool, max_attempts: int) -> int:
+        """Per-row outcomes inside the caller's transaction; returns how many changed nothing (fenced out).
+        Only rows the claim that delivered them still holds are touched (Outcomes), so applying the same
+        acknowledgements twice changes nothing the second time, nor does a second acknowledgement of a row
+        in the same batch. sqlqueue's own rows done are deleted unless ``keep``; an adopted table's done
+        transition is its profile's, and its rows' attempts are spent at its profile's max_attempts where
+        it names one (what its own worker reads too). The acknowledgements are staged in a temporary
+        table, then each outcome is one statement a chunk (Outcomes)."""
+        self.queue.require(Capability.ACK)
+        if not acks:
+            return 0
+        profile, outcomes, holds = self.queue.profile, self.queue.dialect.outcomes, self.queue.kind.holds
+        extra = holds.ack_writes(self.queue, keep)
+        first: dict[tuple[Any, ...], Ack] = {}
+        for a in acks:
+            first.setdefault(a.key, a)
+        staged = [first[key] for key in sorted(first)]  # in key order, as two writers that lock several rows should
+        columns, types = self._staged_columns()
+        execute(cur, outcomes.stage(types, len(profile.key)))
+        rows = _staged_rows(staged, [c.name for c in columns], len(profile.key))
+        self.queue.engine.load(cur, self.queue.engine.temp_table(STAGED), columns, rows)
+        analyze = self.queue.engine.analyze(self.queue.engine.temp_table(STAGED))
+        if analyze is not None:
+            cur.execute(analyze)
+        given = {a.outcome for a in staged}
+        writes = [
+            outcomes.ack_done(self.queue.table, extra.done) if DONE_OUTCOME in given else None,
+            outcomes.ack_retry(self.queue.table, profile) if RETRY_OUTCOME in given else None,
+            outcomes.ack_failed(self.queue.table, profile) if FAILED_OUTCOME in given else None,
+        ]
+        lock, forget = extra.lock, extra.forget
+        chunk = self.queue.engine.default_chunk or len(staged)
+        changed = 0
+        for lo in range(0, len(staged), chunk):
+            values = {"lo": lo, "hi": lo + chunk - 1, "max_attempts": profile.max_attempts or max_attempts}
+            if lock is not None:
+                execute(cur, lock, **values).fetchall()  # read to the end: a row is locked once read
+            changed += _settled(cur, [w for w in writes if w is not None], values, min(chunk, len(staged) - lo))
+            if forget is not None:
+                execute(cur, forget, **values)
+        holds.forget_subtype_copies(self.queue, cur)
+        execute(cur, outcomes.unstage())
+        return len(acks) - changed
+
+    def _staged_columns(self) -> tuple[tuple[Column, ...], tuple[tuple[str, str], ...]]:
+        """The staged acknowledgement's columns (Outcomes.fields): with their portable types, which the
+        engine's bulk load takes, and their types as DDL spells them, a table column's own where the
+        staged value is compared with it or written to it."""
+        if self._ack_columns is None:
+            exact = {n.lower(): t for n, t in exact_columns(self.queue)}
+            portable = {c.name.lower(): c.type for c in self.queue.columns()}
+            columns, types = [], []
+            for field, column in self.queue.dialect.outcomes.fields(self.queue.profile):
+                own = Outcomes.own_type(field)
+                columns.append(Column(field, portable[column.lower()]) if column else own)
+                types.append((field, exact[column.lower()] if column else self.queue.engine.type_sql(own)))
+            self._ack_columns = (tuple(columns), tuple(types))
+        return self._ack_columns
+
+
+class Producing:
+    """A queue's producing role: insert ready rows, or stage a sink batch's rows unpublished and the
+    statements that publish them (the sink's Producer holds it)."""
+
+    def __init__(self, queue: Queue) -> None:
+        self.queue = queue
+
+    def _encoded(self, columns: Sequence[Column], rows: Iterable[Sequence[Any]], tail: tuple = ()) -> Iterator[tuple]:
+        """Rows as the driver takes them, each followed by ``tail``. Times go in the table's clock: a
+        local-clock table (SYSDATETIME()) gets the rows' instants as the database server's wall time, at
+        its current UTC offset."""
+        times = [i for i, c in enumerate(columns) if c.type == "timestamp"]
+        if self.queue.profile.clock == "local" and times:
+            zone = dt.timezone(
+                dt.timedelta(seconds=int(self.queue.fetch(self.queue.dialect.sink.local_offset(), {})[0][0]))
+            )
+            rows = (_in_zone(row, times, zone) for row in rows)
+        encode = self.queue.engine.encode
+        converted = [(i, c) for i, c in enumerate(columns) if c.type in self.queue.engine.encoded_types]
+        if not converted:
+            return ((*row, *tail) for row in rows)
+
+        def prepared(row: Sequence[Any]) -> tuple:
+            values = list(row)
+            for i, column in converted:
+                if values[i] is not None:
+                    values[i] = encode(column, values[i])
+            return (*values, *tail)
+
+        return (prepared(row) for row in rows)
+
+    def insert(self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]]) -> None:
+        """Insert ready rows inside the caller's transaction ``cur``.
+
+        ``rows`` may be a generator: it is consumed once, as the driver sends. With a ``dedup_key``
+        column, a row whose key the table already holds (or that repeats a key) is skipped.
+        """
+        encoded = self._encoded(columns, rows)
+        self.queue.engine.insert_many(cur, self.queue.table, columns, encoded, skip_duplicates=keyed(columns))
+
+    def insert_unpublished(
+        self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str
+    ) -> None:
+        """Insert rows under ``stage_tag`` inside the caller's transaction ``cur``; claimable once the
+        tag is not in the unpublished table (``Producer`` lists it there in the same transaction)."""
+        self._load_under(cur, self.queue.table, columns, rows, stage_tag)
+
+    @property
+    def lists_unpublished(self) -> bool:
+        """How the sink writes into this table (``Producer``): rows carrying a tag column are written into
+        it under tags listed as unpublished; else every batch waits in the staging table."""
+        return self.queue.profile.tag is not None
+
+    def writable(self, names: Sequence[str]) -> tuple[Column, ...]:
+        """The table's columns that receive a producer's ``names``, or one error naming what does not fit."""
+        return self.queue.kind.writable(self.queue, names)
+
+    def included(self, given: Sequence[str], structs: Mapping[str, Sequence[str]]) -> tuple[Included, ...]:
+        """The subtype tables a producer's struct columns (``structs``: {struct column: its fields}) write
+        beside the base columns ``given``, or one error naming what does not fit."""
+        if structs and not self.queue.subtypes():
+            raise SchemaError(
+                f"struct column(s) {', '.join(map(repr, structs))}: table {self.queue.table} has no subtype tables "
+                "(profile.include), where a struct column's rows go"
+            )
+        return self.queue.kind.included(self.queue, given, structs) if structs else ()
+
+    def subtype_staging(self, subtype: Subtype) -> TableName:
+        return self.queue.dialect.sink.staging_of(subtype.table, self.queue.profile)
+
+    def stage_subtype(self, cur: Any, included: Included, rows: Iterable[Sequence[Any]], stage_tag: str) -> None:
+        """Insert rows of a subtype table (its key, then ``included.columns``) into its staging table under
+        ``stage_tag``, inside the caller's transaction ``cur``."""
+        key = self.subtype_key(included.subtype)
+        self._load_under(cur, self.subtype_staging(included.subtype), [*key, *included.columns], rows, stage_tag)
+
+    def subtype_key(self, subtype: Subtype) -> tuple[Column, ...]:
+        """A subtype table's key columns, typed as the queue table's key."""
+        types = {c.name.lower(): c for c in self.queue.columns()}
+        return tuple(Column(k, types[k.lower()].type, False) for k in subtype.key)
+
+    def publish_subtype_statement(self, included: Included) -> Statement:
+        """Copy one task's staged rows of a subtype table (:tag) into it."""
+        names = tuple(c.name for c in (*self.subtype_key(included.subtype), *included.columns))
+        return self.queue.dialect.sink.publish_subtype(included.subtype.table, names)
+
+    def stages(self, columns: Sequence[Column]) -> bool:
+        """Whether a batch of ``columns`` waits in the staging table until publish copies it over: every
+        batch where the table has no tag column, and keyed ones, whose keys are checked at publish."""
+        return not self.lists_unpublished or keyed(columns)
+
+    @property
+    def staging(self) -> TableName:
+        return self.queue.dialect.sink.staging_of(self.queue.table, self.queue.profile)
+
+    def publish_statement(self, columns: Sequence[Column]) -> Statement:
+        """Copy one task's staged rows (:tag) into the table, as new ready rows of the profile; a table
+        with dedup keys skips a row whose dedup_key it holds already."""
+        names = tuple(c.name for c in columns)
+        dedup = self.queue.supports(Capability.DEDUP_KEYS) and "dedup_key" in names
+        return self.queue.dialect.sink.publish(self.queue.table, self.queue.profile, names, dedup)
+
+    def stage(self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str) -> None:
+        """Insert rows into the staging table under ``stage_tag``, inside the caller's transaction ``cur``."""
+        self._load_under(cur, self.staging, columns, rows, stage_tag)
+
+    def _load_under(
+        self, cur: Any, table: TableName, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str
+    ) -> None:
+        encoded = self._encoded(columns, rows, (stage_tag,))
+        self.queue.engine.load(cur, self.queue.engine.table(table), [*columns, STAGE_TAG], encoded)
+
+
+class Inspection:
+    """What a queue holds, counted without claiming or locking: rows per state, the backlog, waits, a
+    peek at the next rows (the CLI, the doctor and the source's progress hold it)."""
+
+    def __init__(self, queue: Queue) -> None:
+        self.queue = queue
+
+    def count_ready(self) -> int:
+        """Rows a claim could take now: the backlog."""
+        return self.queue.fetch(
+            self.queue.dialect.claims.count_ready(self.queue.table, self.queue.profile), self.queue.bindings()
+        )[0][0]
+
+    def backlog(self) -> Backlog:
+        """The ready rows and the age of the oldest, in one pass: what shows whether a stream keeps up."""
+        return Backlog.from_row(
+            self.queue.fetch(
+                self.queue.dialect.claims.backlog(self.queue.table, self.queue.profile), self.queue.bindings()
+            )[0]
+        )
+
+    def claim_waits(self, consumer: str, seq: int) -> Waits:
+        """How long the rows of claim ``seq`` waited between enqueue and claim (none where the table
+        records no enqueue time)."""
+        statement = self.queue.dialect.claims.claim_waits(self.queue.consuming.holding)
+        if statement is None:
+            return Waits()
+        return Waits.from_row(self.queue.fetch(statement, {"consumer": consumer, "seq": seq})[0])
+
+    def recent_waits(self, since: dt.datetime) -> Waits:
+        """How long the rows claimed since a time waited, of those still in the table: with
+        completion=keep every one, with delete those not completed yet (in flight, failed, retrying)."""
+        self.queue.require(Capability.HISTORY)
+        return Waits.from_row(
+            self.queue.fetch(
+                self.queue.dialect.inspection.recent_waits(self.queue.table),
+                {"since": _db_time(self.queue.engine, since)},
+            )[0]
+        )
+
+    def peek(self, limit: int, order: str = "fifo", columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The next ``limit`` ready rows in claim order, as dicts (``columns``, else the ones the kind shows:
+        TableKind.peeked); nothing is claimed or locked."""
+        names = tuple(columns or self.queue.kind.peeked(self.queue))
+        rows = self.queue.fetch(
+            self.queue.dialect.inspection.peek(self.queue.table, self.queue.consuming.claim_profile(order), names),
+            {"limit": limit, **self.queue.bindings()},
+        )
+        return [dict(zip(names, row)) for row in rows]
+
+    def count_done_since(self, since: dt.datetime) -> int:
+        """Rows completed since a time and kept as done (completion=keep)."""
+        self.queue.require(Capability.HISTORY)
+        return self.queue.fetch(
+            self.queue.dialect.inspection.count_done_since(self.queue.table),
+            {"since": _db_time(self.queue.engine, since)},
+        )[0][0]
+
+    def stats(self) -> dict[str, dict[str, Any]]:
+        """Rows per state or status value, by the table's kind (TableKind.stats)."""
+        return self.queue.kind.stats(self.queue)
+
+    def failed_errors(self) -> list[tuple[str, int]]:
+        """(error text, rows) of an adopted table's failed rows, the most frequent first; [] where the
+        profile has no failed status or no error column."""
+        statement = self.queue.dialect.inspection.adopted_errors(self.queue.table, self.queue.profile)
+        return [] if statement is None else [(str(text), n) for text, n in self.queue.fetch(statement, {})]
+
+    def held_rows(self) -> int:
+        """Rows sqlqueue's streams hold (claimed, not completed), whatever their consumer."""
+        return self.queue.fetch(self.queue.dialect.claims.count_all_held(self.queue.consuming.holding), {})[0][0]
+
+    def unpublished_rows(self) -> int:
+        """Rows of sink batches not committed yet (or left by a checkpoint since deleted): in the
+        staging table, and in the table under unpublished tags."""
+        if self.queue.producing.lists_unpublished:
+            return self.queue.fetch(self.queue.dialect.sink.count_unpublished(self.queue.table), {})[0][0]
+        return self.queue.fetch(self.queue.dialect.inspection.count_rows(self.queue.producing.staging), {})[0][0]
+
+
+class Upkeep:
+    """Housekeeping of finished rows: purging them, and sending failed ones back (the CLI holds it)."""
+
+    def __init__(self, queue: Queue) -> None:
+        self.queue = queue
+
+    def purge(
+        self,
+        state: str,
+        completed_before: dt.datetime,
+        chunk: int | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Delete finished rows (done or failed) completed before a time, a chunk per transaction;
+        ``progress`` hears the running total after each chunk."""
+        self.queue.require(Capability.PURGE)
+        chunk = chunk or self.queue.engine.default_chunk or 10_000
+        statement = self.queue.dialect.housekeeping.purge(self.queue.table, state, True)
+        return self.queue.repeat(
+            statement, {"cutoff": _db_time(self.queue.engine, completed_before), "limit": chunk}, chunk, progress
+        )
+
+    def requeue_failed(self, ids: Sequence[int] = (), dedup_keys: Sequence[str] = ()) -> int:
+        """Failed rows back to ready with their attempts reset: by id, by dedup key, or all of them."""
+        self.queue.require(Capability.REQUEUE)
+        with self.queue.transaction() as cur:
+            if not ids and not dedup_keys:
+                execute(cur, self.queue.dialect.housekeeping.requeue_failed(self.queue.table, "all"))
+                return cur.rowcount
+            count = 0
+            for by, keys in (("id", ids), ("dedup_key", dedup_keys)):
+                statement = self.queue.dialect.housekeeping.requeue_failed(self.queue.table, by)
+                for key in keys:
+                    cur.execute(statement.sql, statement.bind({by: key}))
+                    count += max(cur.rowcount, 0)
+            return count
+
+
+def _db_time(engine: Any, value: dt.datetime) -> Any:
+    """An instant as the driver binds a lifecycle time."""
+    return engine.encode(LIFECYCLE_TYPES["completed_at"], value)
 
 
 def _in_zone(row: Sequence[Any], times: Sequence[int], zone: dt.tzinfo) -> list[Any]:

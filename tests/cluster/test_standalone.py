@@ -128,7 +128,7 @@ def test_queue_to_delta_on_the_cluster_writes_every_key_once(spark, to_delta):
     assert_df_equality(
         got, spark.createDataFrame([(k,) for k in KEYS], "payload string"), ignore_row_order=True, ignore_nullable=True
     )
-    assert to_delta.source.stats() == {}
+    assert to_delta.source.inspection.stats() == {}
 
 
 def test_queue_to_delta_reads_the_queue_on_two_executors_of_their_own(to_delta):
@@ -156,7 +156,7 @@ def test_each_worker_launched_an_executor_jvm_that_fetched_the_jars_and_the_pack
 def test_queue_to_queue_on_the_cluster_publishes_every_key_once(to_queue):
     run, sink = to_queue
     assert sorted(r["payload"] for r in sink.peek(2 * ROWS, columns=("payload",))) == sorted(KEYS)
-    assert run.source.stats() == {}
+    assert run.source.inspection.stats() == {}
 
 
 def test_queue_to_queue_reads_and_publishes_on_two_executors_of_their_own(to_queue):

@@ -78,7 +78,7 @@ def test_other_commands_refuse_an_adopted_table_in_one_line(adopt):
 def test_stats_on_an_adopted_table_shows_rows_per_status_held_unpublished_and_claimable(adopt):
     adopt("adopt", "--set", "source.profile=relational", "--apply")
     user_tables.enqueue_relational(adopt.queue, 3)
-    adopt.queue.claim("etl", 1, 1)
+    adopt.queue.consuming.claim("etl", 1, 1)
     status, out, _ = adopt("stats", "--set", "source.profile=relational")
     lines = {line.split()[0]: line.split()[1] for line in out.splitlines()[2:] if len(line.split()) > 1}
     assert status == 0 and lines["Pending"] == "2" and lines["Processing"] == "1" and lines["held"] == "1"
@@ -105,11 +105,11 @@ def test_stats_on_an_adopted_table_shows_the_rows_waiting_for_a_retry_and_the_er
 def test_peek_on_an_adopted_table_shows_its_next_ready_rows_whole_in_the_profiles_order_and_claims_nothing(adopt):
     adopt("adopt", "--set", "source.profile=relational", "--apply")
     user_tables.enqueue_relational(adopt.queue, 3)
-    adopt.queue.claim("etl", 1, 1)  # p0, in the profile's order (ScheduledFor, then EnqueuedAt)
+    adopt.queue.consuming.claim("etl", 1, 1)  # p0, in the profile's order (ScheduledFor, then EnqueuedAt)
     status, out, _ = adopt("peek", "--set", "source.profile=relational", "--limit", "5")
     rows = [{k.lower(): v for k, v in json.loads(line).items()} for line in out.splitlines()]  # PostgreSQL folds
     assert status == 0 and [(r["payload"], r["status"]) for r in rows] == [("p1", "Pending"), ("p2", "Pending")]
-    assert {k: v["rows"] for k, v in adopt.queue.stats().items()} == {"Pending": 2, "Processing": 1}
+    assert {k: v["rows"] for k, v in adopt.queue.inspection.stats().items()} == {"Pending": 2, "Processing": 1}
 
 
 def test_peek_on_an_adopted_table_refuses_an_order_of_its_own_in_one_line(adopt):

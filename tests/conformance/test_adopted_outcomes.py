@@ -18,8 +18,8 @@ COLUMNS = ("Status", "AttemptNum", "Error", "Response", "Step", "Duration")
 def claimed_keys(queue: Queue, consumer: str = "etl", seq: int = 1) -> dict[str, tuple]:
     """{payload: key} of the rows ``consumer`` holds under claim ``seq``, the key as the claim copied it."""
     keys = {}
-    for lo, hi in queue.partition_bounds(consumer, seq - 1, seq, 1):
-        for chunk in queue.read_claimed(consumer, seq - 1, seq, lo, hi, ["Payload", "EnqueuedAt"]):
+    for lo, hi in queue.consuming.partition_bounds(consumer, seq - 1, seq, 1):
+        for chunk in queue.consuming.read_claimed(consumer, seq - 1, seq, lo, hi, ["Payload", "EnqueuedAt"]):
             keys |= {payload: (key,) for payload, key in chunk}
     return keys
 
@@ -27,7 +27,7 @@ def claimed_keys(queue: Queue, consumer: str = "etl", seq: int = 1) -> dict[str,
 def acked(queue: Queue, acks: list[Ack]) -> int:
     """Apply ``acks`` in one transaction; how many changed nothing."""
     with queue.transaction() as cur:
-        return queue.apply_acks(cur, acks, keep=False, max_attempts=5)
+        return queue.consuming.apply_acks(cur, acks, keep=False, max_attempts=5)
 
 
 def row(queue: Queue, payload: str) -> dict:
@@ -40,7 +40,7 @@ def one_claimed(engine, **settings) -> tuple[Queue, tuple]:
     """A relational queue holding one row, p0, that etl claimed under claim 1: the queue and p0's key."""
     queue = user_tables.relational(engine, **settings)
     user_tables.enqueue_relational(queue, 1)
-    queue.claim("etl", 1, 1)
+    queue.consuming.claim("etl", 1, 1)
     return queue, claimed_keys(queue)["p0"]
 
 
@@ -50,7 +50,7 @@ def test_done_writes_completed_with_the_response_the_duration_and_the_step(engin
     done = row(queue, "p0")
     assert (done["Status"], done["Response"], done["Step"]) == ("Completed", "250 OK", "Confirm")
     assert done["Duration"] is not None and done["Duration"] >= 0
-    assert queue.count_claimed("etl", 1) == 0  # the claim's copy is forgotten
+    assert queue.consuming.count_claimed("etl", 1) == 0  # the claim's copy is forgotten
 
 
 def test_retry_writes_error_and_the_row_is_claimed_again_once_its_delay_has_passed(engine):
@@ -58,10 +58,10 @@ def test_retry_writes_error_and_the_row_is_claimed_again_once_its_delay_has_pass
     acked(queue, [Ack(key, RETRY_OUTCOME, "SMTP 451", delay_seconds=600, step="Send")])
     retried = row(queue, "p0")
     assert (retried["Status"], retried["Error"], retried["Step"]) == ("Error", "SMTP 451", "Send")
-    assert queue.claim("etl", 2, 1) == 0  # not due for ten minutes
+    assert queue.consuming.claim("etl", 2, 1) == 0  # not due for ten minutes
     ago = user_tables._plus_ms(engine.name, user_tables.NOW[engine.name], -1_000)
     user_tables.run(queue, f"UPDATE {queue.table} SET ScheduledFor = {ago}")  # the ten minutes have passed
-    assert queue.claim("etl", 2, 1) == 1
+    assert queue.consuming.claim("etl", 2, 1) == 1
     assert row(queue, "p0")["AttemptNum"] == 2
 
 
@@ -81,7 +81,7 @@ def test_a_step_the_acknowledgement_does_not_name_keeps_the_rows_own(engine):
     queue = user_tables.relational(engine)
     user_tables.enqueue_relational(queue, 1)
     user_tables.run(queue, f"UPDATE {queue.table} SET Step = 'Render'")
-    queue.claim("etl", 1, 1)
+    queue.consuming.claim("etl", 1, 1)
     acked(queue, [Ack(claimed_keys(queue)["p0"], RETRY_OUTCOME, "timeout")])
     assert row(queue, "p0")["Step"] == "Render"
 
@@ -89,20 +89,20 @@ def test_a_step_the_acknowledgement_does_not_name_keeps_the_rows_own(engine):
 def test_an_ack_for_a_row_the_tables_worker_took_after_our_lease_ran_out_changes_nothing_and_is_counted(engine):
     queue = user_tables.relational(engine)
     user_tables.enqueue_relational(queue, 2)
-    queue.claim("etl", 1, 2)
+    queue.consuming.claim("etl", 1, 2)
     keys = claimed_keys(queue)
     # The table's own worker took p0 over (Next_ writes StartedAt and the UpdatedAt token), and is still at it.
     later = user_tables._plus_ms(engine.name, user_tables.NOW[engine.name], 5_000)
     user_tables.run(queue, f"UPDATE {queue.table} SET StartedAt = {later}, UpdatedAt = {later} WHERE Payload = 'p0'")
     assert acked(queue, [Ack(keys["p0"], DONE_OUTCOME), Ack(keys["p1"], DONE_OUTCOME)]) == 1
     assert (row(queue, "p0")["Status"], row(queue, "p1")["Status"]) == ("Processing", "Completed")
-    assert queue.count_claimed("etl", 1) == 0  # the copy of the row it lost is forgotten too
+    assert queue.consuming.count_claimed("etl", 1) == 0  # the copy of the row it lost is forgotten too
 
 
 def test_applying_the_same_acks_twice_changes_nothing_the_second_time(engine):
     queue = user_tables.relational(engine)
     user_tables.enqueue_relational(queue, 1)
-    queue.claim("etl", 1, 1)
+    queue.consuming.claim("etl", 1, 1)
     acks = [Ack(claimed_keys(queue)["p0"], RETRY_OUTCOME, "timeout", delay_seconds=0)]
     assert acked(queue, acks) == 0
     assert acked(queue, acks) == 1  # a replay: the row is no longer in flight under that claim
@@ -119,7 +119,7 @@ def test_a_second_ack_of_a_row_in_the_same_batch_changes_nothing_and_is_counted(
 def test_acks_applied_a_chunk_at_a_time_settle_every_row_of_every_outcome(engine, monkeypatch):
     queue = user_tables.relational(engine)
     user_tables.enqueue_relational(queue, 7)
-    queue.claim("etl", 1, 7)
+    queue.consuming.claim("etl", 1, 7)
     monkeypatch.setattr(queue.engine, "default_chunk", 2)  # SQL Server's 4,000, made small: four chunks
     outcomes = [DONE_OUTCOME, RETRY_OUTCOME, FAILED_OUTCOME] * 3
     acks = [
@@ -130,7 +130,7 @@ def test_acks_applied_a_chunk_at_a_time_settle_every_row_of_every_outcome(engine
     assert sorted(row(queue, f"p{i}")["Status"] for i in range(7)) == sorted(
         ["Completed", "Error", "Failed"] * 2 + ["Completed"]
     )
-    assert queue.count_claimed("etl", 1) == 0
+    assert queue.consuming.count_claimed("etl", 1) == 0
 
 
 def test_acknowledgements_beside_the_tables_own_worker_complete_every_row_once_and_reject_none_of_its_rows(engine):
@@ -147,7 +147,7 @@ def test_acknowledgements_beside_the_tables_own_worker_complete_every_row_once_a
     worker, acked_by_stream, finished = user_tables.TableWorker(queue, engine.name), [], threading.Event()
     working = threading.Thread(target=worker.work, args=(finished.is_set,))
     seq = 1
-    assert queue.claim("etl", seq, 10)  # the stream holds a claim before the worker starts, and
+    assert queue.consuming.claim("etl", seq, 10)  # the stream holds a claim before the worker starts, and
     working.start()
     try:
         assert wait_until(lambda: worker.done, 30)  # the worker is at it before the stream goes on
@@ -156,7 +156,7 @@ def test_acknowledgements_beside_the_tables_own_worker_complete_every_row_once_a
             assert acked(queue, [Ack(key, DONE_OUTCOME) for key in keys.values()]) == 0
             acked_by_stream += keys
             seq += 1
-            if not queue.claim("etl", seq, 10):
+            if not queue.consuming.claim("etl", seq, 10):
                 break
     finally:
         finished.set()
@@ -170,16 +170,16 @@ def test_acknowledgements_beside_the_tables_own_worker_complete_every_row_once_a
 def test_stats_counts_the_retried_rows_waiting_for_their_delay_and_groups_the_failed_rows_by_error(engine):
     queue = user_tables.relational(engine)
     user_tables.enqueue_relational(queue, 4)
-    queue.claim("etl", 1, 4)
+    queue.consuming.claim("etl", 1, 4)
     keys = claimed_keys(queue)
     retry = Ack(keys["p0"], RETRY_OUTCOME, "SMTP 451", delay_seconds=600)
     refusals = [
         Ack(keys[p], FAILED_OUTCOME, e) for p, e in (("p1", "no mailbox"), ("p2", "no mailbox"), ("p3", "spam"))
     ]
     acked(queue, [retry, *refusals])
-    retried = queue.stats()["Error"]
+    retried = queue.inspection.stats()["Error"]
     assert retried["rows"] == retried["waiting"] == 1 and 500_000 < retried["next_due_ms"] <= 600_000
-    assert queue.failed_errors() == [("no mailbox", 2), ("spam", 1)]
+    assert queue.inspection.failed_errors() == [("no mailbox", 2), ("spam", 1)]
 
 
 # Sessions waiting on a lock another holds: what the test waits for before the renewal commits.

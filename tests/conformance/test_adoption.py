@@ -18,8 +18,8 @@ from tests.support import user_tables
 
 def held(queue: Queue, consumer: str, after: int, upto: int, columns: list[str]) -> list[tuple]:
     rows: list[tuple] = []
-    for lo, hi in queue.partition_bounds(consumer, after, upto, 2):
-        for chunk in queue.read_claimed(consumer, after, upto, lo, hi, columns):
+    for lo, hi in queue.consuming.partition_bounds(consumer, after, upto, 2):
+        for chunk in queue.consuming.read_claimed(consumer, after, upto, lo, hi, columns):
             rows += chunk
     return sorted(rows)
 
@@ -32,32 +32,32 @@ def by_status(queue: Queue) -> dict[str, int]:
 def test_a_claim_marks_rows_the_tables_way_and_completion_marks_them_done(engine):
     queue = user_tables.relational(engine)
     user_tables.enqueue_relational(queue, 5)
-    assert queue.claim("etl", 1, 3) == 3
+    assert queue.consuming.claim("etl", 1, 3) == 3
     assert by_status(queue) == {"Processing": 3, "Pending": 2}
-    assert queue.complete("etl", 1) == 3
+    assert queue.consuming.complete("etl", 1) == 3
     assert by_status(queue) == {"Completed": 3, "Pending": 2}
     done = queue.fetch(
         queue.engine.compile(f"SELECT AttemptNum, Duration FROM {queue.table} WHERE Status = 'Completed'"), {}
     )
     assert all(attempts == 1 and duration is not None and duration >= 0 for attempts, duration in done)
-    assert queue.count_claimed("etl", 1) == 0
+    assert queue.consuming.count_claimed("etl", 1) == 0
 
 
 @pytest.mark.babelfish_gap("update_cte")
 def test_a_claim_follows_the_profiles_order(engine):
     queue = user_tables.relational(engine, keep_order=True)
     user_tables.enqueue_relational(queue, 6)
-    queue.claim("etl", 1, 2)
+    queue.consuming.claim("etl", 1, 2)
     assert [p for (p,) in held(queue, "etl", 0, 1, ["Payload"])] == ["p0", "p1"]
 
 
 def test_a_replayed_claim_returns_the_rows_it_returned_before_whatever_the_table_holds_now(engine):
     queue = user_tables.relational(engine)
     user_tables.enqueue_relational(queue, 4)
-    queue.claim("etl", 1, 4)
+    queue.consuming.claim("etl", 1, 4)
     first = held(queue, "etl", 0, 1, ["Payload", "AttemptNum"])
     user_tables.run(queue, f"UPDATE {queue.table} SET Payload = 'changed by the worker'")
-    assert queue.count_claimed("etl", 1) == 4  # what the consumer finds after a crash: serve these again
+    assert queue.consuming.count_claimed("etl", 1) == 4  # what the consumer finds after a crash: serve these again
     assert held(queue, "etl", 0, 1, ["Payload", "AttemptNum"]) == first
 
 
@@ -65,8 +65,8 @@ def test_the_filter_takes_one_job_type(engine):
     queue = user_tables.relational(engine, filter="Type = 'Sync'")
     user_tables.enqueue_relational(queue, 3, type_="Sync")
     user_tables.enqueue_relational(queue, 3, type_="Mail", start=100)
-    assert queue.claim("etl", 1, 10) == 3
-    assert queue.backlog().ready_rows == 0
+    assert queue.consuming.claim("etl", 1, 10) == 3
+    assert queue.inspection.backlog().ready_rows == 0
 
 
 def filtered(engine, queue: Queue, condition: str) -> Queue:
@@ -84,10 +84,10 @@ def test_a_filter_that_is_not_one_expression_is_refused_in_one_line_before_anyth
     user_tables.enqueue_relational(queue, 2)
     user_tables.run(queue, f"UPDATE {queue.table} SET Status = 'Completed' WHERE Payload = 'p0'")
     with pytest.raises(ConfigError) as refused:
-        filtered(engine, queue, condition).claim("etl", 1, 10)
+        filtered(engine, queue, condition).consuming.claim("etl", 1, 10)
     assert str(refused.value).startswith("option 'profile.filter'") and "\n" not in str(refused.value)
     assert by_status(queue) == {"Completed": 1, "Pending": 1}
-    assert queue.held_rows() == 0
+    assert queue.inspection.held_rows() == 0
 
 
 def test_a_filter_naming_a_column_the_table_lacks_is_refused_in_one_line_at_the_profiles_check(engine):
@@ -116,50 +116,50 @@ def test_a_filter_takes_its_rows_whatever_its_literals_hold(engine):
     user_tables.enqueue_relational(queue, 2, type_="sync:orders")
     user_tables.enqueue_relational(queue, 1, type_="sync:mail", start=10)
     user_tables.enqueue_relational(queue, 3, type_="Mail", start=20)
-    assert queue.claim("etl", 1, 10) == 3
+    assert queue.consuming.claim("etl", 1, 10) == 3
     assert sorted(t for (t,) in held(queue, "etl", 0, 1, ["Type"])) == ["sync:mail", "sync:orders", "sync:orders"]
-    assert queue.backlog().ready_rows == 0
+    assert queue.inspection.backlog().ready_rows == 0
 
 
 def test_a_row_abandoned_past_its_lease_is_claimed_again_and_counts_an_attempt(engine):
     queue = user_tables.relational(engine, lease_seconds=60)
     user_tables.enqueue_relational(queue, 1)
-    queue.claim("dead-worker", 1, 1)
-    assert queue.claim("etl", 1, 1) == 0  # its lease holds
+    queue.consuming.claim("dead-worker", 1, 1)
+    assert queue.consuming.claim("etl", 1, 1) == 0  # its lease holds
     started = user_tables._plus_ms(engine.name, user_tables.NOW[engine.name], -61_000)
     user_tables.run(queue, f"UPDATE {queue.table} SET StartedAt = {started}")
-    assert queue.claim("etl", 1, 1) == 1
+    assert queue.consuming.claim("etl", 1, 1) == 1
     assert held(queue, "etl", 0, 1, ["AttemptNum"]) == [(2,)]
 
 
 def test_a_row_the_tables_worker_took_after_our_lease_ran_out_is_not_completed_by_us(engine):
     queue = user_tables.relational(engine)
     user_tables.enqueue_relational(queue, 1)
-    queue.claim("etl", 1, 1)
+    queue.consuming.claim("etl", 1, 1)
     # The table's own worker took it over (Next_ sets StartedAt and UpdatedAt), and is still at it.
     later = user_tables._plus_ms(engine.name, user_tables.NOW[engine.name], 5_000)
     user_tables.run(queue, f"UPDATE {queue.table} SET StartedAt = {later}, UpdatedAt = {later}")
-    assert queue.complete("etl", 1) == 0
+    assert queue.consuming.complete("etl", 1) == 0
     assert by_status(queue) == {"Processing": 1}
-    assert queue.count_claimed("etl", 1) == 0
+    assert queue.consuming.count_claimed("etl", 1) == 0
 
 
 def test_rows_out_of_attempts_past_their_lease_become_failed(engine):
     queue = user_tables.relational(engine, lease_seconds=60, max_attempts=1)
     user_tables.enqueue_relational(queue, 2)
-    queue.claim("dead-worker", 1, 2)
+    queue.consuming.claim("dead-worker", 1, 2)
     started = user_tables._plus_ms(engine.name, user_tables.NOW[engine.name], -61_000)
     user_tables.run(queue, f"UPDATE {queue.table} SET StartedAt = {started}")
-    assert queue.claim("etl", 1, 2) == 0
-    assert queue.rescue_expired(1) == 2
+    assert queue.consuming.claim("etl", 1, 2) == 0
+    assert queue.consuming.rescue_expired(1) == 2
     assert by_status(queue) == {"Failed": 2}
 
 
 def test_the_audit_trigger_sees_every_transition(engine):
     queue = user_tables.relational(engine)
     user_tables.enqueue_relational(queue, 2)
-    queue.claim("etl", 1, 2)
-    queue.complete("etl", 1)
+    queue.consuming.claim("etl", 1, 2)
+    queue.consuming.complete("etl", 1)
     audit = queue.fetch(queue.engine.compile(f"SELECT Status FROM {queue.table}_Audit"), {})
     assert sorted(s for (s,) in audit) == ["Completed", "Completed", "Processing", "Processing"]
 
@@ -167,20 +167,20 @@ def test_the_audit_trigger_sees_every_transition(engine):
 def test_a_dequeue_takes_rows_out_of_the_table_and_a_replay_reads_them_from_the_copy(engine):
     queue = user_tables.dequeue(engine)
     user_tables.insert_payloads(queue, 5)
-    assert queue.claim("etl", 1, 3) == 3
-    assert queue.backlog().ready_rows == 2
+    assert queue.consuming.claim("etl", 1, 3) == 3
+    assert queue.inspection.backlog().ready_rows == 2
     assert [p for _, p in held(queue, "etl", 0, 1, ["Id", "Payload"])] == ["p0", "p1", "p2"]
-    queue.complete("etl", 1)
-    assert queue.count_claimed("etl", 1) == 0
-    assert queue.claim("etl", 2, 10) == 2
+    queue.consuming.complete("etl", 1)
+    assert queue.consuming.count_claimed("etl", 1) == 0
+    assert queue.consuming.claim("etl", 2, 10) == 2
 
 
 def test_a_started_mark_is_set_by_the_claim_and_done_deletes_the_row(engine):
     queue = user_tables.started_mark(engine)
     user_tables.insert_payloads(queue, 3)
-    assert queue.claim("etl", 1, 2) == 2
-    assert queue.backlog().ready_rows == 1
-    assert queue.complete("etl", 1) == 2
+    assert queue.consuming.claim("etl", 1, 2) == 2
+    assert queue.inspection.backlog().ready_rows == 1
+    assert queue.consuming.complete("etl", 1) == 2
     assert queue.fetch(queue.engine.compile(f"SELECT COUNT(*) FROM {queue.table}"), {})[0][0] == 1
 
 
@@ -193,7 +193,7 @@ def in_process(queue: Queue) -> list[tuple]:
 def test_a_claim_on_seed_003_sets_in_process_so_the_tables_own_worker_skips_the_row(engine):
     queue = user_tables.claimer(engine)
     user_tables.insert_payloads(queue, 3, "claimer")  # end_date takes its default, as the seed's inserts do
-    assert queue.claim("etl", 1, 2) == 2
+    assert queue.consuming.claim("etl", 1, 2) == 2
     # the seed's worker takes WHERE in_process = 0: only the row sqlqueue did not claim
     assert in_process(queue) == [("p0", 1, False), ("p1", 1, False), ("p2", 0, True)]
 
@@ -201,19 +201,19 @@ def test_a_claim_on_seed_003_sets_in_process_so_the_tables_own_worker_skips_the_
 def test_rows_per_status_of_a_flag_are_counted_under_the_values_the_profile_spells(engine):
     queue = user_tables.claimer(engine)
     user_tables.insert_payloads(queue, 3, "claimer")
-    queue.claim("etl", 1, 1)
+    queue.consuming.claim("etl", 1, 1)
     # as profile.ready and in_flight say them, on every engine
-    assert {k: v["rows"] for k, v in queue.stats().items()} == {"0": 2, "1": 1}
+    assert {k: v["rows"] for k, v in queue.inspection.stats().items()} == {"0": 2, "1": 1}
 
 
 def test_a_seed_003_row_done_has_its_end_date_and_is_not_claimed_again(engine):
     queue = user_tables.claimer(engine, lease_seconds=1)
     user_tables.insert_payloads(queue, 2, "claimer")
-    queue.claim("etl", 1, 1)
-    queue.complete("etl", 1)
+    queue.consuming.claim("etl", 1, 1)
+    queue.consuming.complete("etl", 1)
     past_lease = user_tables._plus_ms(engine.name, user_tables.NOW[engine.name], -5_000)
     user_tables.run(queue, f"UPDATE {queue.table} SET start_date = {past_lease}")
-    assert queue.claim("etl", 2, 10) == 1  # p1; p0 is done, however old its start
+    assert queue.consuming.claim("etl", 2, 10) == 1  # p1; p0 is done, however old its start
     assert in_process(queue) == [("p0", 1, True), ("p1", 1, False)]
 
 
@@ -235,13 +235,13 @@ def utc_table_in_tokyo(engine, monkeypatch) -> tuple[Queue, dt.datetime]:
 
 def test_a_utc_tables_due_times_are_compared_in_utc_whatever_the_sessions_time_zone(engine, monkeypatch):
     queue, _ = utc_table_in_tokyo(engine, monkeypatch)
-    assert queue.claim("etl", 1, 10) == 1
+    assert queue.consuming.claim("etl", 1, 10) == 1
     assert [p for (p,) in held(queue, "etl", 0, 1, ["Payload"])] == ["p-1"]
 
 
 def test_a_utc_tables_claim_writes_its_started_at_in_utc_whatever_the_sessions_time_zone(engine, monkeypatch):
     queue, utc = utc_table_in_tokyo(engine, monkeypatch)
-    queue.claim("etl", 1, 10)
+    queue.consuming.claim("etl", 1, 10)
     (started,) = queue.fetch(queue.engine.compile(f"SELECT StartedAt FROM {queue.table} WHERE Payload = 'p-1'"), {})[0]
     assert abs(started - utc) < dt.timedelta(minutes=5)
 
@@ -249,26 +249,26 @@ def test_a_utc_tables_claim_writes_its_started_at_in_utc_whatever_the_sessions_t
 def test_an_available_now_bound_leaves_rows_enqueued_after_it(engine):
     queue = user_tables.relational(engine)
     user_tables.enqueue_relational(queue, 3)
-    bound = queue.available_now_bound()
+    bound = queue.consuming.available_now_bound()
     user_tables.enqueue_relational(queue, 3, start=1_000)  # EnqueuedAt 1,000 s on: past the bound's second
-    assert queue.claim("etl", 1, 100, bound=bound) == 3
+    assert queue.consuming.claim("etl", 1, 100, bound=bound) == 3
     assert sorted(p for (p,) in held(queue, "etl", 0, 1, ["Payload"])) == ["p0", "p1", "p2"]
 
 
 def test_an_available_now_bound_on_a_table_without_enqueue_times_is_its_identity_key(engine):
     queue = user_tables.claimer(engine)
     user_tables.insert_payloads(queue, 2, "claimer")
-    bound = queue.available_now_bound()
+    bound = queue.consuming.available_now_bound()
     user_tables.insert_payloads(queue, 2, "claimer")
-    assert queue.bound_column() == "id"
-    assert queue.claim("etl", 1, 100, bound=bound) == 2
+    assert queue.consuming.bound_column() == "id"
+    assert queue.consuming.claim("etl", 1, 100, bound=bound) == 2
 
 
 def test_an_available_now_bound_taken_when_nothing_is_ready_claims_nothing(engine):
     queue = user_tables.relational(engine)
-    bound = queue.available_now_bound()
+    bound = queue.consuming.available_now_bound()
     user_tables.enqueue_relational(queue, 2)
-    assert queue.claim("etl", 1, 100, bound=bound) == 0
+    assert queue.consuming.claim("etl", 1, 100, bound=bound) == 0
 
 
 def test_a_column_added_after_adoption_names_how_to_add_it_to_the_claims_table(engine):
@@ -280,7 +280,7 @@ def test_a_column_added_after_adoption_names_how_to_add_it_to_the_claims_table(e
     user_tables.run(queue, str(refused.value).split("add them to it: ")[1])  # the ALTER TABLE it names
     later.require_layout()
     user_tables.enqueue_relational(queue, 1)
-    assert later.claim("etl", 1, 10) == 1
+    assert later.consuming.claim("etl", 1, 10) == 1
 
 
 def test_each_chunk_of_completion_takes_rows_not_done_yet_when_done_writes_only_done_at(engine):
@@ -288,7 +288,7 @@ def test_each_chunk_of_completion_takes_rows_not_done_yet_when_done_writes_only_
     # back full (SQL Server), so a done row still counted as ours would make it repeat for ever.
     queue = user_tables.claimer(engine)
     user_tables.insert_payloads(queue, 5, "claimer")
-    assert queue.claim("etl", 1, 5) == 5
+    assert queue.consuming.claim("etl", 1, 5) == 5
     done, _ = queue.dialect.claims.complete(queue.table, queue.profile, True)
     values = done.bind({"consumer": "etl", "upto_seq": 1, "limit": 2, **queue.bindings()})
     counts = []
@@ -304,7 +304,7 @@ def test_a_missing_column_is_named_before_any_row_moves(engine):
     queue = user_tables.relational(engine)
     bad = Queue(queue.spec, queue.table, replace(queue.declared, token="Version"))
     with pytest.raises(SchemaError, match="(?i)token column 'Version' is not in table"):
-        bad.claim("etl", 1, 1)
+        bad.consuming.claim("etl", 1, 1)
 
 
 def test_a_column_of_the_wrong_type_is_named(engine):
@@ -391,20 +391,20 @@ def test_completion_runs_in_chunks_within_one_transaction_where_the_engine_needs
     queue = user_tables.relational(engine)
     queue.engine.default_chunk = 2  # chunks of 2 rows: five rows take three statements of each kind
     user_tables.enqueue_relational(queue, 5)
-    assert queue.claim("etl", 1, 5) == 5
-    assert queue.complete("etl", 1) == 5
+    assert queue.consuming.claim("etl", 1, 5) == 5
+    assert queue.consuming.complete("etl", 1) == 5
     assert by_status(queue) == {"Completed": 5}
-    assert queue.count_claimed("etl", 1) == 0
+    assert queue.consuming.count_claimed("etl", 1) == 0
 
 
 def test_completion_with_a_chunk_size_completes_only_the_rows_of_the_claims_it_names(engine):
     queue = user_tables.relational(engine)
     user_tables.enqueue_relational(queue, 6)
-    assert queue.claim("etl", 1, 2) == 2
-    assert queue.claim("etl", 2, 2) == 2
-    assert queue.complete("etl", 1, chunk=700) == 2
+    assert queue.consuming.claim("etl", 1, 2) == 2
+    assert queue.consuming.claim("etl", 2, 2) == 2
+    assert queue.consuming.complete("etl", 1, chunk=700) == 2
     assert by_status(queue) == {"Completed": 2, "Processing": 2, "Pending": 2}
-    assert queue.count_claimed("etl", 2) == 2
+    assert queue.consuming.count_claimed("etl", 2) == 2
 
 
 TOUCH = {
@@ -426,6 +426,6 @@ def test_a_token_a_trigger_rewrites_after_the_claim_still_identifies_our_rows(en
     queue = user_tables.relational(engine)
     user_tables.run(queue, *(sql.format(t=queue.table) for sql in TOUCH[engine.name]))
     user_tables.enqueue_relational(queue, 3)
-    assert queue.claim("etl", 1, 3) == 3
-    assert queue.complete("etl", 1) == 3
+    assert queue.consuming.claim("etl", 1, 3) == 3
+    assert queue.consuming.complete("etl", 1) == 3
     assert by_status(queue) == {"Completed": 3}

@@ -19,8 +19,8 @@ def fill(queue, n: int) -> None:
 
 def claimed_ids(queue, consumer: str, after: int, upto: int) -> list[int]:
     ids = []
-    for lo, hi in queue.partition_bounds(consumer, after, upto, 1):
-        for rows in queue.read_claimed(consumer, after, upto, lo, hi, ["id"]):
+    for lo, hi in queue.consuming.partition_bounds(consumer, after, upto, 1):
+        for rows in queue.consuming.read_claimed(consumer, after, upto, lo, hi, ["id"]):
             ids += [r[0] for r in rows]
     return sorted(ids)
 
@@ -28,14 +28,14 @@ def claimed_ids(queue, consumer: str, after: int, upto: int) -> list[int]:
 def test_claim_takes_at_most_the_limit(engine):
     queue = engine.new_queue()
     fill(queue, 10)
-    assert queue.claim("c1", 1, 4, order=engine.order) == 4
-    assert queue.stats()["claimed"]["rows"] == 4
+    assert queue.consuming.claim("c1", 1, 4, order=engine.order) == 4
+    assert queue.inspection.stats()["claimed"]["rows"] == 4
 
 
 def test_claim_in_chunks_takes_the_whole_limit(engine):
     queue = engine.new_queue()
     fill(queue, 30)
-    assert queue.claim("c1", 1, 20, chunk=7, order=engine.order) == 20
+    assert queue.consuming.claim("c1", 1, 20, chunk=7, order=engine.order) == 20
 
 
 class CountingCursor:
@@ -66,7 +66,7 @@ def test_a_claim_commits_each_chunk_in_a_transaction_of_its_own(engine, monkeypa
             yield CountingCursor(cur, transactions[-1])
 
     monkeypatch.setattr(queue, "transaction", counted)
-    assert queue.claim("c1", 1, 25, chunk=10, order=engine.order) == 25
+    assert queue.consuming.claim("c1", 1, 25, chunk=10, order=engine.order) == 25
     assert transactions == [[10], [10], [5]]
     monkeypatch.undo()
     assert claimed_ids(queue, "c1", 0, 1) == list(range(1, 26))
@@ -75,8 +75,8 @@ def test_a_claim_commits_each_chunk_in_a_transaction_of_its_own(engine, monkeypa
 def test_claimed_rows_are_not_claimed_again(engine):
     queue = engine.new_queue()
     fill(queue, 10)
-    first = queue.claim("c1", 1, 6, order=engine.order)
-    second = queue.claim("c2", 1, 6, order=engine.order)
+    first = queue.consuming.claim("c1", 1, 6, order=engine.order)
+    second = queue.consuming.claim("c2", 1, 6, order=engine.order)
     assert (first, second) == (6, 4)
     assert set(claimed_ids(queue, "c1", 0, 1)).isdisjoint(claimed_ids(queue, "c2", 0, 1))
 
@@ -85,14 +85,16 @@ def test_claimed_rows_are_not_claimed_again(engine):
 def test_fifo_claim_takes_the_oldest_rows(engine):
     queue = engine.new_queue()
     fill(queue, 10)
-    queue.claim("c1", 1, 3, order="fifo")
+    queue.consuming.claim("c1", 1, 3, order="fifo")
     assert claimed_ids(queue, "c1", 0, 1) == [1, 2, 3]
 
 
 def test_advance_serves_rows_tagged_before_a_crash_instead_of_claiming_more(engine):
     queue = engine.new_queue()
     fill(queue, 10)
-    queue.claim("c1", 1, 3, order=engine.order)  # claimed, then the driver died before Spark logged the offset
+    queue.consuming.claim(
+        "c1", 1, 3, order=engine.order
+    )  # claimed, then the driver died before Spark logged the offset
     consumer = engine.consumer(queue, "c1", ClaimPolicy(order=engine.order))
     assert consumer.advance(0, 5) == 1
     assert consumer.last_claimed_rows == 3
@@ -110,8 +112,8 @@ def test_advance_completes_the_committed_claims(engine):
     consumer = engine.consumer(queue, "c1", ClaimPolicy(order=engine.order))
     assert consumer.advance(0, 4) == 1
     assert consumer.advance(1, 4) == 2
-    assert queue.stats()["claimed"]["rows"] == 4
-    assert sum(s["rows"] for s in queue.stats().values()) == 6
+    assert queue.inspection.stats()["claimed"]["rows"] == 4
+    assert sum(s["rows"] for s in queue.inspection.stats().values()) == 6
 
 
 def test_completion_can_keep_rows_as_done(engine):
@@ -122,7 +124,7 @@ def test_completion_can_keep_rows_as_done(engine):
     consumer = engine.consumer(queue, "c1", ClaimPolicy(order=engine.order, keep_completed=True))
     consumer.advance(0, 5)
     consumer.complete_through(1)
-    stats = queue.stats()
+    stats = queue.inspection.stats()
     assert list(stats) == ["done"] and stats["done"]["rows"] == 5
     oldest = queue.engine.decode_timestamp(stats["done"]["oldest_enqueued_at"])
     slack = dt.timedelta(seconds=2)  # the database's clock against this process's
@@ -132,17 +134,17 @@ def test_completion_can_keep_rows_as_done(engine):
 def test_completion_in_chunks_finishes_every_row(engine):
     queue = engine.new_queue()
     fill(queue, 25)
-    queue.claim("c1", 1, 25, order=engine.order)
-    assert queue.complete("c1", 1, chunk=10) == 25
+    queue.consuming.claim("c1", 1, 25, order=engine.order)
+    assert queue.consuming.complete("c1", 1, chunk=10) == 25
     assert_queue_holds(queue)
 
 
 def test_completion_leaves_later_claims_alone(engine):
     queue = engine.new_queue()
     fill(queue, 10)
-    queue.claim("c1", 1, 4, order=engine.order)
-    queue.claim("c1", 2, 4, order=engine.order)
-    queue.complete("c1", 1)
+    queue.consuming.claim("c1", 1, 4, order=engine.order)
+    queue.consuming.claim("c1", 2, 4, order=engine.order)
+    queue.consuming.complete("c1", 1)
     assert claimed_ids(queue, "c1", 1, 2) == [5, 6, 7, 8]
     assert claimed_ids(queue, "c1", 0, 1) == []
 
@@ -150,13 +152,13 @@ def test_completion_leaves_later_claims_alone(engine):
 def test_partitions_cover_every_claimed_row_exactly_once(engine):
     queue = engine.new_queue()
     fill(queue, 103)
-    queue.claim("c1", 1, 50, order=engine.order)
-    queue.claim("c1", 2, 53, order=engine.order)
-    bounds = queue.partition_bounds("c1", 0, 2, 4)
+    queue.consuming.claim("c1", 1, 50, order=engine.order)
+    queue.consuming.claim("c1", 2, 53, order=engine.order)
+    bounds = queue.consuming.partition_bounds("c1", 0, 2, 4)
     assert len(bounds) == 4
     ids = []
     for lo, hi in bounds:
-        for rows in queue.read_claimed("c1", 0, 2, lo, hi, ["id"]):
+        for rows in queue.consuming.read_claimed("c1", 0, 2, lo, hi, ["id"]):
             ids += [r[0] for r in rows]
     assert sorted(ids) == list(range(1, 104))
 
@@ -164,9 +166,9 @@ def test_partitions_cover_every_claimed_row_exactly_once(engine):
 def test_bounded_claim_ignores_rows_enqueued_after_the_bound(engine):
     queue = engine.new_queue()
     fill(queue, 5)
-    bound = queue.available_now_bound()
+    bound = queue.consuming.available_now_bound()
     fill(queue, 5)
-    assert queue.claim("c1", 1, 100, bound=bound, order=engine.order) == 5
+    assert queue.consuming.claim("c1", 1, 100, bound=bound, order=engine.order) == 5
 
 
 def test_four_concurrent_claimers_take_every_row_exactly_once(engine):
@@ -183,10 +185,10 @@ def test_four_concurrent_claimers_take_every_row_exactly_once(engine):
         try:
             while True:
                 seq += 1
-                if not own.claim(name, seq, 250, order=engine.order):
+                if not own.consuming.claim(name, seq, 250, order=engine.order):
                     return
                 ids = claimed_ids(own, name, seq - 1, seq)
-                own.complete(name, seq)
+                own.consuming.complete(name, seq)
                 with lock:
                     taken.update(ids)
         except BaseException as exc:  # surface thread failures in the test
@@ -233,7 +235,7 @@ def test_a_claim_plans_its_read_ranges_as_the_table_would(engine):
     fill(queue, 11)
     consumer = engine.consumer(queue, "c1", ClaimPolicy(order=engine.order, partitions=3))
     assert consumer.advance(0, 11) == 1
-    assert consumer.partition_bounds(0, 1) == queue.partition_bounds("c1", 0, 1, 3)
+    assert consumer.partition_bounds(0, 1) == queue.consuming.partition_bounds("c1", 0, 1, 3)
 
 
 def test_spark_committing_a_batch_the_claim_ahead_completes_does_not_wait_for_it(engine):
@@ -277,5 +279,5 @@ def test_a_large_claim_ahead_in_lanes_takes_each_row_once_and_the_whole_limit(en
     ahead = claimed_ids(queue, "c1", 1, 2)
     assert len(ahead) == len(set(ahead)) == 8 and not set(ahead) & set(claimed_ids(queue, "c1", 0, 1))
     assert consumer.advance(1, 8) == 2 and consumer.last_claimed_rows == 8
-    assert consumer.partition_bounds(1, 2) == queue.partition_bounds("c1", 1, 2, 2)
+    assert consumer.partition_bounds(1, 2) == queue.consuming.partition_bounds("c1", 1, 2, 2)
     consumer.close()

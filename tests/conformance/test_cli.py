@@ -11,7 +11,7 @@ import pytest
 
 from sqlqueue import cli
 from sqlqueue.producer import Producer
-from sqlqueue.queue import Ack
+from sqlqueue.queue import Ack, Upkeep
 from sqlqueue.schema import Column
 from tests.support.clock import move_back, set_times
 from tests.support.engines import config_file, fresh_name
@@ -56,13 +56,13 @@ def test_enqueue_reads_json_lines_from_a_file_and_reports_progress(run, tmp_path
     path.write_text("".join(json.dumps({"payload": f"p{i}", "priority": i % 3}) + "\n" for i in range(2500)) + "\n")
     status, _, err = run("enqueue", str(path), "--batch-size", "1000")
     assert status == 0 and "2,500 rows" in err
-    assert run.queue.count_ready() == 2500
+    assert run.queue.inspection.count_ready() == 2500
 
 
 def test_enqueue_takes_stdin_lines_as_payload_text(run, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO("first line\nsecond line\n"))
     assert run("enqueue", "-", "--payload")[0] == 0
-    assert [r["payload"] for r in run.queue.peek(5)] == ["first line", "second line"]
+    assert [r["payload"] for r in run.queue.inspection.peek(5)] == ["first line", "second line"]
 
 
 def test_enqueue_refuses_a_line_that_is_not_json(run, monkeypatch):
@@ -75,12 +75,12 @@ def test_peek_shows_the_next_ready_rows_in_order_without_claiming(run):
     run.queue.enqueue([{"payload": p} for p in "abc"])
     status, out, _ = run("peek", "-n", "2")
     assert status == 0 and [json.loads(line)["payload"] for line in out.splitlines()] == ["a", "b"]
-    assert run.queue.count_ready() == 3
+    assert run.queue.inspection.count_ready() == 3
 
 
 def test_stats_shows_rows_per_state_and_the_oldest_age(run):
     run.queue.enqueue([{"payload": p} for p in "abc"])
-    run.queue.claim("c", 1, 1, order=run.order)
+    run.queue.consuming.claim("c", 1, 1, order=run.order)
     Producer(run.queue, "w").write(0, 0, (Column("payload", "text"),), [("unpublished",)])
     status, out, _ = run("stats")
     lines = {line.split()[0]: line.split()[1] for line in out.splitlines()[2:7]}
@@ -90,7 +90,7 @@ def test_stats_shows_rows_per_state_and_the_oldest_age(run):
 
 def test_stats_shows_the_oldest_claimable_row_and_the_waits_of_recent_claims(run):
     run.queue.enqueue([{"payload": p} for p in "abc"])
-    run.queue.claim("c", 1, 2, order=run.order)  # rows 1 and 2
+    run.queue.consuming.claim("c", 1, 2, order=run.order)  # rows 1 and 2
     claimed = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=5)
     set_times(run.queue, "claimed_at", {1: claimed, 2: claimed})
     set_times(run.queue, "enqueued_at", {1: claimed - dt.timedelta(seconds=10), 2: claimed - dt.timedelta(seconds=20)})
@@ -99,23 +99,23 @@ def test_stats_shows_the_oldest_claimable_row_and_the_waits_of_recent_claims(run
     assert status == 0
     assert re.search(r"^claimable: 1 rows now \(.*\), the oldest enqueued 2:00:0\d ago$", out, re.MULTILINE), out
     assert "queue wait: 2 rows claimed in the last 60 s waited p50 10.0 s, p95 20.0 s, max 20.0 s (" in out
-    run.queue.complete("c", 1)  # deleted: nothing recent is left to measure
+    run.queue.consuming.complete("c", 1)  # deleted: nothing recent is left to measure
     assert "queue wait: no row claimed in the last 60 s is left in the table" in run("stats")[1]
 
 
 def fail_all(queue) -> None:
     queue.enqueue([{"payload": p, "dedup_key": p} for p in "abc"])
-    queue.claim("c", 1, 3, order="heap")
+    queue.consuming.claim("c", 1, 3, order="heap")
     with queue.transaction() as cur:
-        queue.apply_acks(cur, [Ack((i,), "failed", "boom") for i in range(1, 4)], keep=False, max_attempts=5)
+        queue.consuming.apply_acks(cur, [Ack((i,), "failed", "boom") for i in range(1, 4)], keep=False, max_attempts=5)
 
 
 def test_requeue_sends_failed_rows_back_by_dedup_key_or_all(run):
     fail_all(run.queue)
     assert run("requeue", "--dedup-key", "b")[1] == "requeued 1 failed row(s) of " + str(run.queue.table) + "\n"
-    assert run.queue.count_ready() == 1
+    assert run.queue.inspection.count_ready() == 1
     run("requeue", "--all")
-    assert run.queue.count_ready() == 3
+    assert run.queue.inspection.count_ready() == 3
 
 
 def test_requeue_without_a_selection_is_refused(run):
@@ -129,31 +129,31 @@ def test_purge_deletes_finished_rows_older_than_the_age(run):
     # Babelfish with Driver 18 (docs/sqlserver.md), which kept rows finished within that second.
     move_back(run.queue, "completed_at", 1800)
     assert run("purge", "--state", "failed", "--older-than", "1h")[0] == 0
-    assert run.queue.stats()["failed"]["rows"] == 3
+    assert run.queue.inspection.stats()["failed"]["rows"] == 3
     status, _, err = run("purge", "--state", "failed", "--older-than", "10m")
-    assert status == 0 and "3 rows" in err and run.queue.stats() == {}
+    assert status == 0 and "3 rows" in err and run.queue.inspection.stats() == {}
 
 
 def test_purge_without_a_filter_says_first_that_it_deletes_done_rows_older_than_a_week(run, monkeypatch, capsys):
     fail_all(run.queue)  # rows 1-3: dead letters, which no default may delete
     run.queue.enqueue([{"payload": p} for p in "de"])
-    run.queue.claim("c", 2, 2, order=run.order)
-    run.queue.complete("c", 2, keep=True)
+    run.queue.consuming.claim("c", 2, 2, order=run.order)
+    run.queue.consuming.complete("c", 2, keep=True)
     move_back(run.queue, "completed_at", 8 * 86400, ids=[4])  # row 4 done 8 days ago, row 5 just now
     said_before: list[str] = []
-    real_purge = cli.Queue.purge
+    real_purge = Upkeep.purge
 
-    def purge(queue, *args, **kwargs):
+    def purge(upkeep, *args, **kwargs):
         said_before.append(capsys.readouterr().err)  # stderr up to the moment the deleting starts
-        return real_purge(queue, *args, **kwargs)
+        return real_purge(upkeep, *args, **kwargs)
 
-    monkeypatch.setattr(cli.Queue, "purge", purge)
+    monkeypatch.setattr(Upkeep, "purge", purge)
     status, _, err = run("purge")
     table = str(run.queue.table)
     assert status == 0 and said_before[0].startswith(f"purge: deleting done rows of {table} completed before ")
     assert "(older than 7d; the default of --state and --older-than)" in said_before[0]
     assert f"purged done rows from {table}: 1 rows" in err
-    stats = run.queue.stats()
+    stats = run.queue.inspection.stats()
     assert (stats["failed"]["rows"], stats["done"]["rows"]) == (3, 1)
 
 

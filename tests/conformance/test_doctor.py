@@ -49,7 +49,7 @@ def test_the_doctor_changes_nothing_in_the_queue(engine, order):
     queue = engine.new_queue()
     queue.enqueue([{"payload": p} for p in "abc"])
     problems(queue, order)
-    assert {state: counts["rows"] for state, counts in queue.stats().items()} == {"ready": 3}
+    assert {state: counts["rows"] for state, counts in queue.inspection.stats().items()} == {"ready": 3}
 
 
 @pytest.mark.babelfish_gap("catalog", "index_names")
@@ -93,8 +93,8 @@ def test_postgres_dead_tuple_build_up_is_a_problem_fixed_by_vacuum(engine):
     queue = engine.new_queue()
     run_fixes(queue, [f"ALTER TABLE {queue.engine.table(queue.table)} SET (autovacuum_enabled = false)"])
     queue.enqueue([{"payload": str(i)} for i in range(1500)])
-    queue.claim("c", 1, 1500, order=engine.order)
-    queue.complete("c", 1)
+    queue.consuming.claim("c", 1, 1500, order=engine.order)
+    queue.consuming.complete("c", 1)
     queue.conn.execute("SELECT pg_stat_force_next_flush()")
     queue.close()  # a backend flushes its statistics when it ends
     assert wait_until(lambda: "dead tuples" in problems(queue), timeout=20)

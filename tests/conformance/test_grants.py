@@ -45,8 +45,8 @@ def test_connector_role_with_only_the_scripted_grants_claims_completes_enqueues_
         producer.publish(1, plain, [producer.write(1, 0, plain, [("c",)])])
         producer.write(2, 0, plain, [("aborted",)])
         producer.discard(2)
-        assert queue.claim("c", 1, 10, order="heap") == 3
-        assert queue.complete("c", 1) == 3
+        assert queue.consuming.claim("c", 1, 10, order="heap") == 3
+        assert queue.consuming.complete("c", 1) == 3
         assert [f.check for f in examine(queue, "fifo") if f.severity == PROBLEM] == []
     finally:
         queue.close()

@@ -32,15 +32,19 @@ def fill(queue, accounts: list[str | None]) -> None:
 
 
 def claim(queue, engine, consumer: str, seq: int, limit: int = 100, per_group: int = 2) -> int:
-    return queue.claim(consumer, seq, limit, order=engine.order, groups=Grouping("account", per_group))
+    return queue.consuming.claim(consumer, seq, limit, order=engine.order, groups=Grouping("account", per_group))
 
 
 def tasks(queue, consumer: str, after: int, upto: int, parts: int, columns: list[str]) -> list[list[tuple]]:
     """The rows of the claims, read task by task as a grouped source plans them, each in its read order."""
     grouped = ("account", (("id", "ASC"),))
     return [
-        [row for chunk in queue.read_claimed(consumer, after, upto, lo, hi, columns, grouped=grouped) for row in chunk]
-        for lo, hi in queue.partition_bounds(consumer, after, upto, parts, "account")
+        [
+            row
+            for chunk in queue.consuming.read_claimed(consumer, after, upto, lo, hi, columns, grouped=grouped)
+            for row in chunk
+        ]
+        for lo, hi in queue.consuming.partition_bounds(consumer, after, upto, parts, "account")
     ]
 
 
@@ -70,7 +74,7 @@ def test_a_group_is_claimed_again_once_its_rows_are_done(engine):
     fill(queue, ["a", "a", "a"])
     assert claim(queue, engine, "c1", 1, per_group=2) == 2
     assert claim(queue, engine, "c1", 2) == 0
-    queue.complete("c1", 1)
+    queue.consuming.complete("c1", 1)
     assert claim(queue, engine, "c1", 2) == 1
     assert held(queue, "c1", 1, 2) == [("a", 2)]
 
@@ -82,7 +86,7 @@ def test_a_row_waiting_for_a_retry_holds_its_group_back(engine):
     rows = [row for task in tasks(queue, "c1", 0, 1, 1, ["id", "account"]) for row in task]
     acks = [Ack((i,), "retry", "later", delay_seconds=3600) if a == "a" else Ack((i,), "done") for i, a in rows]
     with queue.transaction() as cur:
-        queue.apply_acks(cur, acks, keep=False, max_attempts=5)
+        queue.consuming.apply_acks(cur, acks, keep=False, max_attempts=5)
     assert claim(queue, engine, "c2", 1) == 0
 
 
@@ -131,7 +135,7 @@ def test_competing_grouped_claimers_never_hold_one_group_at_once(engine):
         q = engine.queue(str(queue.table))
         seq = 0
         while done[0] < total and not failures:
-            if not q.claim(name, seq + 1, 7, order=engine.order, groups=Grouping("account", 3)):
+            if not q.consuming.claim(name, seq + 1, 7, order=engine.order, groups=Grouping("account", 3)):
                 continue  # every group with rows left is another worker's now
             seq += 1
             rows = held(q, name, seq - 1, seq)
@@ -144,7 +148,7 @@ def test_competing_grouped_claimers_never_hold_one_group_at_once(engine):
             with guard:
                 for account in {a for a, _ in rows}:
                     holders.pop(account, None)
-            q.complete(name, seq)
+            q.consuming.complete(name, seq)
             with guard:
                 done[0] += len(rows)
 

@@ -93,8 +93,8 @@ def test_a_newer_layout_is_refused_naming_an_upgrade(engine):
 def claimed_payloads(queue: Queue, consumer: str, after: int, upto: int) -> list[str]:
     rows = [
         row[0]
-        for lo, hi in queue.partition_bounds(consumer, after, upto, 1)
-        for batch in queue.read_claimed(consumer, after, upto, lo, hi, ["payload"])
+        for lo, hi in queue.consuming.partition_bounds(consumer, after, upto, 1)
+        for batch in queue.consuming.read_claimed(consumer, after, upto, lo, hi, ["payload"])
         for row in batch
     ]
     return sorted(rows)
@@ -120,7 +120,7 @@ def test_a_migrated_queue_loses_no_row_through_the_claim_and_sink_protocols(engi
     assert next_batch() == sorted(filled.claimed)
     # Ready rows and the published batch are claimed; the batches Spark never committed stay hidden.
     assert next_batch() == sorted(filled.ready + filled.published)
-    assert queue.requeue_failed() == len(filled.failed)
+    assert queue.upkeep.requeue_failed() == len(filled.failed)
     assert next_batch() == sorted(filled.failed)
     # Spark replays an uncommitted micro-batch: its writer writes it again, and it is published once,
     # the dedup keys the old rows held not standing in its way.
@@ -132,7 +132,7 @@ def test_a_migrated_queue_loses_no_row_through_the_claim_and_sink_protocols(engi
     # The batch layout 1 published is in the ledger: written again, it writes nothing.
     again = Producer(queue, "w-published")
     assert again.publish(0, PLAIN, [again.write(0, 0, PLAIN, [("p1",)])]) is None
-    assert queue.unpublished_rows() == 0
+    assert queue.inspection.unpublished_rows() == 0
     assert next_batch() == sorted([p for p, _ in filled.staged_keyed] + filled.staged_plain)
     assert next_batch() == []
     consumer.close()

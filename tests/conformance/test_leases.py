@@ -48,7 +48,7 @@ def batch(source: QueueStreamReader, made: Leased, start: dict, end: dict) -> li
     here, so the test sees what a job sees rather than a race."""
     payloads = []
     for part in source.partitions(start, end):
-        for rows in made.queue.read_claimed(
+        for rows in made.queue.consuming.read_claimed(
             part.consumer, part.after_seq, part.upto_seq, part.lo, part.hi, [made.payload]
         ):
             payloads += [str(r[0]) for r in rows]
@@ -59,14 +59,14 @@ def batch(source: QueueStreamReader, made: Leased, start: dict, end: dict) -> li
 @pytest.mark.parametrize("design", ADOPTED)
 def test_a_claim_never_takes_back_a_row_its_own_consumer_holds(engine, design):
     made = leased(engine, design, 5)
-    assert made.queue.claim("etl", 1, 3, order=engine.order, lease_seconds=LEASE_SECONDS) == 3
+    assert made.queue.consuming.claim("etl", 1, 3, order=engine.order, lease_seconds=LEASE_SECONDS) == 3
     outage(made.queue, LONGER_THAN_THE_LEASE)
-    assert made.queue.claim("etl", 2, 5, order=engine.order, lease_seconds=LEASE_SECONDS) == 2
+    assert made.queue.consuming.claim("etl", 2, 5, order=engine.order, lease_seconds=LEASE_SECONDS) == 2
     assert set(held_payloads(made.queue, made.payload, "etl", 1, 2)).isdisjoint(
         held_payloads(made.queue, made.payload, "etl", 0, 1)
     )
     # Abandoned to any other claimer all the same: its lease ran out.
-    assert made.queue.claim("other", 1, 5, order=engine.order, lease_seconds=LEASE_SECONDS) == 3
+    assert made.queue.consuming.claim("other", 1, 5, order=engine.order, lease_seconds=LEASE_SECONDS) == 3
 
 
 @pytest.mark.parametrize("design", EXPIRING)
@@ -178,7 +178,7 @@ def test_a_stream_paused_past_its_lease_leaves_the_rows_another_claimer_took_and
 
     assert paused.complete_through(1) == 0  # Spark committed batch 1 when the stream woke
     assert paused.fenced_rows == 3
-    assert made.queue.count_claimed("rival", 1) == 3  # the rival's claim is untouched
+    assert made.queue.consuming.count_claimed("rival", 1) == 3  # the rival's claim is untouched
     rival.close()
     paused.close()
 
@@ -186,7 +186,7 @@ def test_a_stream_paused_past_its_lease_leaves_the_rows_another_claimer_took_and
 @pytest.mark.parametrize("design", ADOPTED)
 def test_a_claim_made_ahead_serves_only_the_rows_still_its_own(engine, design):
     made = leased(engine, design, 6)
-    assert made.queue.claim("etl", 1, 6, order=engine.order, lease_seconds=LEASE_SECONDS) == 6
+    assert made.queue.consuming.claim("etl", 1, 6, order=engine.order, lease_seconds=LEASE_SECONDS) == 6
     outage(made.queue, LONGER_THAN_THE_LEASE)  # the claim was made ahead; the job was down since
     rival = Consumer(made.queue.twin(), "rival", policy(engine))
     assert rival.advance(0, 2) == 1
@@ -203,31 +203,31 @@ def test_a_claim_made_ahead_serves_only_the_rows_still_its_own(engine, design):
 
 def acked(queue, acks) -> int:
     with queue.transaction() as cur:
-        return queue.apply_acks(cur, acks, keep=False, max_attempts=5)
+        return queue.consuming.apply_acks(cur, acks, keep=False, max_attempts=5)
 
 
 def test_an_acknowledgement_carrying_the_claims_attempts_settles_the_row(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "p0"}, {"payload": "p1"}])
-    queue.claim("etl", 1, 2, order=engine.order, lease_seconds=LEASE_SECONDS)
+    queue.consuming.claim("etl", 1, 2, order=engine.order, lease_seconds=LEASE_SECONDS)
     ids = sorted(r[0] for r in queue.fetch(queue.engine.compile(f"SELECT id FROM {queue.table}"), {}))
     assert (
         acked(queue, [Ack((ids[0],), DONE_OUTCOME, attempts=1), Ack((ids[1],), FAILED_OUTCOME, "bad", attempts=1)]) == 0
     )
-    assert set(queue.stats()) == {"failed"}
+    assert set(queue.inspection.stats()) == {"failed"}
 
 
 def test_an_acknowledgement_after_another_claim_took_the_row_changes_nothing_and_is_counted(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "p0"}, {"payload": "p1"}])
-    queue.claim("etl", 1, 2, order=engine.order, lease_seconds=LEASE_SECONDS)
+    queue.consuming.claim("etl", 1, 2, order=engine.order, lease_seconds=LEASE_SECONDS)
     outage(queue, LONGER_THAN_THE_LEASE)
-    assert queue.rescue_expired(5) == 2
-    assert queue.claim("rival", 1, 2, order=engine.order, lease_seconds=LEASE_SECONDS) == 2
+    assert queue.consuming.rescue_expired(5) == 2
+    assert queue.consuming.claim("rival", 1, 2, order=engine.order, lease_seconds=LEASE_SECONDS) == 2
     ids = [r[0] for r in queue.fetch(queue.engine.compile(f"SELECT id FROM {queue.table}"), {})]
     late = [Ack((ids[0],), DONE_OUTCOME, attempts=1), Ack((ids[1],), RETRY_OUTCOME, "again", 5, attempts=1)]
     assert acked(queue, late) == 2
-    assert queue.count_claimed("rival", 1) == 2
+    assert queue.consuming.count_claimed("rival", 1) == 2
 
 
 @pytest.mark.parametrize("design", EXPIRING)

@@ -21,8 +21,8 @@ def ago(seconds: float) -> dt.datetime:
 
 def claimed(queue, consumer: str, seq: int, columns=("payload",)) -> list:
     rows = []
-    for lo, hi in queue.partition_bounds(consumer, seq - 1, seq, 1):
-        for chunk in queue.read_claimed(consumer, seq - 1, seq, lo, hi, ["id", *columns]):
+    for lo, hi in queue.consuming.partition_bounds(consumer, seq - 1, seq, 1):
+        for chunk in queue.consuming.read_claimed(consumer, seq - 1, seq, lo, hi, ["id", *columns]):
             rows += chunk
     return [r[1:] if len(columns) > 1 else r[1] for r in sorted(rows)]
 
@@ -55,7 +55,7 @@ def test_claim_order_decides_which_rows_come_first(engine, order, expected):
     )
     taken: list[str] = []
     for seq in range(1, 4):  # one row per claim, so the order is the order of claims
-        queue.claim("c", seq, 1, order=order)
+        queue.consuming.claim("c", seq, 1, order=order)
         taken += claimed(queue, "c", seq)
     assert taken == expected
 
@@ -63,7 +63,7 @@ def test_claim_order_decides_which_rows_come_first(engine, order, expected):
 def test_heap_claim_takes_any_ready_rows(engine):
     queue = engine.new_queue(order="heap")
     queue.enqueue([{"payload": p} for p in "abcde"])
-    queue.claim("c", 1, 3, order="heap")
+    queue.consuming.claim("c", 1, 3, order="heap")
     assert len(set(claimed(queue, "c", 1))) == 3
 
 
@@ -71,7 +71,7 @@ def test_heap_claim_takes_any_ready_rows(engine):
 def test_rows_due_later_are_not_claimed_yet(engine):
     queue = engine.new_queue(order="pending")
     queue.enqueue([{"payload": "now", "due_at": ago(1)}, {"payload": "later", "due_at": ago(-3600)}])
-    assert queue.claim("c", 1, 10, order="pending") == 1
+    assert queue.consuming.claim("c", 1, 10, order="pending") == 1
     assert claimed(queue, "c", 1) == ["now"]
 
 
@@ -94,10 +94,10 @@ def test_expired_lease_gives_the_rows_to_another_consumer_with_attempts_raised(e
 def test_expired_lease_on_the_last_attempt_fails_the_row(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
-    queue.claim("dead", 1, 1, lease_seconds=300, order=engine.order)
-    assert queue.rescue_expired(max_attempts=1) == 0
+    queue.consuming.claim("dead", 1, 1, lease_seconds=300, order=engine.order)
+    assert queue.consuming.rescue_expired(max_attempts=1) == 0
     move_back(queue, "lease_until", 60)
-    assert queue.rescue_expired(max_attempts=1) == 1
+    assert queue.consuming.rescue_expired(max_attempts=1) == 1
     assert row(queue, 1) == {"state": "failed", "attempts": 1, "last_error": "lease expired", "consumer": "dead"}
 
 
@@ -113,18 +113,20 @@ def fail_time(queue, id_: int) -> dt.datetime:
 def test_a_row_whose_last_lease_ran_out_failed_when_it_ran_out_not_when_it_was_noticed(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
-    queue.claim("dead", 1, 1, lease_seconds=300, order=engine.order)
+    queue.consuming.claim("dead", 1, 1, lease_seconds=300, order=engine.order)
     move_back(queue, "lease_until", 3600)  # nobody rescued it for an hour
-    assert queue.rescue_expired(max_attempts=1) == 1
+    assert queue.consuming.rescue_expired(max_attempts=1) == 1
     assert abs((fail_time(queue, 1) - ago(3600)).total_seconds()) < 60
 
 
 def test_a_row_failed_by_an_acknowledgement_failed_then(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}, {"payload": "y"}])
-    queue.claim("c", 1, 2, order=engine.order)
+    queue.consuming.claim("c", 1, 2, order=engine.order)
     with queue.transaction() as cur:
-        queue.apply_acks(cur, [Ack((1,), "failed", "bad"), Ack((2,), "retry", "again")], keep=False, max_attempts=1)
+        queue.consuming.apply_acks(
+            cur, [Ack((1,), "failed", "bad"), Ack((2,), "retry", "again")], keep=False, max_attempts=1
+        )
     for id_ in (1, 2):
         assert row(queue, id_)["state"] == "failed"
         assert abs((fail_time(queue, id_) - ago(0)).total_seconds()) < 60
@@ -133,19 +135,19 @@ def test_a_row_failed_by_an_acknowledgement_failed_then(engine):
 def test_live_leases_are_not_rescued(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
-    queue.claim("alive", 1, 1, lease_seconds=300, order=engine.order)
-    assert queue.rescue_expired(max_attempts=5) == 0
+    queue.consuming.claim("alive", 1, 1, lease_seconds=300, order=engine.order)
+    assert queue.consuming.rescue_expired(max_attempts=5) == 0
 
 
 def ack(queue, acks, keep=False, max_attempts=5):
     with queue.transaction() as cur:
-        queue.apply_acks(cur, acks, keep=keep, max_attempts=max_attempts)
+        queue.consuming.apply_acks(cur, acks, keep=keep, max_attempts=max_attempts)
 
 
 def test_retry_returns_the_row_after_its_backoff_with_the_error(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
-    queue.claim("c", 1, 1, order=engine.order)
+    queue.consuming.claim("c", 1, 1, order=engine.order)
     ack(queue, [Ack((1,), "retry", "timeout talking to the mailer", delay_seconds=60)])
     assert row(queue, 1) == {
         "state": "ready",
@@ -153,15 +155,15 @@ def test_retry_returns_the_row_after_its_backoff_with_the_error(engine):
         "last_error": "timeout talking to the mailer",
         "consumer": None,
     }
-    assert queue.claim("c", 2, 1, order=engine.order) == 0  # not due yet
+    assert queue.consuming.claim("c", 2, 1, order=engine.order) == 0  # not due yet
     move_back(queue, "due_at", 1)  # the minute has passed
-    assert queue.claim("c", 2, 1, order=engine.order) == 1
+    assert queue.consuming.claim("c", 2, 1, order=engine.order) == 1
 
 
 def test_retry_on_the_last_attempt_fails_the_row_with_its_error(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
-    queue.claim("c", 1, 1, order=engine.order)
+    queue.consuming.claim("c", 1, 1, order=engine.order)
     ack(queue, [Ack((1,), "retry", "still broken")], max_attempts=1)
     assert row(queue, 1)["state"] == "failed"
     assert row(queue, 1)["last_error"] == "still broken"
@@ -170,7 +172,7 @@ def test_retry_on_the_last_attempt_fails_the_row_with_its_error(engine):
 def test_a_rows_own_max_attempts_overrides_the_queue_default(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x", "max_attempts": 3}])
-    queue.claim("c", 1, 1, order=engine.order)
+    queue.consuming.claim("c", 1, 1, order=engine.order)
     ack(queue, [Ack((1,), "retry", "e")], max_attempts=1)
     assert row(queue, 1)["state"] == "ready"
 
@@ -178,7 +180,7 @@ def test_a_rows_own_max_attempts_overrides_the_queue_default(engine):
 def test_done_and_failed_outcomes(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": p} for p in "abc"])
-    queue.claim("c", 1, 3, order=engine.order)
+    queue.consuming.claim("c", 1, 3, order=engine.order)
     ack(queue, [Ack((1,), "done"), Ack((2,), "failed", "bad input"), Ack((3,), "done")], keep=True)
     assert [row(queue, i)["state"] for i in (1, 2, 3)] == ["done", "failed", "done"]
     assert row(queue, 2)["last_error"] == "bad input"
@@ -187,9 +189,9 @@ def test_done_and_failed_outcomes(engine):
 def test_acknowledging_twice_changes_nothing_the_second_time(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
-    queue.claim("c", 1, 1, order=engine.order)
+    queue.consuming.claim("c", 1, 1, order=engine.order)
     ack(queue, [Ack((1,), "retry", "e")])
-    queue.claim("other", 1, 1, order=engine.order)  # someone else holds it now
+    queue.consuming.claim("other", 1, 1, order=engine.order)  # someone else holds it now
     ack(queue, [Ack((1,), "retry", "e")])  # a replay of the first acknowledgement
     assert row(queue, 1)["consumer"] is None or row(queue, 1)["consumer"] == "other"
     assert row(queue, 1)["state"] == "ready"
@@ -201,35 +203,35 @@ def test_ack_completion_leaves_committed_rows_claimed_until_acknowledged(engine)
     consumer = engine.consumer(queue, "c", ClaimPolicy(order=engine.order, complete_on_commit=False))
     assert consumer.advance(0, 5) == 1
     assert consumer.advance(1, 5) == 1
-    assert queue.stats()["claimed"]["rows"] == 1
+    assert queue.inspection.stats()["claimed"]["rows"] == 1
 
 
 def test_purge_deletes_finished_rows_older_than_the_cutoff_in_chunks(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": str(i)} for i in range(25)])
-    queue.claim("c", 1, 25, order=engine.order)
-    queue.complete("c", 1, keep=True)
-    assert queue.purge("done", ago(-60), chunk=10) == 25
+    queue.consuming.claim("c", 1, 25, order=engine.order)
+    queue.consuming.complete("c", 1, keep=True)
+    assert queue.upkeep.purge("done", ago(-60), chunk=10) == 25
     assert_queue_holds(queue)
 
 
 def test_purge_keeps_rows_completed_after_the_cutoff(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}])
-    queue.claim("c", 1, 1, order=engine.order)
-    queue.complete("c", 1, keep=True)
-    assert queue.purge("done", ago(3600)) == 0
+    queue.consuming.claim("c", 1, 1, order=engine.order)
+    queue.consuming.complete("c", 1, keep=True)
+    assert queue.upkeep.purge("done", ago(3600)) == 0
 
 
 def test_requeue_failed_rows_by_id_by_key_or_all(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": p, "dedup_key": f"k{p}"} for p in "abcd"])
-    queue.claim("c", 1, 4, order=engine.order)
+    queue.consuming.claim("c", 1, 4, order=engine.order)
     ack(queue, [Ack((i,), "failed", "boom") for i in (1, 2, 3, 4)])
-    assert queue.requeue_failed(ids=[1]) == 1
-    assert queue.requeue_failed(dedup_keys=["kb"]) == 1
-    assert queue.requeue_failed() == 2
-    assert queue.stats()["ready"]["rows"] == 4
+    assert queue.upkeep.requeue_failed(ids=[1]) == 1
+    assert queue.upkeep.requeue_failed(dedup_keys=["kb"]) == 1
+    assert queue.upkeep.requeue_failed() == 2
+    assert queue.inspection.stats()["ready"]["rows"] == 4
     assert row(queue, 1)["attempts"] == 0
 
 
@@ -244,10 +246,10 @@ def test_strict_order_waits_for_a_locked_row_instead_of_skipping_it(engine):
     with holder.transaction() as cur:  # another claimer is mid-claim on row 1
         cur.execute(f"UPDATE {holder.engine.table(holder.table)} SET priority = 1 WHERE id = 1")
         skipping = engine.queue(str(queue.table))
-        skipping.claim("skip", 1, 1, order="fifo")
+        skipping.consuming.claim("skip", 1, 1, order="fifo")
         got["skip"] = claimed(skipping, "skip", 1)
         strict = engine.queue(str(queue.table))
-        waiter = threading.Thread(target=lambda: strict.claim("strict", 1, 1, order="fifo", strict=True))
+        waiter = threading.Thread(target=lambda: strict.consuming.claim("strict", 1, 1, order="fifo", strict=True))
         waiter.start()
         waiter.join(timeout=1.0)
         assert waiter.is_alive()  # blocked behind the lock

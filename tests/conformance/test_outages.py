@@ -57,7 +57,7 @@ def outage(engine, request, monkeypatch):
 def claimer(engine, outage: Outage) -> Consumer:
     """A consumer of the queue under the outage, with rows to claim and its connection made."""
     outage.queue.enqueue([{"payload": f"p{i}"} for i in range(ROWS)])
-    assert outage.queue.count_ready() == ROWS  # connected: the address is proven
+    assert outage.queue.inspection.count_ready() == ROWS  # connected: the address is proven
     return Consumer(outage.queue, "outage-test", ClaimPolicy(order=engine.order))
 
 
@@ -73,7 +73,7 @@ def test_a_claim_rides_out_an_outage_shorter_than_retry_timeout(outage, consumer
     with retry_lines(after=2, then=outage.end) as logged:
         outage.begin()
         assert RETRIED_BY.run(lambda: consumer.advance(0, 10), "claim 1") == 1
-    assert outage.queue.count_claimed("outage-test", 1) == 10
+    assert outage.queue.consuming.count_claimed("outage-test", 1) == 10
     assert len(logged.lines) >= 2
     assert all("claim 1 failed (" in line and "of retryTimeout 30 s gone" in line for line in logged.lines)
 
@@ -108,7 +108,7 @@ def test_a_first_connection_to_a_database_that_is_down_fails_at_once(server_engi
     queue = server_engine.queue_through(proxy.listen, server_engine.new_queue().table)
     proxy.disable()
     with retry_lines() as logged, pytest.raises(DatabaseError) as failure:
-        RETRIED_BY.run(queue.count_ready, "counting")
+        RETRIED_BY.run(queue.inspection.count_ready, "counting")
     assert not failure.value.transient and logged.lines == []
 
 
@@ -120,7 +120,7 @@ def test_a_queue_whose_address_the_stream_proved_rides_out_a_refused_first_conne
     proxy.disable()
     try:
         with retry_lines(after=1, then=proxy.enable) as logged:
-            assert RETRIED_BY.run(queue.count_ready, "counting") == 0
+            assert RETRIED_BY.run(queue.inspection.count_ready, "counting") == 0
     finally:
         queue.close()
     assert "counting failed (" in logged.lines[0]
@@ -133,7 +133,7 @@ def test_an_error_from_a_connection_that_no_longer_answers_is_retried_on_a_new_o
     queue.enqueue([{"payload": "p"}])
     queue.conn.close()  # underneath the queue, as a dropped connection would be
     with retry_lines() as logged:
-        assert RETRIED_BY.run(queue.count_ready, "counting") == 1
+        assert RETRIED_BY.run(queue.inspection.count_ready, "counting") == 1
     assert len(logged.lines) == 1 and "counting failed (" in logged.lines[0]
 
 

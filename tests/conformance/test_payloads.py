@@ -61,11 +61,11 @@ PATHS = ["enqueue", "enqueue_keyed", "sink", "sink_keyed"]
 def read_back(queue, columns: tuple[Column, ...]) -> list[tuple]:
     """The rows, claimed and read as a consumer reads them, with each value decoded as a reader sees it,
     in a fixed order (the keyed paths promise no identity order: they insert only keys not yet held)."""
-    queue.claim("reader", 1, 100, order="heap")
+    queue.consuming.claim("reader", 1, 100, order="heap")
     names = [c.name for c in columns]
     got = []
-    for lo, hi in queue.partition_bounds("reader", 0, 1, 1):
-        for chunk in queue.read_claimed("reader", 0, 1, lo, hi, ["id", *names]):
+    for lo, hi in queue.consuming.partition_bounds("reader", 0, 1, 1):
+        for chunk in queue.consuming.read_claimed("reader", 0, 1, lo, hi, ["id", *names]):
             got += chunk
     decode = {
         "timestamp": queue.engine.decode_timestamp,

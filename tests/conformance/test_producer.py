@@ -34,10 +34,10 @@ def rows(columns: tuple[Column, ...], *payloads: str | None) -> list[tuple]:
 def take_ready(queue) -> list[str]:
     """Claim every claimable row and return the payloads, sorted."""
     seq = next(_claims)
-    queue.claim("reader", seq, 1_000_000, order="heap")
+    queue.consuming.claim("reader", seq, 1_000_000, order="heap")
     taken = []
-    for lo, hi in queue.partition_bounds("reader", seq - 1, seq, 1):
-        for chunk in queue.read_claimed("reader", seq - 1, seq, lo, hi, ["payload"]):
+    for lo, hi in queue.consuming.partition_bounds("reader", seq - 1, seq, 1):
+        for chunk in queue.consuming.read_claimed("reader", seq - 1, seq, lo, hi, ["payload"]):
             taken += [r[0] for r in chunk]
     return sorted(taken)
 
@@ -45,18 +45,18 @@ def take_ready(queue) -> list[str]:
 def test_rows_of_an_unpublished_batch_cannot_be_claimed(engine, columns):
     queue = engine.new_queue()
     Producer(queue, "w").write(0, 0, columns, rows(columns, "a", "b"))
-    assert queue.claim("c", 1, 10, order=engine.order) == 0
-    assert queue.unpublished_rows() == 2
+    assert queue.consuming.claim("c", 1, 10, order=engine.order) == 0
+    assert queue.inspection.unpublished_rows() == 2
 
 
 def test_rows_of_an_unpublished_batch_are_not_in_the_backlog_nor_peeked(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "ready"}])
     Producer(queue, "w").write(0, 0, PAYLOAD, rows(PAYLOAD, "unpublished"))
-    assert queue.count_ready() == 1
-    assert [r["payload"] for r in queue.peek(10, columns=["payload"])] == ["ready"]
-    assert queue.available_now_bound() == 1
-    assert {state: s["rows"] for state, s in queue.stats().items()} == {"ready": 1, "unpublished": 1}
+    assert queue.inspection.count_ready() == 1
+    assert [r["payload"] for r in queue.inspection.peek(10, columns=["payload"])] == ["ready"]
+    assert queue.consuming.available_now_bound() == 1
+    assert {state: s["rows"] for state, s in queue.inspection.stats().items()} == {"ready": 1, "unpublished": 1}
 
 
 def test_ready_rows_around_an_unpublished_batch_stay_claimable_in_order(engine):
@@ -106,7 +106,7 @@ def test_a_published_batch_written_again_stages_nothing(engine, columns):
     assert written.rows == 0
     assert replay.publish(0, columns, [written]) is None
     assert take_ready(queue) == ["a"]
-    assert queue.unpublished_rows() == 0
+    assert queue.inspection.unpublished_rows() == 0
 
 
 def test_publish_deletes_what_a_failed_attempt_of_a_task_wrote(engine, columns):
@@ -115,7 +115,7 @@ def test_publish_deletes_what_a_failed_attempt_of_a_task_wrote(engine, columns):
     producer.write(0, 0, columns, rows(columns, "a", "b"), attempt=7)  # committed its rows, then failed
     producer.publish(0, columns, [producer.write(0, 0, columns, rows(columns, "a", "b"), attempt=9)])
     assert take_ready(queue) == ["a", "b"]
-    assert queue.unpublished_rows() == 0
+    assert queue.inspection.unpublished_rows() == 0
 
 
 def test_an_attempt_writing_late_leaves_the_committed_attempt_whole(engine, columns):
@@ -143,7 +143,7 @@ def test_abort_deletes_rows_outside_the_id_range_their_tag_recorded(engine):
     with queue.transaction() as cur:  # as ids given explicitly or drawn from a cached sequence would be
         cur.execute(f"UPDATE {unpublished} SET id_after = id_upto")
     assert producer.discard(0) == 2
-    assert queue.stats() == {} and queue.unpublished_rows() == 0
+    assert queue.inspection.stats() == {} and queue.inspection.unpublished_rows() == 0
 
 
 def test_a_task_that_fails_while_writing_leaves_nothing(engine, columns):
@@ -155,7 +155,7 @@ def test_a_task_that_fails_while_writing_leaves_nothing(engine, columns):
 
     with pytest.raises(RuntimeError):
         Producer(queue, "w").write(0, 0, columns, failing())
-    assert queue.unpublished_rows() == 0
+    assert queue.inspection.unpublished_rows() == 0
 
 
 def test_publish_deletes_rows_of_tasks_spark_did_not_commit(engine, columns):
@@ -164,7 +164,7 @@ def test_publish_deletes_rows_of_tasks_spark_did_not_commit(engine, columns):
     kept = producer.write(0, 0, columns, rows(columns, "a"))
     producer.write(0, 1, columns, rows(columns, "orphan"))  # e.g. a speculative attempt that lost
     assert producer.publish(0, columns, [kept]) == 1
-    assert queue.unpublished_rows() == 0
+    assert queue.inspection.unpublished_rows() == 0
     assert take_ready(queue) == ["a"]
 
 
@@ -177,7 +177,7 @@ def test_a_new_run_clears_what_a_crashed_run_staged_for_the_batch(engine):
     written = [replay.write(0, 1, KEYED, [("a", "k1")]), replay.write(0, 0, KEYED, [("b", "k2")])]
     assert replay.publish(0, KEYED, written) == 2
     assert take_ready(queue) == ["a", "b"]
-    assert queue.unpublished_rows() == 0
+    assert queue.inspection.unpublished_rows() == 0
 
 
 def test_publish_deletes_what_the_writer_left_unpublished_in_earlier_batches(engine, columns, monkeypatch):
@@ -188,9 +188,9 @@ def test_publish_deletes_what_the_writer_left_unpublished_in_earlier_batches(eng
     late = Producer(queue, "w")
     monkeypatch.setattr(late.ledger, "contains", lambda cur, batch_id: False)
     late.write(0, 1, columns, rows(columns, "late"))
-    assert queue.unpublished_rows() == 1
+    assert queue.inspection.unpublished_rows() == 1
     producer.publish(1, columns, [producer.write(1, 0, columns, rows(columns, "b"))])
-    assert queue.unpublished_rows() == 0
+    assert queue.inspection.unpublished_rows() == 0
     assert take_ready(queue) == ["a", "b"]
 
 

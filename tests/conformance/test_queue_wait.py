@@ -24,7 +24,7 @@ T0 = dt.datetime(2026, 3, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
 
 def recorded(queue, consumer: str, seq: int) -> list[tuple[dt.datetime, dt.datetime]]:
     """(enqueued_at, claimed_at) of a claim's rows, as the database recorded them."""
-    e, held = queue.engine, queue.dialect.lifecycle.held(queue.holding)
+    e, held = queue.engine, queue.dialect.lifecycle.held(queue.consuming.holding)
     statement = e.compile(
         f"SELECT {e.quote('enqueued_at')}, {e.quote('claimed_at')} FROM {e.table(queue.table)} WHERE {held}"
     )
@@ -49,11 +49,11 @@ def test_a_claims_waits_are_the_nearest_rank_percentiles_of_claim_time_minus_enq
     # Waits of 1.25 s, 2.25 s, ... in an order unrelated to the ids, some of them repeated.
     waits_ms = [((7 * i) % n) // 2 * 1000 + 1250 for i in range(n)]
     set_times(queue, "enqueued_at", {i + 1: T0 - dt.timedelta(milliseconds=w) for i, w in enumerate(waits_ms)})
-    assert queue.claim("c", 1, n, order=engine.order) == n
+    assert queue.consuming.claim("c", 1, n, order=engine.order) == n
     set_times(queue, "claimed_at", dict.fromkeys(range(1, n + 1), T0))
     queue.enqueue([{"payload": "later"}])  # another claim's row, claimed as it arrives
-    queue.claim("c", 2, 1, order=engine.order)
-    assert queue.claim_waits("c", 1) == expected(waits_ms)
+    queue.consuming.claim("c", 2, 1, order=engine.order)
+    assert queue.inspection.claim_waits("c", 1) == expected(waits_ms)
 
 
 def test_the_waits_of_twenty_rows_of_one_to_twenty_seconds(engine):
@@ -61,9 +61,9 @@ def test_the_waits_of_twenty_rows_of_one_to_twenty_seconds(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": f"p{i}"} for i in range(20)])
     set_times(queue, "enqueued_at", {i: T0 - dt.timedelta(seconds=21 - i) for i in range(1, 21)})
-    queue.claim("c", 1, 20, order=engine.order)
+    queue.consuming.claim("c", 1, 20, order=engine.order)
     set_times(queue, "claimed_at", dict.fromkeys(range(1, 21), T0))
-    assert queue.claim_waits("c", 1) == Waits(20, 10_000, 19_000, 20_000)
+    assert queue.inspection.claim_waits("c", 1) == Waits(20, 10_000, 19_000, 20_000)
 
 
 def test_a_consumer_reports_the_waits_of_its_claim_from_the_claim_time_the_database_recorded(engine):
@@ -84,7 +84,7 @@ def test_a_consumer_reports_the_waits_of_its_claim_from_the_claim_time_the_datab
 
 def test_a_claim_with_no_rows_has_no_waits(engine):
     queue = engine.new_queue()
-    assert queue.claim_waits("c", 1) == Waits()
+    assert queue.inspection.claim_waits("c", 1) == Waits()
     consumer = engine.consumer(queue, "c", ClaimPolicy(order=engine.order))
     assert consumer.advance(0, 10) == 0 and consumer.last_waits == Waits()
 
@@ -101,8 +101,8 @@ def test_a_claim_made_ahead_hands_its_waits_to_the_batch_it_serves(engine, monke
     consumer = Consumer(queue, "c", ClaimPolicy(order=engine.order, prefetch=True))
     consumer.advance(0, 4)  # claims 1, and 2 ahead
     read_again: list[int] = []
-    measure = queue.claim_waits
-    monkeypatch.setattr(queue, "claim_waits", lambda c, seq: read_again.append(seq) or measure(c, seq))
+    measure = queue.inspection.claim_waits
+    monkeypatch.setattr(queue.inspection, "claim_waits", lambda c, seq: read_again.append(seq) or measure(c, seq))
     assert consumer.advance(1, 4) == 2
     assert read_again == [] and consumer.last_waits == measure("c", 2) and consumer.last_waits.rows == 4
     consumer.close()
@@ -112,7 +112,7 @@ def test_rows_claimed_before_a_crash_are_measured_from_the_table(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": f"p{i}"} for i in range(6)])
     spread_enqueue_times(queue, 6)
-    queue.claim("c", 1, 6, order=engine.order)  # the offset of claim 1 was never logged
+    queue.consuming.claim("c", 1, 6, order=engine.order)  # the offset of claim 1 was never logged
     set_times(queue, "claimed_at", dict.fromkeys(range(1, 7), T0))  # waits of 1 s to 6 s
     consumer = engine.consumer(queue, "c", ClaimPolicy(order=engine.order, prefetch=False))
     assert consumer.advance(0, 100) == 1
@@ -121,35 +121,35 @@ def test_rows_claimed_before_a_crash_are_measured_from_the_table(engine):
 
 def test_the_backlog_ages_the_oldest_row_a_claim_could_take_by_the_database_clock(engine):
     queue = engine.new_queue()
-    assert queue.backlog() == Backlog(0, None)
+    assert queue.inspection.backlog() == Backlog(0, None)
     queue.enqueue([{"payload": "claimable"}, {"payload": "fresh"}, {"payload": "claimed"}])
     queue.enqueue([{"payload": "not due", "due_at": dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)}])
     Producer(queue, "w").write(0, 0, (Column("payload", "text"),), [("unpublished",)])
-    queue.claim("c", 1, 1, order=engine.order)  # row 1, the oldest id: claimed, not ready any more
+    queue.consuming.claim("c", 1, 1, order=engine.order)  # row 1, the oldest id: claimed, not ready any more
     move_back(queue, "enqueued_at", 3000, ids=[1])
     move_back(queue, "enqueued_at", 300, ids=[2])
     move_back(queue, "enqueued_at", 600, ids=[4])  # not due yet
     move_back(queue, "enqueued_at", 900, ids=[5])  # in a sink batch Spark has not committed
-    backlog = queue.backlog()
-    assert backlog.ready_rows == 2 == queue.count_ready()
+    backlog = queue.inspection.backlog()
+    assert backlog.ready_rows == 2 == queue.inspection.count_ready()
     assert backlog.oldest_age_ms is not None and 300_000 <= backlog.oldest_age_ms < 330_000
     # The oldest by enqueue time, not the lowest id (a producer's transaction can commit an older
     # enqueue time after newer ids; on PostgreSQL now() is the transaction's start).
     queue.enqueue([{"payload": "late commit"}])
     move_back(queue, "enqueued_at", 450, ids=[6])
-    assert queue.backlog().oldest_age_ms >= 450_000
+    assert queue.inspection.backlog().oldest_age_ms >= 450_000
 
 
 def test_recent_waits_count_every_row_claimed_since_a_time_that_is_still_in_the_table(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": f"p{i}"} for i in range(6)])
     set_times(queue, "enqueued_at", {i: T0 - dt.timedelta(seconds=i) for i in range(1, 7)})
-    queue.claim("c", 1, 6, order=engine.order)
+    queue.consuming.claim("c", 1, 6, order=engine.order)
     set_times(queue, "claimed_at", {i: T0 for i in range(1, 5)} | {5: T0 - dt.timedelta(hours=2), 6: T0})
-    queue.complete("c", 1, keep=True)  # rows 1-6 done and kept, claimed_at kept with them
+    queue.consuming.complete("c", 1, keep=True)  # rows 1-6 done and kept, claimed_at kept with them
     queue.enqueue([{"payload": "ready, never claimed"}])
-    assert queue.recent_waits(T0 - dt.timedelta(minutes=1)) == Waits(5, 3_000, 6_000, 6_000)
-    assert queue.recent_waits(T0 + dt.timedelta(minutes=1)) == Waits()
+    assert queue.inspection.recent_waits(T0 - dt.timedelta(minutes=1)) == Waits(5, 3_000, 6_000, 6_000)
+    assert queue.inspection.recent_waits(T0 + dt.timedelta(minutes=1)) == Waits()
 
 
 def reader(engine, queue, **options):
@@ -188,7 +188,7 @@ def test_a_batch_reports_its_waits_and_the_oldest_ready_row_in_progress_and_its_
     source = reader(engine, queue, maxRowsPerTrigger=3)
     end = source.latestOffset({"consumer": "waits", "seq": 0}, ReadMaxRows(3))
     progress = source.reportLatestOffset()
-    waits = queue.claim_waits("waits", end["seq"])
+    waits = queue.inspection.claim_waits("waits", end["seq"])
     assert progress is not None and progress["claimedRows"] == 3 and progress["readyRows"] == 2
     assert (progress["waitP50Ms"], progress["waitP95Ms"], progress["waitMaxMs"]) == (
         waits.p50_ms,

@@ -41,4 +41,4 @@ def test_an_error_that_ends_the_transaction_is_the_error_raised_not_the_rollback
     assert re.search(r"8134|divide by zero|division by zero", str(raised.value), re.I)
     assert "3903" not in str(raised.value)
     queue.enqueue([{"payload": "the connection is still usable"}])
-    assert queue.count_ready() == 1
+    assert queue.inspection.count_ready() == 1

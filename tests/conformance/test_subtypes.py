@@ -23,8 +23,8 @@ DAY_AGO = dt.datetime.now().replace(microsecond=0) - dt.timedelta(days=1)
 def claimed(queue: Queue, columns: list[str], upto: int = 1) -> list[tuple]:
     """The rows of claims up to ``upto``, by payload; a struct's field names lower case (PostgreSQL folds them)."""
     rows: list[tuple] = []
-    for lo, hi in queue.partition_bounds("etl", 0, upto, 2):
-        for chunk in queue.read_claimed("etl", 0, upto, lo, hi, columns):
+    for lo, hi in queue.consuming.partition_bounds("etl", 0, upto, 2):
+        for chunk in queue.consuming.read_claimed("etl", 0, upto, lo, hi, columns):
             rows += chunk
     lowered = [tuple({k.lower(): v for k, v in c.items()} if isinstance(c, dict) else c for c in r) for r in rows]
     return sorted(lowered, key=lambda row: row[0])
@@ -53,14 +53,14 @@ def copies(queue: Queue, subtype: str) -> int:
 
 def test_a_claimed_row_is_read_with_its_subtype_row_as_a_struct(engine):
     queue = notifications_with_an_email(engine)
-    assert queue.claim("etl", 1, 10) == 2
+    assert queue.consuming.claim("etl", 1, 10) == 2
     rows = claimed(queue, ["Payload", email(queue)])
     assert rows[0] == ("p0", {"address": "a@example.com", "subject": "Hello"})
 
 
 def test_a_claimed_row_without_a_subtype_row_reads_none_there(engine):
     queue = notifications_with_an_email(engine)
-    queue.claim("etl", 1, 10)
+    queue.consuming.claim("etl", 1, 10)
     assert claimed(queue, ["Payload", email(queue), reset(queue)]) == [
         ("p0", {"address": "a@example.com", "subject": "Hello"}, None),
         ("p1", None, None),
@@ -69,7 +69,7 @@ def test_a_claimed_row_without_a_subtype_row_reads_none_there(engine):
 
 def test_a_replay_returns_the_subtype_rows_as_the_claim_found_them(engine):
     queue = notifications_with_an_email(engine)
-    queue.claim("etl", 1, 10)
+    queue.consuming.claim("etl", 1, 10)
     first = claimed(queue, ["Payload", email(queue)])
     user_tables.run(queue, f"UPDATE {email(queue)} SET Subject = 'changed by the worker'")
     assert claimed(queue, ["Payload", email(queue)]) == first
@@ -77,32 +77,32 @@ def test_a_replay_returns_the_subtype_rows_as_the_claim_found_them(engine):
 
 def test_a_claim_in_chunks_copies_each_subtype_row_once(engine):
     queue = notifications_with_an_email(engine)
-    assert queue.claim("etl", 1, 10, chunk=1) == 2
+    assert queue.consuming.claim("etl", 1, 10, chunk=1) == 2
     assert copies(queue, "email") == 1
 
 
 def test_completion_leaves_no_subtype_copies(engine):
     queue = notifications_with_an_email(engine)
-    queue.claim("etl", 1, 10)
+    queue.consuming.claim("etl", 1, 10)
     assert copies(queue, "email") == 1
-    assert queue.complete("etl", 1) == 2
+    assert queue.consuming.complete("etl", 1) == 2
     assert copies(queue, "email") == 0
 
 
 def test_rows_another_claimer_took_are_dropped_with_their_subtype_copies(engine):
     queue = notifications_with_an_email(engine)
-    queue.claim("etl", 1, 10)
+    queue.consuming.claim("etl", 1, 10)
     user_tables.run(queue, f"UPDATE {queue.table} SET UpdatedAt = ScheduledFor")
-    assert queue.drop_fenced("etl", 1) == 2
+    assert queue.consuming.drop_fenced("etl", 1) == 2
     assert copies(queue, "email") == 0
 
 
 def test_an_acknowledged_row_leaves_no_subtype_copy(engine):
     queue = notifications_with_an_email(engine)
-    queue.claim("etl", 1, 10)
+    queue.consuming.claim("etl", 1, 10)
     (key,) = [(k,) for p, k in claimed(queue, ["Payload", "EnqueuedAt"]) if p == "p0"]
     with queue.transaction() as cur:
-        assert queue.apply_acks(cur, [Ack(key, DONE_OUTCOME)], keep=False, max_attempts=5) == 0
+        assert queue.consuming.apply_acks(cur, [Ack(key, DONE_OUTCOME)], keep=False, max_attempts=5) == 0
     assert copies(queue, "email") == 0
 
 
@@ -185,7 +185,7 @@ def sink_rows(n: int, email_for: tuple[int, ...] = (), reset_for: tuple[int, ...
 
 
 def included(queue: Queue, names: list[str] = BASE):
-    return queue.included(names, {email(queue): ["Address", "Subject"], reset(queue): ["Token"]})
+    return queue.producing.included(names, {email(queue): ["Address", "Subject"], reset(queue): ["Token"]})
 
 
 def count(queue: Queue, table: str) -> int:
@@ -194,12 +194,12 @@ def count(queue: Queue, table: str) -> int:
 
 def test_the_sink_publishes_base_and_subtype_rows_together(engine):
     queue = user_tables.notifications(engine)
-    producer, columns, subtypes = Producer(queue, "w"), queue.writable(BASE), included(queue)
+    producer, columns, subtypes = Producer(queue, "w"), queue.producing.writable(BASE), included(queue)
     task = producer.write(0, 0, columns, sink_rows(3, email_for=(0,), reset_for=(1,)), included=subtypes)
     assert (count(queue, str(queue.table)), count(queue, email(queue)), count(queue, reset(queue))) == (0, 0, 0)
     assert producer.publish(0, columns, [task], subtypes) == 3
     assert (count(queue, str(queue.table)), count(queue, email(queue)), count(queue, reset(queue))) == (3, 1, 1)
-    queue.claim("etl", 1, 10)
+    queue.consuming.claim("etl", 1, 10)
     assert claimed(queue, ["Payload", email(queue), reset(queue)]) == [
         ("s0", {"address": "u0@example.com", "subject": "Hi"}, None),
         ("s1", None, {"token": "t1", "expiresat": None}),
@@ -209,16 +209,16 @@ def test_the_sink_publishes_base_and_subtype_rows_together(engine):
 
 def test_a_row_with_two_subtype_rows_is_refused_where_they_are_exclusive_and_nothing_is_written(engine):
     queue = user_tables.notifications(engine)
-    producer, columns, subtypes = Producer(queue, "w"), queue.writable(BASE), included(queue)
+    producer, columns, subtypes = Producer(queue, "w"), queue.producing.writable(BASE), included(queue)
     with pytest.raises(SchemaError, match=r"^the row with key .* has rows for \w+_email and \w+_reset, but a row of "):
         producer.write(0, 0, columns, sink_rows(2, email_for=(0, 1), reset_for=(1,)), included=subtypes)
-    assert queue.unpublished_rows() == 0
-    assert count(queue, str(queue.subtype_staging(queue.subtypes()[0]))) == 0
+    assert queue.inspection.unpublished_rows() == 0
+    assert count(queue, str(queue.producing.subtype_staging(queue.subtypes()[0]))) == 0
 
 
 def test_a_row_may_have_several_subtype_rows_where_they_are_not_exclusive(engine):
     queue = user_tables.notifications(engine, exclusive=False)
-    producer, columns, subtypes = Producer(queue, "w"), queue.writable(BASE), included(queue)
+    producer, columns, subtypes = Producer(queue, "w"), queue.producing.writable(BASE), included(queue)
     task = producer.write(0, 0, columns, sink_rows(1, email_for=(0,), reset_for=(0,)), included=subtypes)
     producer.publish(0, columns, [task], subtypes)
     assert (count(queue, email(queue)), count(queue, reset(queue))) == (1, 1)
@@ -227,13 +227,13 @@ def test_a_row_may_have_several_subtype_rows_where_they_are_not_exclusive(engine
 def test_a_struct_column_naming_no_included_table_is_refused(engine):
     queue = user_tables.notifications(engine)
     with pytest.raises(SchemaError, match=r"^struct column 'sms' names no subtype table of .* \(profile.include: "):
-        queue.included(BASE, {"sms": ["Number"]})
+        queue.producing.included(BASE, {"sms": ["Number"]})
 
 
 def test_a_struct_field_the_subtype_table_lacks_is_refused(engine):
     queue = user_tables.notifications(engine)
     with pytest.raises(SchemaError, match=r"^field 'Body' of struct column '\w+_email' is not a column table "):
-        queue.included(BASE, {email(queue): ["Address", "Body"]})
+        queue.producing.included(BASE, {email(queue): ["Address", "Body"]})
 
 
 def test_subtype_rows_without_the_key_in_the_rows_are_refused(engine):
@@ -247,10 +247,10 @@ def test_a_struct_column_into_a_table_without_subtype_tables_is_refused(engine):
     with pytest.raises(
         SchemaError, match=r"^struct column\(s\) 'extra': table \S+ has no subtype tables \(profile.include\)"
     ):
-        queue.included(["payload"], {"extra": ["a"]})
+        queue.producing.included(["payload"], {"extra": ["a"]})
 
 
 def test_a_struct_without_a_not_null_column_of_its_table_is_refused(engine):
     queue = user_tables.notifications(engine)
     with pytest.raises(SchemaError, match=r"(?i)^struct column '\w+_email' has no field 'address', which table "):
-        queue.included(BASE, {email(queue): ["Subject"]})
+        queue.producing.included(BASE, {email(queue): ["Subject"]})

@@ -28,7 +28,7 @@ def test_a_consumer_claims_nothing_while_fewer_rows_than_min_are_ready(engine):
     fill(queue, 5)
     consumer = engine.consumer(queue, "c1", ClaimPolicy(order=engine.order))
     assert consumer.advance(0, 100, min_rows=6) == 0
-    assert queue.count_ready() == 5
+    assert queue.inspection.count_ready() == 5
     fill(queue, 1)
     assert consumer.advance(0, 100, min_rows=6) == 1
     assert consumer.last_claimed_rows == 6
@@ -41,10 +41,10 @@ def test_a_trickle_waits_for_min_rows_then_the_delay_releases_it(engine):
     start = source.initialOffset()
     limit = source.getDefaultReadLimit()
     assert source.latestOffset(start, limit) == start  # 3 < 50 ready: no batch
-    assert queue.count_ready() == 3
+    assert queue.inspection.count_ready() == 3
     source._last_batch_at -= 3601  # an hour has gone by since this run's first trigger
     end = source.latestOffset(start, limit)
-    assert end["seq"] == 1 and queue.count_ready() == 0
+    assert end["seq"] == 1 and queue.inspection.count_ready() == 0
     fill(queue, 3)
     assert source.latestOffset(end, limit) == end  # the delay counts again from that batch
 
@@ -99,5 +99,5 @@ def test_a_claim_ahead_waits_for_min_rows_too(engine):
     consumer = Consumer(queue, "c1", ClaimPolicy(order=engine.order, prefetch=True))
     assert consumer.advance(0, 50, min_rows=50) == 1
     assert consumer.advance(1, 50, min_rows=50) == 1  # the 10 left were not claimed ahead
-    assert queue.count_ready() == 10
+    assert queue.inspection.count_ready() == 10
     consumer.close()

@@ -79,7 +79,7 @@ def test_queue_to_delta_rides_out_two_database_restarts_and_delivers_every_key_o
         assert delta.count() == KEYS
         assert delta.agg(F.countDistinct("key")).first()[0] == KEYS
         drained = Queue(parse_connection(server.url, password=PASSWORD), TableName("restarted"))
-        assert drained.stats() == {}
+        assert drained.inspection.stats() == {}
         drained.close()
     finally:
         server.destroy()

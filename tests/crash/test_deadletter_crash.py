@@ -51,8 +51,8 @@ def seeded() -> random.Random:
 def held(queue, consumer: str, seq: int, column: str) -> list:
     return [
         r[0]
-        for lo, hi in queue.partition_bounds(consumer, seq - 1, seq, 1)
-        for rows in queue.read_claimed(consumer, seq - 1, seq, lo, hi, [column])
+        for lo, hi in queue.consuming.partition_bounds(consumer, seq - 1, seq, 1)
+        for rows in queue.consuming.read_claimed(consumer, seq - 1, seq, lo, hi, [column])
         for r in rows
     ]
 
@@ -60,10 +60,10 @@ def held(queue, consumer: str, seq: int, column: str) -> list:
 def enqueue_and_fail(queue, start: int, seq: int) -> list[int]:
     """Enqueue READY_PER_RUN + FAILED_PER_RUN rows and fail FAILED_PER_RUN of them as a worker would."""
     queue.enqueue([{"key": k} for k in range(start, start + FAILED_PER_RUN + READY_PER_RUN)])
-    queue.claim("worker", seq, FAILED_PER_RUN, order="heap")
+    queue.consuming.claim("worker", seq, FAILED_PER_RUN, order="heap")
     ids = held(queue, "worker", seq, "id")
     with queue.transaction() as cur:
-        queue.apply_acks(cur, [Ack((i,), FAILED_OUTCOME, "poison") for i in ids], keep=False, max_attempts=5)
+        queue.consuming.apply_acks(cur, [Ack((i,), FAILED_OUTCOME, "poison") for i in ids], keep=False, max_attempts=5)
     return ids
 
 
@@ -104,7 +104,7 @@ def test_every_failed_row_lands_in_delta_once_across_kills_during_the_move(engin
     moved = Counter(r.id for r in spark.read.format("delta").load(str(dead)).select("id").collect())
     assert [i for i, n in moved.items() if n > 1] == []
     assert sorted(moved) == sorted(failed)
-    assert "failed" not in queue.stats()
+    assert "failed" not in queue.inspection.stats()
 
 
 def test_every_redriven_row_is_back_in_the_queue_once_across_kills(engine, spark, tmp_path, monkeypatch):
@@ -113,10 +113,10 @@ def test_every_redriven_row_is_back_in_the_queue_once_across_kills(engine, spark
     rng = seeded()
     queue = engine.new_queue(domain=(Column("key", "bigint", nullable=False),))
     queue.enqueue([{"key": k} for k in range(REDRIVEN)])
-    queue.claim("worker", 1, REDRIVEN, order=engine.order)
+    queue.consuming.claim("worker", 1, REDRIVEN, order=engine.order)
     ids = held(queue, "worker", 1, "id")
     with queue.transaction() as cur:
-        queue.apply_acks(cur, [Ack((i,), FAILED_OUTCOME, "poison") for i in ids], keep=False, max_attempts=5)
+        queue.consuming.apply_acks(cur, [Ack((i,), FAILED_OUTCOME, "poison") for i in ids], keep=False, max_attempts=5)
     dead = str(tmp_path / "dead")
     mover = DeadLetterMover(QueueAddress(engine.connection(), queue.table), dead, "setup", chunk=500, every_seconds=0)
     assert mover.move(spark) == REDRIVEN
@@ -147,14 +147,14 @@ def test_every_redriven_row_is_back_in_the_queue_once_across_kills(engine, spark
         took = time.monotonic() - started
         print(f"round {window} at chunk {chunk}: {'killed' if outcome.killed else 'exited'} after {took:.1f} s")
         # Consume and delete what came back: its dedup keys are gone, only the ledger remembers.
-        queue.claim("reader", seq, 10 * REDRIVEN, order=engine.order)
+        queue.consuming.claim("reader", seq, 10 * REDRIVEN, order=engine.order)
         consumed.update(held(queue, "reader", seq, "dedup_key"))
-        queue.complete("reader", seq)
+        queue.consuming.complete("reader", seq)
     # The last run, in this process: the command with nothing known but the tables (and no JVM to start).
     assert cli.main(args) == 0
     assert kills == len(plan)
 
-    queue.claim("reader", 99, 10 * REDRIVEN, order=engine.order)
+    queue.consuming.claim("reader", 99, 10 * REDRIVEN, order=engine.order)
     back = consumed + Counter(held(queue, "reader", 99, "dedup_key"))
     assert [k for k, n in back.items() if n > 1] == []
     assert sorted(back) == sorted(f"deadletter:{i}" for i in ids)

@@ -51,10 +51,10 @@ def write_input(folder: Path) -> None:
 
 
 def keys_in(queue) -> Counter:
-    queue.claim("checker", 1, ROWS * 2, order="heap")
+    queue.consuming.claim("checker", 1, ROWS * 2, order="heap")
     found: Counter = Counter()
-    for lo, hi in queue.partition_bounds("checker", 0, 1, 1):
-        for rows in queue.read_claimed("checker", 0, 1, lo, hi, ["k"]):
+    for lo, hi in queue.consuming.partition_bounds("checker", 0, 1, 1):
+        for rows in queue.consuming.read_claimed("checker", 0, 1, lo, hi, ["k"]):
             found.update(r[0] for r in rows)
     return found
 
@@ -95,7 +95,7 @@ def test_every_key_is_enqueued_exactly_once_across_kills_and_task_retries(engine
     kills, plan = 0, crash_plan(rng)
     for step in plan:
         outcome = run_job(JOB, args(step.get("after")), log, marker_dir=markers, window=step["window"], rng=rng)
-        published = queue.count_ready()
+        published = queue.inspection.count_ready()
         print(
             f"round {step}: {'killed' if outcome.killed else f'exited {outcome.returncode}'}, "
             f"{published} rows published so far"
@@ -108,7 +108,7 @@ def test_every_key_is_enqueued_exactly_once_across_kills_and_task_retries(engine
     happened = {p.name.rsplit("-", 1)[0] for p in evidence.iterdir()}
     print(f"{kills} kills; scenarios seen: {sorted(happened)}")
     assert happened == {"replayed", "retried-after-staging", "retried-while-staging"}
-    assert queue.unpublished_rows() == 0, "unpublished rows were left behind"
+    assert queue.inspection.unpublished_rows() == 0, "unpublished rows were left behind"
     found = keys_in(queue)
     assert sorted(found) == list(range(ROWS)), f"{ROWS - len(found)} keys missing"
     assert [k for k, n in found.items() if n > 1] == []

@@ -96,7 +96,7 @@ def kill_and_restart(engine, spark, tmp_path, sink, plan, rng, monkeypatch, more
     assert delta.count() == KEYS
     assert counts.filter(F.col("count") > 1).count() == 0
     assert counts.count() == KEYS
-    assert {s for s in queue.stats()} <= {"done"}, queue.stats()
+    assert {s for s in queue.inspection.stats()} <= {"done"}, queue.inspection.stats()
 
 
 def run_killed_then_whole(args: list[str], plan: list[dict], rng, tmp_path) -> None:

@@ -12,8 +12,8 @@ from sqlqueue.testing import assert_dead_lettered, assert_each_key_once, assert_
 @pytest.mark.parametrize("design", ["relational", "started-mark", "claimer", "dequeue"])
 def test_a_table_of_each_design_is_adopted_and_filled(make_queue, design):
     table = make_queue.adopted(design, rows=5)
-    assert table.backlog().ready_rows == 5
-    assert table.claim("test", 1, 2) == 2
+    assert table.inspection.backlog().ready_rows == 5
+    assert table.consuming.claim("test", 1, 2) == 2
 
 
 def test_an_unknown_design_lists_the_designs(make_queue):
@@ -34,7 +34,7 @@ def test_an_adopted_table_streams_into_delta_through_its_source_options(spark, m
 def acknowledged(make_queue):
     """A relational table whose rows p0, p1 and p2 one claim took, then acknowledged: done, failed, retry."""
     table = make_queue.adopted("relational", rows=3)
-    table.claim("test", 1, 3)
+    table.consuming.claim("test", 1, 3)
     with table.transaction() as cur:
         cur.execute(f"SELECT EnqueuedAt, Payload FROM {table.table}")
         key = {payload: (at,) for at, payload in cur.fetchall()}
@@ -43,7 +43,7 @@ def acknowledged(make_queue):
             Ack(key["p1"], FAILED_OUTCOME, "no such mailbox"),
             Ack(key["p2"], RETRY_OUTCOME, "SMTP 451", delay_seconds=600),
         ]
-        table.apply_acks(cur, acks, keep=True, max_attempts=3)
+        table.consuming.apply_acks(cur, acks, keep=True, max_attempts=3)
     return table
 
 

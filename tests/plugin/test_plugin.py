@@ -70,7 +70,7 @@ def test_make_queue_prefills_a_queue_of_the_given_columns_and_order(make_queue):
         ("n", "bigint", False),
         ("note", "text", True),
     ]
-    assert queue.peek(1, order="priority", columns=["n", "priority"]) == [{"n": 1, "priority": 5}]
+    assert queue.inspection.peek(1, order="priority", columns=["n", "priority"]) == [{"n": 1, "priority": 5}]
     assert queue.sink_options() == {**queue.database.options, "queue": str(queue.table)}
     assert queue.source_options(maxRowsPerTrigger=10) == {
         **queue.sink_options(),
@@ -83,7 +83,7 @@ def test_make_queue_prefills_a_queue_of_the_given_columns_and_order(make_queue):
 MAKES_A_QUEUE = """
 def test_makes_a_queue(make_queue):
     queue = make_queue(rows=[{"payload": "a"}])
-    assert queue.database.engine == "postgres" and queue.stats()["ready"]["rows"] == 1
+    assert queue.database.engine == "postgres" and queue.inspection.stats()["ready"]["rows"] == 1
 """
 
 

@@ -54,7 +54,7 @@ def test_every_tenth_row_comes_back_after_its_backoff_and_the_rest_are_done_once
         .trigger(processingTime="500 milliseconds")
         .start()
     )
-    run_until(query, lambda: queue.stats() == {}, timeout=120)
+    run_until(query, lambda: queue.inspection.stats() == {}, timeout=120)
     delivered = spark.read.format("delta").load(seen)
     assert_each_key_once(delivered.filter("outcome = 'done'"), range(200), column="key")
     retried = delivered.filter("outcome = 'retry'").select("key").orderBy("key").collect()
@@ -84,9 +84,9 @@ def test_a_poison_row_fails_after_its_attempts_while_the_rest_flows(spark, engin
         .start()
     )
     try:
-        assert wait_until(lambda: set(queue.stats()) == {"failed"}, timeout=120), queue.stats()
+        assert wait_until(lambda: set(queue.inspection.stats()) == {"failed"}, timeout=120), queue.inspection.stats()
         queue.enqueue([{"key": 50}])  # the query is still alive: it takes a row enqueued after the failure
-        assert wait_until(lambda: set(queue.stats()) == {"failed"}, timeout=120), queue.stats()
+        assert wait_until(lambda: set(queue.inspection.stats()) == {"failed"}, timeout=120), queue.inspection.stats()
         assert query.isActive
     finally:
         query.stop()

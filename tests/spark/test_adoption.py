@@ -55,7 +55,7 @@ def test_an_available_now_run_takes_the_rows_ready_at_its_start_not_those_enqueu
     run_to_end(query)
     got = spark.read.format("delta").load(str(tmp_path / "t")).selectExpr("Payload AS Payload")
     assert_each_key_once(got, [f"p{i}" for i in range(300)], "Payload")
-    assert queue.backlog().ready_rows == 200
+    assert queue.inspection.backlog().ready_rows == 200
 
 
 def test_a_source_shows_the_tables_columns_but_those_the_lifecycle_writes(spark, engine):
@@ -80,7 +80,7 @@ def test_a_dequeue_table_streams_into_delta_once(spark, engine, tmp_path):
     run_to_end(stream(spark, options, str(tmp_path / "t"), str(tmp_path / "c"), {"availableNow": True}))
     got = spark.read.format("delta").load(str(tmp_path / "t")).selectExpr("Payload AS Payload")
     assert_each_key_once(got, [f"p{i}" for i in range(700)], "Payload")
-    assert queue.backlog().ready_rows == 0
+    assert queue.inspection.backlog().ready_rows == 0
 
 
 def test_the_stream_and_the_tables_own_worker_each_take_every_row_once_between_them(spark, engine, tmp_path):

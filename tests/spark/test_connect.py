@@ -59,7 +59,7 @@ def test_a_queue_streams_into_delta_over_connect(connect, sqlite, tmp_path):
     queue.enqueue([{"payload": f"p{i}"} for i in range(250)])
     options = sqlite.source_options(queue, maxRowsPerTrigger=100)
     connect.run(stream_into_delta, options, str(tmp_path / "cp"), str(tmp_path / "delta"))
-    assert queue.stats() == {}
+    assert queue.inspection.stats() == {}
 
 
 def write_batch_and_stream(spark, options: dict, folder: str) -> None:
@@ -81,9 +81,11 @@ def write_batch_and_stream(spark, options: dict, folder: str) -> None:
 def test_the_batch_and_stream_sinks_enqueue_over_connect(connect, sqlite, tmp_path):
     queue = sqlite.new_queue(domain=(Column("payload", "text"), Column("customer", "bigint")))
     connect.run(write_batch_and_stream, sqlite.sink_options(queue), str(tmp_path))
-    queue.claim("reader", 1, 1000)
-    [(lo, hi)] = queue.partition_bounds("reader", 0, 1, 1)
-    got = sorted(row for chunk in queue.read_claimed("reader", 0, 1, lo, hi, ["payload", "customer"]) for row in chunk)
+    queue.consuming.claim("reader", 1, 1000)
+    [(lo, hi)] = queue.consuming.partition_bounds("reader", 0, 1, 1)
+    got = sorted(
+        row for chunk in queue.consuming.read_claimed("reader", 0, 1, lo, hi, ["payload", "customer"]) for row in chunk
+    )
     assert got == sorted([(f"b{i}", i) for i in range(30)] + [(f"s{i}", i) for i in range(30)])
 
 
@@ -127,7 +129,7 @@ def test_queue_to_delta_appends_each_batch_once_over_connect(connect, sqlite, tm
         *("--set", "job.trigger=availableNow", "--remote", "local[2]"),
     ]
     connect.run(run_queue_to_delta, argv, target)
-    assert queue.stats() == {}
+    assert queue.inspection.stats() == {}
 
 
 def ack_every_row(spark, options: dict, order: str, checkpoint: str) -> None:
@@ -148,7 +150,7 @@ def test_the_ack_operation_settles_each_row_over_connect(connect, sqlite, tmp_pa
     queue = sqlite.new_queue()
     queue.enqueue([{"payload": f"p{i}"} for i in range(100)])
     connect.run(ack_every_row, sqlite.sink_options(queue), sqlite.order, str(tmp_path / "cp"))
-    assert {state: s["rows"] for state, s in queue.stats().items()} == {"failed": 10}
+    assert {state: s["rows"] for state, s in queue.inspection.stats().items()} == {"failed": 10}
 
 
 def move_and_redrive(spark, url: str, table: str, target: str) -> tuple[int, list[int]]:
@@ -168,7 +170,9 @@ def test_dead_letters_move_to_delta_and_redrive_back_over_connect(connect, sqlit
     failed = fail_rows(queue, 25)
     moved, redriven, left = connect.run(move_and_redrive, sqlite.options["url"], str(queue.table), str(tmp_path / "dl"))
     assert (moved, redriven, left) == (25, [sum(i > 5 for i in failed)], [i for i in failed if i <= 5])
-    assert {state: s["rows"] for state, s in queue.stats().items()} == {"ready": 5 + sum(i > 5 for i in failed)}
+    assert {state: s["rows"] for state, s in queue.inspection.stats().items()} == {
+        "ready": 5 + sum(i > 5 for i in failed)
+    }
 
 
 def reach_the_running_server(spark) -> tuple[str, list[str]]:

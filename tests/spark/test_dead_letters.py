@@ -28,15 +28,17 @@ WHEN = dt.datetime(2024, 5, 17, 8, 30, 15, 250000, tzinfo=dt.timezone.utc)
 
 def fail_rows(queue, count: int, consumer: str = "worker-7", seq: int = 1) -> list[int]:
     """Claim ``count`` rows and fail each through an acknowledgement, as a job's ack sink would."""
-    queue.claim(consumer, seq, count, order="heap")
+    queue.consuming.claim(consumer, seq, count, order="heap")
     ids = [
         r[0]
-        for lo, hi in queue.partition_bounds(consumer, seq - 1, seq, 1)
-        for rows in queue.read_claimed(consumer, seq - 1, seq, lo, hi, ["id"])
+        for lo, hi in queue.consuming.partition_bounds(consumer, seq - 1, seq, 1)
+        for rows in queue.consuming.read_claimed(consumer, seq - 1, seq, lo, hi, ["id"])
         for r in rows
     ]
     with queue.transaction() as cur:
-        queue.apply_acks(cur, [Ack((i,), FAILED_OUTCOME, f"bad row {i}") for i in ids], keep=False, max_attempts=5)
+        queue.consuming.apply_acks(
+            cur, [Ack((i,), FAILED_OUTCOME, f"bad row {i}") for i in ids], keep=False, max_attempts=5
+        )
     return sorted(ids)
 
 
@@ -81,7 +83,7 @@ def test_dead_letters_in_delta_equal_the_failed_rows_and_leave_the_queue(spark, 
         moving.close()
     moved = spark.read.format("delta").load(str(tmp_path / "dead"))
     assert_df_equality(moved, expected, ignore_row_order=True)
-    assert {s: v["rows"] for s, v in queue.stats().items()} == {"ready": 5}
+    assert {s: v["rows"] for s, v in queue.inspection.stats().items()} == {"ready": 5}
 
 
 class Interrupted(Exception):
@@ -122,7 +124,7 @@ def test_a_move_stopped_between_its_steps_is_finished_by_the_next_mover_once(spa
         restarted.close()
     moved = [r.id for r in spark.read.format("delta").load(str(tmp_path / "dead")).select("id").collect()]
     assert sorted(moved) == ids
-    assert "failed" not in queue.stats()
+    assert "failed" not in queue.inspection.stats()
 
 
 def test_requeue_leaves_rows_a_move_has_tagged(engine):
@@ -130,8 +132,8 @@ def test_requeue_leaves_rows_a_move_has_tagged(engine):
     fail_rows(queue, 4)
     dead = mover(engine, queue, "/unused")._dead_letters()
     dead.mark(1, 3)
-    assert queue.requeue_failed() == 1
-    assert queue.stats()["failed"]["rows"] == 3
+    assert queue.upkeep.requeue_failed() == 1
+    assert queue.inspection.stats()["failed"]["rows"] == 3
 
 
 def test_redrive_sends_picked_dead_letters_back_once_and_marks_them(spark, engine, tmp_path):
@@ -148,7 +150,7 @@ def test_redrive_sends_picked_dead_letters_back_once_and_marks_them(spark, engin
     redriven = table.where(F.col("redrive_id").isNotNull())
     assert sorted(r.id for r in redriven.select("id").collect()) == [i for i in ids if (i - ids[0]) % 2 == 0][:10]
     assert redriven.where(F.col("redriven_at").isNull()).count() == 0
-    back = queue.peek(100, columns=["payload", "n", "dedup_key", "attempts"])
+    back = queue.inspection.peek(100, columns=["payload", "n", "dedup_key", "attempts"])
     assert sorted(r["n"] for r in back) == sorted(r.n for r in redriven.select("n").collect())
     assert {r["attempts"] for r in back} == {0}
     assert redrive(spark, queue, target, where="n % 2 = 0", limit=10, chunk=4)[0].rows == 5  # the rest of them
@@ -166,4 +168,4 @@ def test_redrive_command_reports_what_it_sent(spark, engine, tmp_path, monkeypat
     out = capsys.readouterr()
     assert "4 dead letters" in out.out and "4 enqueued" in out.out, out
     assert "redriven into" in out.err
-    assert queue.count_ready() == 4
+    assert queue.inspection.count_ready() == 4

@@ -63,9 +63,11 @@ def test_queue_to_delta_delivers_every_row_once_and_empties_the_queue(spark, eng
 def test_queue_to_delta_with_a_dead_letter_table_moves_the_failed_rows_there(spark, engine, conf, tmp_path):
     queue = engine.new_queue()
     queue.enqueue([{"payload": f"p{i}"} for i in range(30)])
-    queue.claim("worker", 1, 10, order=engine.order)
+    queue.consuming.claim("worker", 1, 10, order=engine.order)
     with queue.transaction() as cur:
-        queue.apply_acks(cur, [Ack((i,), FAILED_OUTCOME, "poison") for i in range(1, 11)], keep=False, max_attempts=5)
+        queue.consuming.apply_acks(
+            cur, [Ack((i,), FAILED_OUTCOME, "poison") for i in range(1, 11)], keep=False, max_attempts=5
+        )
     status = run_job(
         "queue_to_delta",
         "-c",
@@ -90,7 +92,7 @@ def test_queue_to_delta_merge_on_id_adds_no_row_the_table_already_holds(spark, e
     """Rows a consumer wrote before its lease expired come again through another consumer."""
     queue = engine.new_queue()
     queue.enqueue([{"payload": f"p{i}"} for i in range(100)])
-    written_before = [(r["id"], r["payload"]) for r in queue.peek(30, columns=("id", "payload"))]
+    written_before = [(r["id"], r["payload"]) for r in queue.inspection.peek(30, columns=("id", "payload"))]
     target = str(tmp_path / "delta")
     spark.createDataFrame(written_before, "id bigint, payload string").write.format("delta").save(target)
     status = run_job(
@@ -155,7 +157,7 @@ def test_two_stage_pipeline_delivers_every_key_exactly_once(spark, engine, conf,
         ignore_row_order=True,
         ignore_nullable=True,
     )
-    assert first.stats() == {} and second.stats() == {}
+    assert first.inspection.stats() == {} and second.inspection.stats() == {}
 
 
 def test_table_to_queue_enqueues_every_row_of_a_delta_table(spark, engine, conf, tmp_path):
@@ -178,5 +180,5 @@ def test_table_to_queue_enqueues_every_row_of_a_delta_table(spark, engine, conf,
         )
         == 0
     )
-    rows = queue.peek(1000, columns=("payload", "priority"))
+    rows = queue.inspection.peek(1000, columns=("payload", "priority"))
     assert sorted((r["payload"], r["priority"]) for r in rows) == sorted((f"r{i}", i % 3) for i in range(120))

@@ -42,10 +42,10 @@ def stream(df, options: dict, checkpoint: str):
 def take(queue, columns: list[str], consumer: str = "reader") -> list[tuple]:
     """Claim every claimable row and return the given columns."""
     seq = next(_claims)
-    queue.claim(consumer, seq, 10_000_000, order="heap")
+    queue.consuming.claim(consumer, seq, 10_000_000, order="heap")
     rows = []
-    for lo, hi in queue.partition_bounds(consumer, seq - 1, seq, 1):
-        for chunk in queue.read_claimed(consumer, seq - 1, seq, lo, hi, columns):
+    for lo, hi in queue.consuming.partition_bounds(consumer, seq - 1, seq, 1):
+        for chunk in queue.consuming.read_claimed(consumer, seq - 1, seq, lo, hi, columns):
             rows += chunk
     return rows
 
@@ -72,7 +72,7 @@ def test_batch_append_enqueues_every_row_once(spark, engine):
     writer(customers(spark, 3_000).repartition(3), engine.sink_options(queue)).mode("append").save()
     got = spark.createDataFrame(take(queue, ["payload", "customer"]), "payload string, customer bigint")
     assert_df_equality(got, customers(spark, 3_000), ignore_row_order=True, ignore_nullable=True)
-    assert queue.stats().keys() == {"claimed"}
+    assert queue.inspection.stats().keys() == {"claimed"}
 
 
 def test_optional_lifecycle_columns_are_written_and_nulls_take_the_defaults(spark, engine):
@@ -84,7 +84,7 @@ def test_optional_lifecycle_columns_are_written_and_nulls_take_the_defaults(spar
     )
     writer(df, engine.sink_options(queue)).mode("append").save()
     assert take(queue, ["payload", "priority", "max_attempts"]) == [("now", 0, None)]  # "later" is not due
-    assert queue.stats()["ready"]["rows"] == 1
+    assert queue.inspection.stats()["ready"]["rows"] == 1
 
 
 def test_dedup_key_makes_writing_the_same_item_again_a_no_op(spark, engine):
@@ -124,7 +124,7 @@ def test_batch_write_with_writer_and_batch_id_is_applied_once(spark, engine):
     df = customers(spark, 5)
     for _ in range(2):  # foreachBatch running the same batch again after a crash
         writer(df, engine.sink_options(queue, writerId="job-7", batchId=3)).mode("append").save()
-    assert queue.stats()["ready"]["rows"] == 5
+    assert queue.inspection.stats()["ready"]["rows"] == 5
 
 
 # ---- column mapping -----------------------------------------------------------------------------
@@ -164,7 +164,7 @@ def test_stream_enqueues_every_row_once_per_micro_batch(spark, engine, tmp_path)
     query.trigger(availableNow=True).start().awaitTermination()
     got = spark.createDataFrame(take(queue, ["payload", "customer"]), "payload string, customer bigint")
     assert_df_equality(got, customers(spark, 1_500), ignore_row_order=True, ignore_nullable=True)
-    assert queue.stats().keys() == {"claimed"}
+    assert queue.inspection.stats().keys() == {"claimed"}
 
 
 def test_stream_column_mismatch_fails_the_query_and_writes_nothing(spark, engine, tmp_path):
@@ -173,7 +173,7 @@ def test_stream_column_mismatch_fails_the_query_and_writes_nothing(spark, engine
     query = stream(source, engine.sink_options(queue), str(tmp_path / "ck")).trigger(availableNow=True).start()
     with pytest.raises(Exception, match="column 'client' is not in queue table"):
         query.awaitTermination()
-    assert queue.stats() == {} and queue.unpublished_rows() == 0
+    assert queue.inspection.stats() == {} and queue.inspection.unpublished_rows() == 0
 
 
 def test_complete_output_mode_is_refused(spark, engine, tmp_path):
@@ -231,7 +231,7 @@ def fail_task(partition: int, engine, queue, others_staged: int):
         watcher = Queue(spec, TableName.parse(table))
         deadline = time.monotonic() + 120
         try:
-            while watcher.unpublished_rows() < others_staged:
+            while watcher.inspection.unpublished_rows() < others_staged:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"the other tasks did not stage {others_staged} rows in 120 s")
                 time.sleep(0.05)
@@ -253,7 +253,7 @@ def test_an_aborted_stream_batch_leaves_nothing_behind(spark, engine, tmp_path):
     query = stream(failing, engine.sink_options(queue), str(tmp_path / "ck")).trigger(availableNow=True).start()
     with pytest.raises(Exception, match="task failed on purpose"):
         query.awaitTermination()
-    assert queue.stats() == {} and queue.unpublished_rows() == 0
+    assert queue.inspection.stats() == {} and queue.inspection.unpublished_rows() == 0
 
 
 def test_an_aborted_batch_write_leaves_nothing_behind(spark, engine):
@@ -262,7 +262,7 @@ def test_an_aborted_batch_write_leaves_nothing_behind(spark, engine):
     with pytest.raises(Exception, match="task failed on purpose"):
         failing = _per_task(df, fail_task(2, engine, queue, others_staged=200))
         writer(failing, engine.sink_options(queue)).mode("append").save()
-    assert queue.stats() == {} and queue.unpublished_rows() == 0
+    assert queue.inspection.stats() == {} and queue.inspection.unpublished_rows() == 0
 
 
 class StageThenFail(QueueBatchWriter):
@@ -287,7 +287,7 @@ def test_a_batch_write_whose_tasks_all_fail_after_staging_leaves_nothing(spark, 
     df = customers(spark, 200).repartition(2)
     with pytest.raises(Exception, match="task failed after staging"):
         writer(df, engine.sink_options(queue), StageThenFailSource.name()).mode("append").save()
-    assert queue.stats() == {} and queue.unpublished_rows() == 0
+    assert queue.inspection.stats() == {} and queue.inspection.unpublished_rows() == 0
 
 
 def test_a_consumer_polling_during_a_slow_batch_sees_all_of_it_or_none(spark, engine, tmp_path):
@@ -302,7 +302,7 @@ def test_a_consumer_polling_during_a_slow_batch_sees_all_of_it_or_none(spark, en
         seq = 0
         while not done.is_set():
             seq += 1
-            seen.append(poller.claim("poller", seq, 1_000_000, order=engine.order))
+            seen.append(poller.consuming.claim("poller", seq, 1_000_000, order=engine.order))
             time.sleep(0.05)
 
     thread = threading.Thread(target=poll)

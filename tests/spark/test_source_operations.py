@@ -36,7 +36,7 @@ def start_query(spark, options: dict, target: str, checkpoint: str, **trigger):
 def is_empty(queue: Queue) -> bool:
     """The test's own view of the queue; while the server is down it just sees "not yet"."""
     try:
-        return queue.stats() == {}
+        return queue.inspection.stats() == {}
     except DatabaseError:
         return False
 
@@ -66,7 +66,7 @@ def test_competing_queries_share_a_queue_without_delivering_a_row_twice(spark, e
     targets = [str(tmp_path / f"delta{i}") for i in range(consumers)]
     queries = [start_query(spark, options, targets[i], str(tmp_path / f"cp{i}")) for i in range(consumers)]
     try:
-        assert wait_until(lambda: queue.stats() == {}, timeout=180), queue.stats()
+        assert wait_until(lambda: queue.inspection.stats() == {}, timeout=180), queue.inspection.stats()
     finally:
         for q in queries:
             q.stop()

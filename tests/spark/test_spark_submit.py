@@ -74,5 +74,5 @@ def test_spark_submit_without_delta_jars_says_how_to_pass_them(tmp_path):
     # spark-submit passes the Python driver's stderr through its own stdout.
     errors = [line for line in done.stdout.splitlines() if line.startswith("queue-to-delta: error:")]
     assert len(errors) == 1 and f"Pass them to spark-submit: --packages {DELTA_PACKAGE}" in errors[0]
-    assert queue.count_ready() == 1
+    assert queue.inspection.count_ready() == 1
     engine.close()

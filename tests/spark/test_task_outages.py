@@ -95,9 +95,9 @@ def test_a_write_task_in_a_fresh_process_rides_out_a_refused_connection_and_writ
     driver.commit([message])
     assert message.rows == 30
     assert logged.lines[0].startswith(f"writing task 0 of batch 0 failed ({server_engine.name}: ")
-    queue.claim("check", 1, 100, order="heap")
-    (bounds,) = queue.partition_bounds("check", 0, 1, 1)
-    read = [r[0] for chunk in queue.read_claimed("check", 0, 1, *bounds, ["payload"]) for r in chunk]
+    queue.consuming.claim("check", 1, 100, order="heap")
+    (bounds,) = queue.consuming.partition_bounds("check", 0, 1, 1)
+    read = [r[0] for chunk in queue.consuming.read_claimed("check", 0, 1, *bounds, ["payload"]) for r in chunk]
     assert sorted(read) == sorted(f"p{i}" for i in range(30))
 
 

@@ -67,7 +67,7 @@ def outage(queue: Queue, seconds: int) -> None:
 def held_payloads(queue: Queue, payload: str, consumer: str, after: int, upto: int) -> list[str]:
     """The payloads of the rows ``consumer`` holds under claims (after, upto], as a replay reads them."""
     found: list[str] = []
-    for lo, hi in queue.partition_bounds(consumer, after, upto, 2):
-        for rows in queue.read_claimed(consumer, after, upto, lo, hi, [payload]):
+    for lo, hi in queue.consuming.partition_bounds(consumer, after, upto, 2):
+        for rows in queue.consuming.read_claimed(consumer, after, upto, lo, hi, [payload]):
             found += [str(r[0]) for r in rows]
     return sorted(found)

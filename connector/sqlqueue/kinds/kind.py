@@ -85,19 +85,19 @@ class Holds(Protocol):
         """The columns a claim copies into the claims table: none where the rows carry their claim."""
 
     def complete(self, queue: Served, consumer: str, upto_seq: int, keep: bool, chunk: int | None) -> int:
-        """Queue.complete: the done transition of the rows held under claims up to ``upto_seq``."""
+        """Consuming.complete: the done transition of the rows held under claims up to ``upto_seq``."""
 
     def renew(self, queue: Served, values: dict[str, Any], limit: int | None) -> int:
-        """Queue.renew: the renewal, by ``limit`` rows a statement (None: one statement)."""
+        """Consuming.renew: the renewal, by ``limit`` rows a statement (None: one statement)."""
 
     def drop_fenced(self, queue: Served, consumer: str, seq: int) -> int:
-        """Queue.drop_fenced: forget what another claimer took since claim ``seq``."""
+        """Consuming.drop_fenced: forget what another claimer took since claim ``seq``."""
 
     def rescue_expired(self, queue: Served, max_attempts: int, chunk: int | None) -> int:
-        """Queue.rescue_expired: what becomes of rows whose claimer's lease ran out."""
+        """Consuming.rescue_expired: what becomes of rows whose claimer's lease ran out."""
 
     def ack_writes(self, queue: Served, keep: bool) -> AckWrites:
-        """What acknowledgements write besides their outcomes (Queue.apply_acks)."""
+        """What acknowledgements write besides their outcomes (Consuming.apply_acks)."""
 
     def forget_subtype_copies(self, queue: Served, cur: Any) -> None:
         """The subtype tables' copies of rows whose base copies were forgotten, in the caller's transaction."""
@@ -153,7 +153,7 @@ class TableKind(Protocol):
     def included(
         self, queue: Served, given: Sequence[str], structs: Mapping[str, Sequence[str]]
     ) -> tuple[Included, ...]:
-        """The subtype tables a producer's struct columns write (Queue.included)."""
+        """The subtype tables a producer's struct columns write (Producing.included)."""
 
     def adoption(self, queue: Served) -> Adoption | None:
         """What adopting the table adds beside it; None for sqlqueue's own layout, which has nothing to adopt."""

@@ -108,7 +108,7 @@ class OwnLayout:
     def included(
         self, queue: Served, given: Sequence[str], structs: Mapping[str, Sequence[str]]
     ) -> tuple[Included, ...]:
-        return ()  # no subtype tables: Queue.included refuses struct columns first
+        return ()  # no subtype tables: Producing.included refuses struct columns first
 
     def adoption(self, queue: Served) -> Adoption | None:
         return None

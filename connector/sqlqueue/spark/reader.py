@@ -135,7 +135,9 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """The backlog's gauge, on a connection of its own (it counts in a thread of its own)."""
         if self._gauge is None:
             counter = self._counter = consumer.queue.twin()
-            self._gauge = BacklogGauge(lambda: self.options.retry.run(counter.backlog, "counting the backlog"))
+            self._gauge = BacklogGauge(
+                lambda: self.options.retry.run(counter.inspection.backlog, "counting the backlog")
+            )
         return self._gauge
 
     def initialOffset(self) -> dict:
@@ -150,7 +152,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         address = self.options.address
         queue = Queue(address.connection, address.table, address.profile)
         try:
-            self._bound = self.options.retry.run(queue.available_now_bound, "reading the available-now bound")
+            self._bound = self.options.retry.run(queue.consuming.available_now_bound, "reading the available-now bound")
             self._available_now = True
         finally:
             queue.close()
@@ -225,7 +227,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         groups = consumer.policy.groups
         if groups is None:
             return None
-        return groups.column, consumer.queue.claim_profile(self.options.order).ranking
+        return groups.column, consumer.queue.consuming.claim_profile(self.options.order).ranking
 
     def read(self, partition: ClaimRange) -> Iterator[pa.RecordBatch]:  # type: ignore[override]  # Spark passes back the partitions planned here
         log.debug(
@@ -238,11 +240,11 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         grouped = partition.grouped
 
         def first_rows() -> tuple[pa.RecordBatch | None, Iterator[pa.RecordBatch]]:
-            chunks = queue.export_claimed(*bounds, target.names, grouped) if csv_readable(target) else None
+            chunks = queue.consuming.export_claimed(*bounds, target.names, grouped) if csv_readable(target) else None
             if chunks is not None:  # the engine streams the rows as text, which Arrow parses in C++
                 batches = csv_batches(chunks, target)
             else:
-                rows = queue.read_claimed(*bounds, target.names, self.options.fetch_size, grouped)
+                rows = queue.consuming.read_claimed(*bounds, target.names, self.options.fetch_size, grouped)
                 batches = (record_batch(chunk, target) for chunk in rows)
             return next(batches, None), batches
 

@@ -110,9 +110,9 @@ def checked_columns(options: SinkOptions, schema: StructType) -> WrittenShape:
         plain = [i for i, f in enumerate(schema.fields) if not isinstance(f.dataType, StructType)]
         structs = [i for i, f in enumerate(schema.fields) if isinstance(f.dataType, StructType)]
         base = StructType([schema.fields[i] for i in plain])
-        columns = sink_columns(base, queue.writable(base.names))
+        columns = sink_columns(base, queue.producing.writable(base.names))
         fields = {schema.fields[i].name: schema.fields[i].dataType for i in structs}
-        included = queue.included(base.names, {name: struct.names for name, struct in fields.items()})  # type: ignore[attr-defined]
+        included = queue.producing.included(base.names, {name: struct.names for name, struct in fields.items()})  # type: ignore[attr-defined]
         for each, struct in zip(included, fields.values()):
             sink_columns(struct, each.columns)  # type: ignore[arg-type]
         _CHECKED[key] = WrittenShape(columns, included, (*plain, *structs))

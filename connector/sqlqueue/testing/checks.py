@@ -45,9 +45,9 @@ def assert_queue_holds(queue: Queue, **rows_per_state: int) -> None:
     unknown = sorted(set(rows_per_state) - set(known))
     if unknown:
         raise ValueError(f"unknown state(s) {', '.join(unknown)}: use {', '.join(known)}")
-    held = {state: figures["rows"] for state, figures in queue.stats().items()}
+    held = {state: figures["rows"] for state, figures in queue.inspection.stats().items()}
     if not p.owned:
-        held[UNPUBLISHED] = queue.unpublished_rows()
+        held[UNPUBLISHED] = queue.inspection.unpublished_rows()
     wrong = [
         f"{state} {held.get(state, 0)} (expected {rows_per_state.get(state, 0)})"
         for state in known

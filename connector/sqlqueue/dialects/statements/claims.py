@@ -167,7 +167,7 @@ class Claims(ABC):
     # beside a batch; every claimer of a grouped table (streams, the table's own worker) takes the same lock.
     #
     # Groups are served round-robin: a claim reads the groups in the order of their values from just after
-    # the last group the claimer took (:after_group; Queue.claim wraps around to the first), :scan ready rows
+    # the last group the claimer took (:after_group; Consuming.claim wraps around to the first), :scan ready rows
     # of them through the group index, so its cost follows the claim's size, not the backlog's. Ranking every
     # ready row instead (pgmq's read_grouped_rr ranks the whole queue) took 2.0 s for a 10,000-row claim with
     # 1,000,000 rows ready on PostgreSQL, against 75 ms for the heap claim (benchmarks/bench_groups.py).
