@@ -4,11 +4,11 @@ A ``Queue`` serves one table of one kind (``kinds``): sqlqueue's own layout, or 
 a profile. It owns one connection, opened lazily, and one object per role its callers use: ``consuming``
 (claim, read, complete, renew, fence, rescue, acknowledge), ``producing`` (insert, stage, publish),
 ``inspection`` (counts without claiming) and ``upkeep`` (purge, requeue). Every write runs in one
-transaction through the dialect; statements are compiled once per queue, from the kind's checked profile, so one implementation
-serves both kinds: where the rows carry their claim (in place) or copies in a claims table hold it, what
-ready, a claim and done write. What a kind supports beyond every table's basics is asked with
-``supports`` and ``require``. Driver errors leave as ``DatabaseError`` with secrets scrubbed, and the
-broken connection is dropped so the next call reconnects.
+transaction through the dialect; statements are compiled once per queue, from the kind's checked
+profile, so one implementation serves both kinds: where the rows carry their claim (in place) or copies
+in a claims table hold it, what ready, a claim and done write. What a kind supports beyond every table's
+basics is asked with ``supports`` and ``require``. Driver errors leave as ``DatabaseError`` with secrets
+scrubbed, and the broken connection is dropped so the next call reconnects.
 """
 
 from __future__ import annotations
