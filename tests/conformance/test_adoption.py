@@ -289,7 +289,7 @@ def test_each_chunk_of_completion_takes_rows_not_done_yet_when_done_writes_only_
     queue = user_tables.claimer(engine)
     user_tables.insert_payloads(queue, 5, "claimer")
     assert queue.consuming.claim("etl", 1, 5) == 5
-    done, _ = queue.dialect.claims.complete(queue.table, queue.profile, True)
+    done, _ = queue.dialect.claims.complete_copies(queue.table, queue.profile, True)
     values = done.bind({"consumer": "etl", "upto_seq": 1, "limit": 2, **queue.bindings()})
     counts = []
     with queue.transaction() as cur:

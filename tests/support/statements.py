@@ -215,8 +215,9 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
             yield Entry(f"adopted_{name}_claim_record", "claims.claim", plan.record.sql)
         if plan.settle is not None:
             yield Entry(f"adopted_{name}_claim_settle", "claims.claim", plan.settle.sql)
-        for i, statement in enumerate(dialect.claims.complete(t, profile, dialect.engine.default_chunk is not None), 1):
-            yield Entry(f"adopted_{name}_complete_{i}", "claims.complete", statement.sql)
+        completing = dialect.claims.complete_copies(t, profile, dialect.engine.default_chunk is not None)
+        for i, statement in enumerate(completing, 1):
+            yield Entry(f"adopted_{name}_complete_{i}", "claims.complete_copies", statement.sql)
         yield made(dialect, f"adopted_{name}_peek", dialect.inspection.peek, t, profile, columns)
         waits = dialect.claims.claim_waits(dialect.lifecycle.holding(t, profile))
         if waits is not None:
@@ -379,8 +380,8 @@ def catalog(dialect: Dialect) -> list[Entry]:
     for keep in (False, True):
         for limited in (False, True):
             done = NATIVE if keep else NATIVE.deleting()
-            (statement,) = dialect.claims.complete(t, done, limited)
-            entries.append(Entry(complete_name(keep, limited), "claims.complete", statement.sql))
+            (statement,) = dialect.claims.complete_held(t, done, limited)
+            entries.append(Entry(complete_name(keep, limited), "claims.complete_held", statement.sql))
     for limited in (False, True):
         add("rescue_expired" + ("_chunked" if limited else ""), dialect.housekeeping.rescue_expired, limited)
     for limited in (False, True):

@@ -30,7 +30,7 @@ class InPlace:
         profile = queue.profile if keep else queue.profile.deleting()
         limit = chunk or queue.engine.default_chunk
         values = {"consumer": consumer, "upto_seq": upto_seq, "limit": limit, **queue.bindings()}
-        statements = queue.dialect.claims.complete(queue.table, profile, limit is not None)
+        statements = queue.dialect.claims.complete_held(queue.table, profile, limit is not None)
         return sum(queue.repeat(statement, values, limit) for statement in statements)
 
     def renew(self, queue: Served, values: dict[str, Any], limit: int | None) -> int:
@@ -68,7 +68,7 @@ class Copies:
         values = {"consumer": consumer, "upto_seq": upto_seq, "limit": limit, **queue.bindings()}
         counts = []
         with queue.transaction() as cur:
-            for statement in queue.dialect.claims.complete(queue.table, queue.profile, limit is not None):
+            for statement in queue.dialect.claims.complete_copies(queue.table, queue.profile, limit is not None):
                 total = 0
                 while True:
                     count = max(execute(cur, statement, **values).rowcount, 0)

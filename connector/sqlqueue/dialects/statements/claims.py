@@ -359,26 +359,35 @@ class Claims(ABC):
         return open_ + ours
 
     @cached
-    def complete(self, table: TableName, profile: Profile, limited: bool) -> tuple[Statement, ...]:
-        """The done transition (an update, or a delete) on the rows of claims up to :upto_seq that are still
-        ours, then, where copies hold them, the copies dropped. Rows that carry their claim are ours while
-        they do; an adopted table's while the guard holds what our claim wrote (still_ours). A taken row
-        left the table with its claim. ``limited``: each statement touches at most :limit rows and runs
+    def complete_held(self, table: TableName, profile: Profile, limited: bool) -> tuple[Statement, ...]:
+        """The done transition (an update, or a delete) on the rows of claims up to :upto_seq that still
+        carry them (kinds.holds.InPlace). ``limited``: each statement touches at most :limit rows and runs
         again until it touches fewer (SQL Server's lock escalation, at 5,000 locks a statement, would lock
-        the table whole); a row done no longer counts as ours, so the repeats end."""
+        the table whole); a row done no longer counts as held, so the repeats end."""
+        return (
+            self.engine.compile(
+                self._done(table, profile, self.lifecycle.held(self.lifecycle.holding(table, profile), UPTO), limited)
+            ),
+        )
+
+    @cached
+    def complete_copies(self, table: TableName, profile: Profile, limited: bool) -> tuple[Statement, ...]:
+        """Where copies hold the claims (kinds.holds.Copies): the done transition on the rows of claims up
+        to :upto_seq still ours (the guard holds what our claim wrote: still_ours), then the copies and
+        their subtype copies dropped. A taken row left the table with its claim: only its copies go."""
         e, lifecycle = self.engine, self.lifecycle
         holding = lifecycle.holding(table, profile)
-        ours = lifecycle.held(holding, UPTO) if holding.in_place else self.still_ours(table, profile)
-        if profile.deletes_on_done:
-            done = e.limited_delete(table, ours, limited)
-        else:
-            done = e.limited_update(table, lifecycle.done_sets(profile), ours, limited)
-        if holding.in_place:
-            return (e.compile(done),)
         forget = e.compile(e.limited_delete(holding.table, lifecycle.held(holding, UPTO), limited))
         if profile.take:
             return (forget,)
-        return (e.compile(done), forget, *self.forget_subtype_copies(table, profile, limited))
+        done = e.compile(self._done(table, profile, self.still_ours(table, profile), limited))
+        return (done, forget, *self.forget_subtype_copies(table, profile, limited))
+
+    def _done(self, table: TableName, profile: Profile, ours: str, limited: bool) -> str:
+        """The profile's done transition on the rows ``ours`` names: a delete, or its update."""
+        if profile.deletes_on_done:
+            return self.engine.limited_delete(table, ours, limited)
+        return self.engine.limited_update(table, self.lifecycle.done_sets(profile), ours, limited)
 
     # ---- the rows held, the backlog ------------------------------------------------------------------
     @cached

@@ -35,8 +35,6 @@ class Holding:
     # When the row was enqueued and when it was claimed, for the queue wait (None: not recorded).
     enqueued: str | None
     claimed: str | None
-    # The rows carry their claim themselves (sqlqueue's own layout), rather than copies holding it.
-    in_place: bool
 
 
 class Lifecycle:
@@ -197,13 +195,13 @@ class Lifecycle:
         layout) are held in place, in flight with the consumer and claim number. An adopted table's are
         copies in its claims table, under sqlqueue's own columns; the copies keep the table's enqueue
         time and the started-at the claim wrote."""
-        if profile.owned:
+        if profile.claim_seq is not None:  # the rows have a column for the claim number: they carry it
             in_flight = (str(profile.status), str(profile.in_flight)) if profile.status else None
             return Holding(
-                table, str(profile.claimer), str(profile.claim_seq), profile.key[0], in_flight, profile.enqueued,
-                profile.started, True,
+                table, str(profile.claimer), profile.claim_seq, profile.key[0], in_flight, profile.enqueued,
+                profile.started,
             )  # fmt: skip
-        return Holding(self.claims_table(table), CONSUMER, SEQ, ROW, None, profile.enqueued, profile.started, False)
+        return Holding(self.claims_table(table), CONSUMER, SEQ, ROW, None, profile.enqueued, profile.started)
 
     def held(self, holding: Holding, claims: str = ONE, qualifier: str = "") -> str:
         """Rows a consumer holds under the claims ``claims`` names (ONE, RANGE, UPTO or AFTER), their columns

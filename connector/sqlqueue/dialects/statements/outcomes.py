@@ -102,7 +102,7 @@ class Outcomes:
         """The rows this chunk's acknowledgements of ``outcome`` name, while the claim that delivered each
         still holds it."""
         staged = self._staged(profile, self.engine.quote(table.name), outcome)
-        if profile.owned:
+        if profile.claim_seq is not None:  # the rows carry their claim: in flight, fenced by their attempts
             return f"{staged} AND {self.lifecycle.status_in(profile, (str(profile.in_flight),))}"
         return f"{staged} AND {self.claims.still_ours(table, profile, None)}"
 
