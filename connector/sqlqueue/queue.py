@@ -809,7 +809,7 @@ class Producing:
         return self.queue.kind.included(self.queue, given, structs) if structs else ()
 
     def subtype_staging(self, subtype: Subtype) -> TableName:
-        return self.queue.dialect.sink.staging_of(subtype.table, self.queue.profile)
+        return self.queue.kind.staging(self.queue, subtype.table)
 
     def stage_subtype(self, cur: Any, included: Included, rows: Iterable[Sequence[Any]], stage_tag: str) -> None:
         """Insert rows of a subtype table (its key, then ``included.columns``) into its staging table under
@@ -834,14 +834,15 @@ class Producing:
 
     @property
     def staging(self) -> TableName:
-        return self.queue.dialect.sink.staging_of(self.queue.table, self.queue.profile)
+        return self.queue.kind.staging(self.queue, self.queue.table)
 
     def publish_statement(self, columns: Sequence[Column]) -> Statement:
         """Copy one task's staged rows (:tag) into the table, as new ready rows of the profile; a table
         with dedup keys skips a row whose dedup_key it holds already."""
         names = tuple(c.name for c in columns)
         dedup = self.queue.supports(Capability.DEDUP_KEYS) and "dedup_key" in names
-        return self.queue.dialect.sink.publish(self.queue.table, self.queue.profile, names, dedup)
+        new_row = tuple(self.queue.kind.new_row(self.queue, names).items())
+        return self.queue.dialect.sink.publish(self.queue.table, self.staging, names, dedup, new_row)
 
     def stage(self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str) -> None:
         """Insert rows into the staging table under ``stage_tag``, inside the caller's transaction ``cur``."""

@@ -279,7 +279,9 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
         yield Entry(f"adopt_{i:02d}_{ddl_label(sql)}", builder, sql)
     for name, (profile, columns) in ADOPTED.items():
         given = tuple(c for c in columns if c not in {*profile.lifecycle(), "Id", "id", "duration_milliseconds"})
-        yield made(dialect, f"adopted_{name}_publish", dialect.sink.publish, t, profile, given, False)
+        new_row = tuple(dialect.sink.new_row(profile, given).items())
+        staging = dialect.sink.staging_beside(t)
+        yield made(dialect, f"adopted_{name}_publish", dialect.sink.publish, t, staging, given, False, new_row)
 
 
 def _subtypes(dialect: Dialect, t: TableName) -> Iterator[Entry]:
@@ -430,8 +432,9 @@ def catalog(dialect: Dialect) -> list[Entry]:
         entries.append(Entry(staged.__name__, built_by(dialect, staged), staged(dialect.schema.staging(t)).sql))
     add("delete_unpublished_rows", dialect.sink.delete_unpublished_rows, True)
     add("delete_unpublished_rows_anywhere", dialect.sink.delete_unpublished_rows, False)
-    add("publish_staged", dialect.sink.publish, NATIVE, tuple(c.name for c in INSERT_COLUMNS), False)
-    add("publish_staged_dedup", dialect.sink.publish, NATIVE, tuple(c.name for c in DEDUP_INSERT_COLUMNS), True)
+    staging = dialect.schema.staging(t)
+    add("publish_staged", dialect.sink.publish, staging, tuple(c.name for c in INSERT_COLUMNS), False)
+    add("publish_staged_dedup", dialect.sink.publish, staging, tuple(c.name for c in DEDUP_INSERT_COLUMNS), True)
     for name, target in (("write_unpublished", t), ("stage", dialect.schema.staging(t))):
         cursor = RecordingCursor()
         dialect.engine.load(cursor, dialect.engine.table(target), [*INSERT_COLUMNS, STAGE_TAG], [("p", "tag")])

@@ -136,6 +136,12 @@ class Adopted:
     def adoption(self, queue: Served) -> Adoption | None:
         return Adoption(tuple(adoption_statements(queue)), claim_index(queue))
 
+    def staging(self, queue: Served, table: TableName) -> TableName:
+        return queue.dialect.sink.staging_beside(table)
+
+    def new_row(self, queue: Served, names: Sequence[str]) -> dict[str, str]:
+        return queue.dialect.sink.new_row(self.profile(queue), names)
+
     def stats(self, queue: Served) -> dict[str, dict[str, Any]]:
         """Rows per status value of the profile (of this stream's filter), oldest None, with how many wait
         for their due time and the milliseconds until the first is due (None where the profile has no due
@@ -161,7 +167,7 @@ class Adopted:
         for subtype in self._subtypes:
             for ours in (
                 queue.dialect.lifecycle.claims_table(subtype.table),
-                queue.dialect.sink.staging_of(subtype.table, self._declared),
+                queue.dialect.sink.staging_beside(subtype.table),
             ):
                 self._require(queue, ours)
         later = [n for lower, n in self._names_by_lower.items() if lower not in copied]
@@ -192,7 +198,7 @@ class Adopted:
         it; a NOT NULL column without default must be given unless the profile fills it; and the lifecycle
         columns a new row leaves to the table must take that (a NULL, or their default)."""
         p = self.profile(queue)
-        staging = queue.dialect.sink.staging_of(queue.table, p)
+        staging = queue.dialect.sink.staging_beside(queue.table)
         staged = self._require(queue, staging)
         kinds, columns = defaults(queue), self.columns(queue)
         writable = _writable(p, columns, kinds)
@@ -246,7 +252,7 @@ class Adopted:
             self.require_layout(queue)
             claims, staging = (
                 queue.dialect.lifecycle.claims_table(queue.table),
-                queue.dialect.sink.staging_of(queue.table, profile),
+                queue.dialect.sink.staging_beside(queue.table),
             )
             beside = "".join(f", and its subtype table {s.table}'s copies and staging" for s in self._subtypes)
             findings.append(Finding(OK, "adopted", f"sqlqueue's tables {claims} and {staging} are there{beside}"))

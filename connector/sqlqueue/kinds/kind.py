@@ -158,6 +158,12 @@ class TableKind(Protocol):
     def adoption(self, queue: Served) -> Adoption | None:
         """What adopting the table adds beside it; None for sqlqueue's own layout, which has nothing to adopt."""
 
+    def staging(self, queue: Served, table: TableName) -> TableName:
+        """Where the sink's batches for ``table`` (the table, or a subtype table) wait until published."""
+
+    def new_row(self, queue: Served, names: Sequence[str]) -> dict[str, str]:
+        """{column: SQL value} a published row takes besides the ``names`` a producer wrote (Sink.new_row)."""
+
     def stats(self, queue: Served) -> dict[str, dict[str, Any]]:
         """Rows per state (sqlqueue's own layout) or per status value (an adopted table's profile), each
         {"rows", "oldest_enqueued_at", ...} as ``sqlqueue stats`` shows them."""

@@ -15,6 +15,7 @@ from typing import Any
 from ..capabilities import Capability
 from ..errors import SchemaError, layout_mismatch
 from ..findings import OK, PROBLEM, Finding, guarded
+from ..identifiers import TableName
 from ..profile import NATIVE, Profile, native
 from ..schema import (
     CLAIMED,
@@ -112,6 +113,12 @@ class OwnLayout:
 
     def adoption(self, queue: Served) -> Adoption | None:
         return None
+
+    def staging(self, queue: Served, table: TableName) -> TableName:
+        return queue.dialect.schema.staging(table)
+
+    def new_row(self, queue: Served, names: Sequence[str]) -> dict[str, str]:
+        return {}  # the table's defaults give a new row its lifecycle values
 
     def stats(self, queue: Served) -> dict[str, dict[str, Any]]:
         """Rows per state, rows of unpublished sink batches apart, with the oldest enqueue time in each."""

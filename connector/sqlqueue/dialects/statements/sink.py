@@ -140,10 +140,10 @@ class Sink:
         )
 
     # ---- publish, into either kind of table ------------------------------------------------------------
-    def staging_of(self, table: TableName, profile: Profile) -> TableName:
-        """Where the sink's batches wait: the staging table of sqlqueue's own layout, or sqlqueue's beside
-        an adopted table (its name says whose it is, as the claims table's does)."""
-        return self.schema.staging(table) if profile.owned else self.lifecycle.beside(table, "staging")
+    def staging_beside(self, table: TableName) -> TableName:
+        """sqlqueue's staging table beside an adopted ``table`` (its name says whose it is, as the claims
+        table's does); sqlqueue's own layout has its own (Schema.staging): the kind picks (TableKind.staging)."""
+        return self.lifecycle.beside(table, "staging")
 
     def create_adopted_staging(self, table: TableName, columns: Sequence[tuple[str, str]]) -> list[str]:
         """The staging table for ``table``: the tag, then ``columns`` (name, exact type as the table has it),
@@ -164,9 +164,8 @@ class Sink:
         ready status, no attempt, the token now, due and enqueued now where the rows leave them NULL or
         out, and NULL where the profile reads NULL as ready (done-at; the claimer, or the started-at mark,
         without a status), whatever the table's defaults say. A key column is never filled: rows enqueued
-        together would share its value. sqlqueue's own table gives a new row all that by its defaults."""
-        if profile.owned:
-            return {}
+        together would share its value. (sqlqueue's own table gives a new row all that by its defaults:
+        its kind asks none, TableKind.new_row.)"""
         q, now = self.engine.quote, self.lifecycle.clock(profile)
         named = {c.lower(): c for c in given}
         keys = {k.lower() for k in profile.key}
@@ -202,23 +201,33 @@ class Sink:
         finds each base row, and no reader sees a base row without its subtype rows."""
         e = self.engine
         q = e.quote
-        names, staging = ", ".join(q(c) for c in columns), e.table(self.lifecycle.beside(subtype, "staging"))
+        names, staging = ", ".join(q(c) for c in columns), e.table(self.staging_beside(subtype))
         return e.compile(
             f"INSERT INTO {e.table(subtype)} ({names}) SELECT {names} FROM {staging} WHERE {q(STAGE_TAG.name)} = :tag"
         )
 
     @cached
-    def publish(self, table: TableName, profile: Profile, columns: tuple[str, ...], dedup: bool) -> Statement:
-        """Insert one task's staged rows (:tag) of ``columns`` into the table, as new ready rows of the
-        profile (Sink.new_row); with ``dedup`` (a table with dedup keys, rows that carry one), keyed rows
-        with a dedup key it does not hold yet only (a batch's keys are checked when it is published)."""
+    def publish(
+        self,
+        table: TableName,
+        staging: TableName,
+        columns: tuple[str, ...],
+        dedup: bool,
+        new_row: tuple[tuple[str, str], ...] = (),
+    ) -> Statement:
+        """Insert one task's staged rows (:tag) of ``columns`` from ``staging`` into the table, as new ready
+        rows: ``new_row`` (column, SQL value) pairs fill what the profile writes into a new row (Sink.new_row;
+        none where the table's defaults do); with ``dedup`` (a table with dedup keys, rows that carry one),
+        keyed rows with a dedup key it does not hold yet only (a batch's keys are checked when it is
+        published)."""
         e = self.engine
         q = e.quote
-        staging, where = e.table(self.staging_of(table, profile)), f"{q(STAGE_TAG.name)} = :tag"
+        where = f"{q(STAGE_TAG.name)} = :tag"
         if dedup:
-            return e.compile(e.insert_new_keys(table, columns, staging, where))
-        values = {**{c: q(c) for c in columns}, **self.new_row(profile, columns)}
+            return e.compile(e.insert_new_keys(table, columns, e.table(staging), where))
+        values = {**{c: q(c) for c in columns}, **dict(new_row)}
         names = ", ".join(q(c) for c in values)
         return e.compile(
-            f"INSERT INTO {e.table(table)} ({names}) SELECT {', '.join(values.values())} FROM {staging} WHERE {where}"
+            f"INSERT INTO {e.table(table)} ({names}) SELECT {', '.join(values.values())} FROM {e.table(staging)} "
+            f"WHERE {where}"
         )
