@@ -273,11 +273,11 @@ class Queue:
     def adopt(self, index: bool = False) -> None:
         """Make sqlqueue's tables beside an adopted table (a bad mapping fails first, before anything is
         made), and with ``index`` the index its claim can seek where it has none."""
-        adoption = self.kind.adoption(self)
+        adoption = self.kind.adoption(self, index)
         if adoption is None:
             raise ConfigError(f"table {self.table} is {self.kind.describe()}: give the profile that adopts it")
         with self.transaction() as cur:
-            for sql in (*adoption.statements, *([adoption.index] if index and adoption.index else [])):
+            for sql in (*adoption.statements, *([adoption.index] if adoption.index else [])):
                 cur.execute(sql)
 
     def layout(self) -> int:

@@ -133,8 +133,8 @@ class Adopted:
     ) -> tuple[Included, ...]:
         return included_columns(queue, given, structs)
 
-    def adoption(self, queue: Served) -> Adoption | None:
-        return Adoption(tuple(adoption_statements(queue)), claim_index(queue))
+    def adoption(self, queue: Served, index: bool = True) -> Adoption | None:
+        return Adoption(tuple(adoption_statements(queue)), claim_index(queue) if index else None)
 
     def staging(self, queue: Served, table: TableName) -> TableName:
         return queue.dialect.sink.staging_beside(table)

@@ -16,7 +16,6 @@ from .kind import AckWrites, Served
 # Rows one renewal statement names by key: two key columns of 500 rows stay under SQL Server's 2,100
 # parameters a statement (learn.microsoft.com/sql/sql-server/maximum-capacity-specifications-for-sql-server).
 RENEWED_PER_STATEMENT = 500
-UNLIMITED = 2**62  # a renewal's limit where the engine needs no chunks
 
 
 class InPlace:
@@ -82,7 +81,7 @@ class Copies:
         """Each chunk of locked rows in one transaction: the rows' started-at (and token) now, what the
         table's own worker reads too, and their copies the new guard (Leases.renewable, renew,
         settle_renewed)."""
-        p, leases, each = queue.profile, queue.dialect.leases, limit or UNLIMITED
+        p, leases, each = queue.profile, queue.dialect.leases, values["limit"]  # rows a pick takes at most
         pick, total = leases.renewable(queue.table, p), 0
         while True:
             with queue.transaction() as cur:

@@ -72,7 +72,8 @@ class AckWrites:
 @dataclass(frozen=True)
 class Adoption:
     """What adopting a table adds beside it, for a DBA to review: sqlqueue's claims and staging tables and the
-    sink's ledger; and an index the claim can seek, where no index of the table leads with its first column."""
+    sink's ledger; and, where asked for, an index the claim can seek when no index of the table leads with its
+    first column (None: not asked, or not needed)."""
 
     statements: tuple[str, ...]
     index: str | None
@@ -155,8 +156,9 @@ class TableKind(Protocol):
     ) -> tuple[Included, ...]:
         """The subtype tables a producer's struct columns write (Producing.included)."""
 
-    def adoption(self, queue: Served) -> Adoption | None:
-        """What adopting the table adds beside it; None for sqlqueue's own layout, which has nothing to adopt."""
+    def adoption(self, queue: Served, index: bool = True) -> Adoption | None:
+        """What adopting the table adds beside it, and with ``index`` the claim's index (a catalog read of
+        the table's indexes); None for sqlqueue's own layout, which has nothing to adopt."""
 
     def staging(self, queue: Served, table: TableName) -> TableName:
         """Where the sink's batches for ``table`` (the table, or a subtype table) wait until published."""

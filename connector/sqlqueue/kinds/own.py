@@ -111,7 +111,7 @@ class OwnLayout:
     ) -> tuple[Included, ...]:
         return ()  # no subtype tables: Producing.included refuses struct columns first
 
-    def adoption(self, queue: Served) -> Adoption | None:
+    def adoption(self, queue: Served, index: bool = True) -> Adoption | None:
         return None
 
     def staging(self, queue: Served, table: TableName) -> TableName:
