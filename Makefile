@@ -156,6 +156,11 @@ LIVE_SPARK := tests/spark/test_source.py tests/spark/test_sink.py tests/spark/te
 LIVE_SUBSET := tests/conformance/test_producer.py tests/conformance/test_payloads.py \
   tests/conformance/test_sqlserver_driver.py tests/conformance/test_adopted_sink.py \
   tests/conformance/test_adopted_outcomes.py tests/conformance/test_subtypes.py
+# The two Babelfish runs share one database, and Babelfish's sys.columns fails a catalog read with "could not
+# open relation with OID" when the other run drops a table under it (PostgreSQL's catalog functions on a
+# relation gone mid-scan; SQL Server's catalog views do not). A test that meets that message, and only
+# that one, runs again.
+BABELFISH_PYTEST = $(SQLSERVER_PYTEST) --reruns 2 --only-rerun 'could not open relation with OID'
 test-babelfish: setup
 	@if [ ! -x "$(BABELFISH)/babelfish.sh" ]; then \
 	  echo "test-babelfish: skipped: no ../shared/babelfish beside this clone, so no live TDS server to run the sqlserver suite on"; \
@@ -168,11 +173,11 @@ test-babelfish: setup
 	full=$(CACHE)/babelfish-full.log; subset=$(CACHE)/babelfish-subset.log; \
 	( echo "== sqlserver suite on Babelfish, driver $(LIVE_FULL_DRIVER): the database-side tests, and $(LIVE_SPARK)"; \
 	  ODBCSYSINI=$(POOLED_ODBC) SQLQUEUE_TEST_SQLSERVER='$(BABELFISH_URL)' SQLQUEUE_TEST_SQLSERVER_DRIVER='$(LIVE_FULL_DRIVER)' \
-	    $(SQLSERVER_PYTEST) tests/conformance $(LIVE_SPARK) ) > $$full 2>&1 & full_pid=$$!; \
+	    $(BABELFISH_PYTEST) tests/conformance $(LIVE_SPARK) ) > $$full 2>&1 & full_pid=$$!; \
 	( code=0; for driver in $(LIVE_SUBSET_DRIVERS); do \
 	  echo "== sqlserver suite on Babelfish, driver $$driver: $(LIVE_SUBSET)"; \
 	  SQLQUEUE_TEST_SQLSERVER='$(BABELFISH_URL)' SQLQUEUE_TEST_SQLSERVER_DRIVER="$$driver" \
-	    $(SQLSERVER_PYTEST) $(LIVE_SUBSET) || code=1; \
+	    $(BABELFISH_PYTEST) $(LIVE_SUBSET) || code=1; \
 	  done; exit $$code ) > $$subset 2>&1 & subset_pid=$$!; \
 	wait $$full_pid || status=1; wait $$subset_pid || status=1; \
 	cat $$full $$subset; \

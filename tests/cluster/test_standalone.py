@@ -155,7 +155,7 @@ def test_each_worker_launched_an_executor_jvm_that_fetched_the_jars_and_the_pack
 
 def test_queue_to_queue_on_the_cluster_publishes_every_key_once(to_queue):
     run, sink = to_queue
-    assert sorted(r["payload"] for r in sink.peek(2 * ROWS, columns=("payload",))) == sorted(KEYS)
+    assert sorted(r["payload"] for r in sink.inspection.peek(2 * ROWS, columns=("payload",))) == sorted(KEYS)
     assert run.source.inspection.stats() == {}
 
 
