@@ -144,14 +144,6 @@ def _show_time(value: Any) -> Any:
     return value.isoformat() if isinstance(value, dt.datetime) else value
 
 
-def _age(queue: Queue, value: Any, now: dt.datetime) -> str:
-    when = queue.engine.decode_timestamp(value)
-    if when is None:
-        return "-"
-    seconds = max(int((now - when).total_seconds()), 0)
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-
-
 # ---- commands ----------------------------------------------------------------------------------
 def create(queue: Queue, args: argparse.Namespace, order: str) -> int:
     spec = QueueSpec(queue.table, parse_columns(args.columns), args.order or order, args.group)
@@ -182,52 +174,30 @@ def peek(queue: Queue, args: argparse.Namespace, order: str) -> int:
 
 
 def stats(queue: Queue, args: argparse.Namespace, order: str) -> int:
-    """Rows per state (or per status value of an adopted table's profile), what sqlqueue's streams hold
-    and its sinks staged, what a claim could take now; where rows keep their claim and completion times
-    (Capability.HISTORY), the recent queue wait and throughput."""
+    """Rows per state (or per status value of an adopted table's profile: the kind's lines), the errors of
+    failed rows, what sqlqueue's sinks staged and its streams hold, what a claim could take now; where rows
+    keep their claim and completion times (Capability.HISTORY), the recent queue wait and throughput."""
     now = dt.datetime.now(dt.timezone.utc)
-    p, d, inspection = queue.profile, queue.dialect, queue.inspection
-    states, unpublished = inspection.stats(), inspection.unpublished_rows()
-    if p.owned:
-        print(f"queue {queue.table} at {queue.spec.display}")
-        print(f"{'state':10} {'rows':>12}  oldest enqueued (h:mm:ss ago)")
-        for state in ("ready", "claimed", "failed", "done"):
-            found = states.get(state, {"rows": 0, "oldest_enqueued_at": None})
-            print(f"{state:10} {found['rows']:>12,}  {_age(queue, found['oldest_enqueued_at'], now)}")
-        print(
-            f"{'unpublished':11}{unpublished:>12,}  (sink batches not committed yet: tagged rows listed "
-            f"in {d.schema.unpublished(queue.table)}, or staged in {d.schema.staging(queue.table)})"
-        )
-    else:
-        print(f"table {queue.table} at {queue.spec.display}, adopted with profile {p.name}")
-        if p.status is not None:
-            waits = f"  {'waiting for ' + p.due:>24}  first due in" if p.due else ""
-            print(f"{p.status:14} {'rows':>12}{waits}" + (f"  (rows where {p.filter})" if p.filter else ""))
-            for value, found in sorted(states.items()):
-                waiting = ""
-                if found["waiting"]:
-                    waiting = f"  {found['waiting']:>24,}  {duration(found['next_due_ms'])}"
-                print(f"{value:14} {found['rows']:>12,}{waiting}")
-            errors = inspection.failed_errors()
-            if errors:
-                print(f"errors of {p.failed} rows, the most frequent first (their first {ERROR_CHARS} characters):")
-                for text, rows in errors[:ERRORS_SHOWN]:
-                    print(f"{rows:>12,}  {' '.join(text.split())}")
-                if len(errors) > ERRORS_SHOWN:
-                    print(f"{'':12}  ... and {len(errors) - ERRORS_SHOWN:,} other errors")
-        claims, staging = queue.consuming.holding.table, queue.producing.staging
-        print(
-            f"{'held':14} {inspection.held_rows():>12,}  (claimed by sqlqueue's streams, not completed yet: {claims})"
-        )
-        print(f"{'unpublished':14} {unpublished:>12,}  (sink batches not committed yet: {staging})")
+    p, inspection = queue.profile, queue.inspection
+    print(f"table {queue.table} at {queue.spec.display}, {queue.kind.describe()}")
+    for line in queue.kind.state_lines(queue, now):
+        print(line)
+    errors = inspection.failed_errors()
+    if errors:
+        print(f"errors of {p.failed} rows, the most frequent first (their first {ERROR_CHARS} characters):")
+        for text, rows in errors[:ERRORS_SHOWN]:
+            print(f"{rows:>12,}  {' '.join(text.split())}")
+        if len(errors) > ERRORS_SHOWN:
+            print(f"{'':12}  ... and {len(errors) - ERRORS_SHOWN:,} other errors")
+    staging = str(queue.producing.staging)
+    if queue.producing.lists_unpublished:  # a sink batch's rows may wait in the table itself, tagged
+        staging = f"tagged rows listed in {queue.dialect.schema.unpublished(queue.table)}, or staged in {staging}"
+    print(f"{'unpublished':14} {inspection.unpublished_rows():>12,}  (sink batches not committed yet: {staging})")
+    claims = queue.consuming.holding.table
+    print(f"{'held':14} {inspection.held_rows():>12,}  (claimed by sqlqueue's streams, not completed yet: {claims})")
     backlog = inspection.backlog()
     oldest = "" if backlog.oldest_age_ms is None else f", the oldest enqueued {duration(backlog.oldest_age_ms)} ago"
-    ready = (
-        "ready, due, not in an unpublished sink batch"
-        if p.owned
-        else "the profile's ready rows, due, with attempts left"
-    )
-    print(f"claimable: {backlog.ready_rows:,} rows now ({ready}){oldest}")
+    print(f"claimable: {backlog.ready_rows:,} rows now ({queue.kind.ready_rule}){oldest}")
     if queue.supports(Capability.HISTORY):
         history(queue, args, now)
     return 0

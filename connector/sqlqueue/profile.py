@@ -171,12 +171,6 @@ class Profile:
         named = (TableName.parse(name) for name in self.include)
         return tuple(t if t.schema is not None else TableName(t.name, table.schema) for t in named)
 
-    @property
-    def owned(self) -> bool:
-        """The table is sqlqueue's own: its rows carry their bookkeeping (the claim number), its sink rows a
-        tag, its columns the defaults a new row needs."""
-        return self.claim_seq is not None
-
     def deleting(self) -> Profile:
         """This profile with done deleting the row (sqlqueue's own layout's completion=delete)."""
         return replace(self, done=None, done_at=None)

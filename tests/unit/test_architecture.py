@@ -1,5 +1,5 @@
 """ARCHITECTURE.md describes the code as it is: every module it names exists; and so do the tests
-docs/guarantees.md says show each guarantee."""
+docs/guarantees.md says show each guarantee; and what differs by table kind is asked of the kind."""
 
 from __future__ import annotations
 
@@ -22,3 +22,16 @@ def test_every_test_path_the_guarantees_page_names_exists():
     assert named, "docs/guarantees.md names no test suite"
     missing = sorted(n for n in named if not (ROOT / n).exists())
     assert not missing, f"docs/guarantees.md names tests that do not exist: {', '.join(missing)}"
+
+
+def test_only_the_table_kinds_ask_which_kind_a_table_is():
+    package = ROOT / "connector" / "sqlqueue"
+    asking = re.compile(r"\.(owned|in_place)\b|^\s*from \S*kinds(\.(adopted|own)\b| import .*\b(adopted|own)\b)")
+    found = [
+        f"{p.relative_to(ROOT)}:{n}"
+        for p in package.rglob("*.py")
+        if p.parent.name != "kinds"
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if asking.search(line)
+    ]
+    assert not found, f"the kind is asked outside kinds/: {', '.join(found)}"

@@ -16,6 +16,7 @@ sqlqueue never changes the table itself: its tables go beside it, and the one in
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -27,6 +28,7 @@ from ..findings import OK, PROBLEM, Finding
 from ..identifiers import TableName
 from ..profile import Profile
 from ..schema import Column, Included, Subtype, picked_columns
+from ..waits import duration
 from .catalog import defaults, exact_columns, referencing_tables, table_columns, unique_keys
 from .holds import Copies
 from .kind import Adoption, Holds, Served
@@ -71,6 +73,7 @@ def capabilities_of(profile: Profile) -> frozenset[Capability]:
 class Adopted:
     shown_lifecycle: tuple[str, ...] = ()  # a source shows the table's columns but those the lifecycle writes
     holds: Holds = Copies()
+    ready_rule = "the profile's ready rows, due, with attempts left"
 
     def __init__(self, declared: Profile) -> None:
         self.declared: Profile | None = declared
@@ -157,6 +160,18 @@ class Adopted:
                 "next_due_ms": next_due_ms,
             }
         return found
+
+    def state_lines(self, queue: Served, now: dt.datetime) -> list[str]:
+        """Every status value rows have, with how many wait for their due time and when the first is due."""
+        p = self.profile(queue)
+        if p.status is None:
+            return []
+        waits = f"  {'waiting for ' + p.due:>24}  first due in" if p.due else ""
+        lines = [f"{p.status:14} {'rows':>12}{waits}" + (f"  (rows where {p.filter})" if p.filter else "")]
+        for value, found in sorted(self.stats(queue).items()):
+            waiting = f"  {found['waiting']:>24,}  {duration(found['next_due_ms'])}" if found["waiting"] else ""
+            lines.append(f"{value:14} {found['rows']:>12,}{waiting}")
+        return lines
 
     # ---- ready to serve --------------------------------------------------------------------------
     def require_layout(self, queue: Served) -> None:

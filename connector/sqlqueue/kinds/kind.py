@@ -11,6 +11,7 @@ the table is ready to serve, what the doctor finds, and what it supports beyond 
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -111,6 +112,8 @@ class TableKind(Protocol):
     # The lifecycle columns a source shows by default, before the domain's.
     shown_lifecycle: tuple[str, ...]
     holds: Holds
+    # Which rows a claim could take now, as ``sqlqueue stats`` words it after their count.
+    ready_rule: str
 
     def describe(self) -> str:
         """How an error names the kind, after "table <name> is" (e.g. "adopted through profile relational")."""
@@ -169,3 +172,7 @@ class TableKind(Protocol):
     def stats(self, queue: Served) -> dict[str, dict[str, Any]]:
         """Rows per state (sqlqueue's own layout) or per status value (an adopted table's profile), each
         {"rows", "oldest_enqueued_at", ...} as ``sqlqueue stats`` shows them."""
+
+    def state_lines(self, queue: Served, now: dt.datetime) -> list[str]:
+        """The lines ``sqlqueue stats`` prints of the rows per state (``stats``), with their header; none
+        where the table has no states (a profile with no status column)."""

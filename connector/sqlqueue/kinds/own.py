@@ -8,6 +8,7 @@ layout than this code's is refused until migrated.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,8 @@ from ..profile import NATIVE, Profile, native
 from ..schema import (
     CLAIMED,
     DEFAULT_SOURCE_LIFECYCLE,
+    DONE,
+    FAILED,
     LAYOUT,
     LAYOUT_1_COLUMNS,
     LIFECYCLE_NAMES,
@@ -45,6 +48,7 @@ class OwnLayout:
     capabilities = CAPABILITIES
     shown_lifecycle: tuple[str, ...] = DEFAULT_SOURCE_LIFECYCLE
     holds: Holds = InPlace()
+    ready_rule = "ready, due, not in an unpublished sink batch"
 
     def __init__(self) -> None:
         self._spelling: dict[str, str] | None = None  # lower-case name -> the table's spelling
@@ -124,6 +128,21 @@ class OwnLayout:
         """Rows per state, rows of unpublished sink batches apart, with the oldest enqueue time in each."""
         rows = queue.fetch(queue.dialect.inspection.count_by_state(queue.table), {})
         return {str(state): {"rows": n, "oldest_enqueued_at": oldest} for state, n, oldest in rows}
+
+    def state_lines(self, queue: Served, now: dt.datetime) -> list[str]:
+        """Every state, with the age of its oldest row (h:mm:ss)."""
+        states = self.stats(queue)
+        lines = [f"{'state':14} {'rows':>12}  oldest enqueued (h:mm:ss ago)"]
+        for state in (READY, CLAIMED, FAILED, DONE):
+            found = states.get(state, {"rows": 0, "oldest_enqueued_at": None})
+            when = queue.engine.decode_timestamp(found["oldest_enqueued_at"])
+            lines.append(f"{state:14} {found['rows']:>12,}  {'-' if when is None else _ago(now - when)}")
+        return lines
+
+
+def _ago(age: dt.timedelta) -> str:
+    seconds = max(int(age.total_seconds()), 0)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
 def layout(queue: Served) -> int:
