@@ -214,8 +214,10 @@ class Run:
             if table is not None:
                 self._make(table, role)
         if self.worked is not None:
-            text, short = designs.TYPES[self.db.name][2:4]
-            self.db.run(f"CREATE TABLE {self.worked} (Payload {text} NULL, TakenAt {short} NULL, Expired {short} NULL)")
+            t = designs.types(self.db)
+            self.db.run(
+                f"CREATE TABLE {self.worked} (Payload {t.text} NULL, TakenAt {t.short} NULL, Expired {t.short} NULL)"
+            )
             self.db.made.append(self.worked)
         if self.cell.pipeline == "delta-to-queue":
             self._append_input(range(0))  # the stream needs the table (its schema) to exist
@@ -263,10 +265,13 @@ class Run:
 
         assert self.target is not None
         columns: dict[str, pa.Array] = {self.target.payload: pa.array([str(k) for k in keys], pa.string())}
-        if self.target.design == "relational":
-            at = [designs.EPOCH + dt.timedelta(seconds=k) for k in keys]
-            columns["EnqueuedAt"] = pa.array(at, pa.timestamp("us", tz="UTC"))
-            columns["Type"] = pa.array(["Sync"] * len(keys), pa.string())
+        design = designs.REGISTRY.get(self.target.design)
+        now = dt.datetime.now().replace(microsecond=0)
+        rows = [design.row(k, str(k), now, designs.EPOCH) for k in keys] if design is not None else []
+        for name in design.given if design is not None else ():
+            values = [row[name] for row in rows]
+            timed = bool(values) and isinstance(values[0], dt.datetime)
+            columns[name] = pa.array(values, pa.timestamp("us", tz="UTC") if timed else pa.string())
         write_deltalake(str(self.input), pa.table(columns), mode="append")
 
     def output_of(self) -> Output:
@@ -282,7 +287,8 @@ class Run:
             out.tables.append((self.target.name, self.target.payload, at))
         # What the table's own worker completed arrived too, except where it works on the output table
         # and keeps the rows it completes there (counted once, as rows of the table).
-        keeps = self.cell.pipeline == "delta-to-queue" and self.cell.design != "dequeue"
+        design = designs.REGISTRY.get(self.cell.design)  # None: sqlqueue's own layout, which has no worker
+        keeps = self.cell.pipeline == "delta-to-queue" and (design is None or design.keeps_done)
         if not keeps:
             out.worked = self.worked
         return out

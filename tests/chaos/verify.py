@@ -194,8 +194,6 @@ def leftovers(db: Database, source: Table | None, side_tables: list[str]) -> dic
     left: dict[str, int] = {}
     if source is not None:
         open_rows = db.query(f"SELECT COUNT(*) FROM {source.name} WHERE {not_done(source)}")[0][0]
-        if source.design == "native":
-            open_rows = db.query(f"SELECT COUNT(*) FROM {source.name} WHERE state <> 'done'")[0][0]
         if open_rows:
             left[source.name] = open_rows
     for table in side_tables:

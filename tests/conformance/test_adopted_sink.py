@@ -126,14 +126,16 @@ def test_an_identity_column_is_refused_since_the_table_generates_it(engine):
 
 def table_of(engine, columns: str, preset: str, **settings: str) -> Queue:
     """A table of ``columns`` ({ts}, {text}, {identity}: the engine's types) adopted through ``preset``."""
-    identity, ts, text, _, _ = designs.TYPES[engine.name]
+    t = designs.TYPES[engine.name]
     name = fresh_name("own")
     # Babelfish claims in no order (update_cte), as user_tables._queue does.
     profile = profile_from(preset, {**settings, "order": ""} if engine.babelfish else settings)
     queue = Queue(engine.connection(), TableName(name), profile)
     engine.created.append(queue)
     now = user_tables.NOW[engine.name]
-    user_tables.run(queue, f"CREATE TABLE {name} ({columns.format(ts=ts, text=text, identity=identity, now=now)})")
+    user_tables.run(
+        queue, f"CREATE TABLE {name} ({columns.format(ts=t.time, text=t.text, identity=t.identity, now=now)})"
+    )
     queue.adopt()
     return queue
 

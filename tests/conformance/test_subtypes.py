@@ -115,8 +115,8 @@ def test_an_include_table_that_does_not_exist_is_refused(engine):
 def test_an_include_table_that_does_not_reference_the_key_is_refused(engine):
     queue = user_tables.relational(engine, adopt=False)
     loose = fresh_name("loose")
-    _, ts, _, string, _ = designs.TYPES[engine.name]
-    user_tables.run(queue, f"CREATE TABLE {loose} (EnqueuedAt {ts} NOT NULL PRIMARY KEY, Address {string} NULL)")
+    t = designs.TYPES[engine.name]
+    user_tables.run(queue, f"CREATE TABLE {loose} (EnqueuedAt {t.time} NOT NULL PRIMARY KEY, Address {t.short} NULL)")
     queue = user_tables._queue(engine, str(queue.table), replace(queue.declared, include=(loose,)))  # type: ignore[arg-type]
     with pytest.raises(SchemaError) as refused:
         queue.require_layout()

@@ -22,6 +22,7 @@ from sqlqueue.dialects.statements.outcomes import Outcomes
 from sqlqueue.identifiers import TableName
 from sqlqueue.profile import NATIVE, PRESETS, Profile, native
 from sqlqueue.schema import LIFECYCLE_TYPES, ORDERS, STAGE_TAG, Column, QueueSpec
+from sqlqueue.testing import designs
 
 DIALECTS = ("sqlserver", "postgres", "sqlite")
 EXAMPLE_DOMAIN = (Column("payload", "text"),)
@@ -178,18 +179,7 @@ def _ddl(dialect: Dialect) -> Iterator[Entry]:
 
 # The adopted tables of the catalog: each preset over the seed's columns, and the relational one as a
 # stream of one job type claimed in no order.
-SEED_COLUMNS = {
-    "relational": (
-        "EnqueuedAt", "UpdatedAt", "Status", "Type", "Step", "AttemptNum", "Response", "Error", "StartedAt",
-        "Duration", "ScheduledFor", "Payload",
-    ),
-    "started-mark": ("Id", "Payload", "ProcessingStartedAt", "Errors"),
-    "claimer": (
-        "id", "in_process", "scheduled_start_date", "start_date", "end_date", "duration_milliseconds", "app_server",
-        "attempts", "Payload",
-    ),
-    "dequeue": ("Id", "Payload"),
-}  # fmt: skip
+SEED_COLUMNS = {name: design.columns for name, design in designs.DESIGNS.items()}
 ADOPTED: dict[str, tuple[Profile, tuple[str, ...]]] = {
     name.replace("-", "_"): (profile, SEED_COLUMNS[name]) for name, profile in PRESETS.items()
 }

@@ -37,7 +37,7 @@ def relational(
     change of Status; ``settings`` set profile fields over the preset."""
     name = fresh_name("syncqueue")
     queue = _queue(engine, name, replace(PRESETS["relational"], **settings), keep_order)  # type: ignore[arg-type]
-    run(queue, *designs.relational(engine.name, name, audit))
+    run(queue, *designs.DESIGNS["relational"].make(engine.name, name, audit))
     if adopt:
         queue.adopt()
     return queue
@@ -60,7 +60,7 @@ def dequeue(engine: Engine) -> Queue:
     """A seed-000 FIFO queue: an identity key and a payload; a dequeue deletes the row."""
     name = fresh_name("fifoqueue")
     queue = _queue(engine, name, PRESETS["dequeue"])
-    run(queue, *designs.dequeue(engine.name, name))
+    run(queue, *designs.DESIGNS["dequeue"].make(engine.name, name))
     queue.adopt()
     return queue
 
@@ -69,7 +69,7 @@ def started_mark(engine: Engine) -> Queue:
     """A seed-002 queue: ready while ProcessingStartedAt is NULL; done deletes the row."""
     name = fresh_name("simplequeue")
     queue = _queue(engine, name, replace(PRESETS["started-mark"], clock="local"))
-    run(queue, *designs.started_mark(engine.name, name))
+    run(queue, *designs.DESIGNS["started-mark"].make(engine.name, name))
     queue.adopt()
     return queue
 
@@ -80,7 +80,7 @@ def claimer(engine: Engine, **settings: object) -> Queue:
     name = fresh_name("fourqueue")
     queue = _queue(engine, name, replace(PRESETS["claimer"], **settings))  # type: ignore[arg-type]
     # Without the computed duration on Babelfish: it crashes on an OUTPUT of one (babelfish.GAPS, computed_output)
-    run(queue, *designs.claimer(engine.name, name, computed=not engine.babelfish))
+    run(queue, *designs.DESIGNS["claimer"].make(engine.name, name, computed=not engine.babelfish))
     queue.adopt()
     return queue
 
@@ -89,8 +89,8 @@ def keyed_dequeue(engine: Engine) -> Queue:
     """A seed-000 FIFO queue whose rows carry a key of the producer's, k, beside the payload."""
     name = fresh_name("keyedqueue")
     queue = _queue(engine, name, PRESETS["dequeue"])
-    identity, _, text, _, _ = designs.TYPES[engine.name]
-    run(queue, f"CREATE TABLE {name} (Id {identity}, k BIGINT NOT NULL, payload {text} NULL)")
+    t = designs.TYPES[engine.name]
+    run(queue, f"CREATE TABLE {name} (Id {t.identity}, k BIGINT NOT NULL, payload {t.text} NULL)")
     queue.adopt()
     return queue
 
@@ -200,7 +200,7 @@ def notifications(engine: Engine, exclusive: bool = True, adopt: bool = True) ->
     include = tuple(f"{name}_{s}" for s in designs.SUBTYPES)
     profile = replace(PRESETS["relational"], include=include, include_exclusive=exclusive)
     queue = _queue(engine, name, profile)
-    run(queue, *designs.relational(engine.name, name, False), *designs.subtypes(engine.name, name))
+    run(queue, *designs.DESIGNS["relational"].make(engine.name, name, False), *designs.subtypes(engine.name, name))
     if adopt:
         queue.adopt()
     return queue

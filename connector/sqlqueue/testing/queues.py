@@ -164,7 +164,7 @@ class QueueFactory:
             profile = replace(profile, order=())
         table = ScratchTable(self.database, name, design, profile)
         self.made.append(table)
-        designs.run(table, *designs.DESIGNS[design](self.database.engine, str(table.table)))
+        designs.run(table, *designs.DESIGNS[design].make(self.database.engine, str(table.table)))
         if subtypes:
             designs.run(table, *designs.subtypes(self.database.engine, str(table.table)))
         table.adopt()
