@@ -267,11 +267,13 @@ class Run:
         columns: dict[str, pa.Array] = {self.target.payload: pa.array([str(k) for k in keys], pa.string())}
         design = designs.REGISTRY.get(self.target.design)
         now = dt.datetime.now().replace(microsecond=0)
+        sample = design.row(0, "0", now, designs.EPOCH) if design is not None else {}  # its types, with no key
         rows = [design.row(k, str(k), now, designs.EPOCH) for k in keys] if design is not None else []
         for name in design.given if design is not None else ():
-            values = [row[name] for row in rows]
-            timed = bool(values) and isinstance(values[0], dt.datetime)
-            columns[name] = pa.array(values, pa.timestamp("us", tz="UTC") if timed else pa.string())
+            timed = isinstance(sample[name], dt.datetime)
+            columns[name] = pa.array(
+                [row[name] for row in rows], pa.timestamp("us", tz="UTC") if timed else pa.string()
+            )
         write_deltalake(str(self.input), pa.table(columns), mode="append")
 
     def output_of(self) -> Output:
