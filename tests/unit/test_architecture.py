@@ -1,8 +1,10 @@
 """ARCHITECTURE.md describes the code as it is: every module it names exists; and so do the tests
-docs/guarantees.md says show each guarantee; and what differs by table kind is asked of the kind."""
+docs/guarantees.md says show each guarantee; what differs by table kind is asked of the kind; and no
+function or class outgrows the size a reader takes in."""
 
 from __future__ import annotations
 
+import ast
 import re
 
 from tests.support.golden import ROOT
@@ -35,3 +37,16 @@ def test_only_the_table_kinds_ask_which_kind_a_table_is():
         if asking.search(line)
     ]
     assert not found, f"the kind is asked outside kinds/: {', '.join(found)}"
+
+
+def test_no_function_runs_over_50_lines_and_no_class_but_the_engines_has_over_30_public_methods():
+    too_big = []
+    for path in (ROOT / "connector" / "sqlqueue").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno >= 50:
+                too_big.append(f"{path.name}:{node.name} ({node.end_lineno - node.lineno + 1} lines)")
+            if isinstance(node, ast.ClassDef) and not node.name.endswith("Engine"):  # engines spell SQL per engine
+                public = [m for m in node.body if isinstance(m, ast.FunctionDef) and m.name[0] != "_"]
+                if len(public) > 30:
+                    too_big.append(f"{path.name}:{node.name} ({len(public)} public methods)")
+    assert not too_big, f"too big: {', '.join(too_big)}"
