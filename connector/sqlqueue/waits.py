@@ -146,5 +146,9 @@ def duration(ms: int | None) -> str:
         return f"{ms} ms"
     if abs(ms) < 100_000:
         return f"{ms / 1000:.1f} s"
-    seconds = round(ms / 1000)
+    return hms(round(ms / 1000))
+
+
+def hms(seconds: int) -> str:
+    """Seconds as h:mm:ss."""
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"

@@ -265,15 +265,14 @@ class Run:
 
         assert self.target is not None
         columns: dict[str, pa.Array] = {self.target.payload: pa.array([str(k) for k in keys], pa.string())}
-        design = designs.REGISTRY.get(self.target.design)
-        now = dt.datetime.now().replace(microsecond=0)
-        sample = design.row(0, "0", now, designs.EPOCH) if design is not None else {}  # its types, with no key
-        rows = [design.row(k, str(k), now, designs.EPOCH) for k in keys] if design is not None else []
-        for name in design.given if design is not None else ():
-            timed = isinstance(sample[name], dt.datetime)
-            columns[name] = pa.array(
-                [row[name] for row in rows], pa.timestamp("us", tz="UTC") if timed else pa.string()
-            )
+        design = designs.REGISTRY.get(self.target.design)  # None: sqlqueue's own layout takes the payload alone
+        if design is not None:
+            now = dt.datetime.now().replace(microsecond=0)
+            sample = design.row(0, "0", now, designs.EPOCH)  # the given columns' types, also with no key to append
+            rows = [design.row(k, str(k), now, designs.EPOCH) for k in keys]
+            for name in design.given:
+                kind = pa.timestamp("us", tz="UTC") if isinstance(sample[name], dt.datetime) else pa.string()
+                columns[name] = pa.array([row[name] for row in rows], kind)
         write_deltalake(str(self.input), pa.table(columns), mode="append")
 
     def output_of(self) -> Output:

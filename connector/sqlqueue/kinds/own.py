@@ -35,6 +35,7 @@ from ..schema import (
     Subtype,
     writable_columns,
 )
+from ..waits import hms
 from .holds import InPlace
 from .kind import Adoption, Holds, Served
 
@@ -136,13 +137,9 @@ class OwnLayout:
         for state in (READY, CLAIMED, FAILED, DONE):
             found = states.get(state, {"rows": 0, "oldest_enqueued_at": None})
             when = queue.engine.decode_timestamp(found["oldest_enqueued_at"])
-            lines.append(f"{state:14} {found['rows']:>12,}  {'-' if when is None else _ago(now - when)}")
+            age = "-" if when is None else hms(max(int((now - when).total_seconds()), 0))
+            lines.append(f"{state:14} {found['rows']:>12,}  {age}")
         return lines
-
-
-def _ago(age: dt.timedelta) -> str:
-    seconds = max(int(age.total_seconds()), 0)
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
 def layout(queue: Served) -> int:

@@ -253,7 +253,7 @@ DESIGNS = {
                 "Duration",
                 "ScheduledFor",
                 "Payload",
-            ),  # fmt: skip
+            ),
             relational,
             "EnqueuedAt, UpdatedAt, Status, Type, ScheduledFor, Payload",
             lambda n, p, now, epoch, type_: (epoch + dt.timedelta(seconds=n), now, "Pending", type_, _due(now), p),
@@ -280,7 +280,7 @@ DESIGNS = {
                 "app_server",
                 "attempts",
                 "Payload",
-            ),  # fmt: skip
+            ),
             claimer,
             "scheduled_start_date, Payload",
             lambda n, p, now, epoch, type_: (_due(now), p),
