@@ -32,6 +32,15 @@ def test_claim_takes_at_most_the_limit(engine):
     assert queue.inspection.stats()["claimed"]["rows"] == 4
 
 
+def test_a_postgresql_session_compiles_no_jit_code(engine):
+    """A large claim's cost estimate crosses jit_above_cost, and compiling cost more than it saved."""
+    if engine.name != "postgres":
+        pytest.skip("JIT compilation is PostgreSQL's")
+    queue = engine.new_queue()
+    fill(queue, 1)
+    assert queue.conn.execute("SHOW jit").fetchone()[0] == "off"
+
+
 def test_claim_in_chunks_takes_the_whole_limit(engine):
     queue = engine.new_queue()
     fill(queue, 30)

@@ -162,11 +162,8 @@ class PostgresEngine(Engine):
         # integer, the second key's type (postgresql.org/docs/current/datatype-oid.html). In READ COMMITTED
         # each statement takes its snapshot when it starts (postgresql.org/docs/current/transaction-iso.html
         # #XACT-READ-COMMITTED), so the claim after this one sees the claim before.
-        # JIT compilation is turned off for the claim's transaction (set_config's is_local): a claim's cost
-        # estimate can cross jit_above_cost on a large backlog, and compiling took 612 ms of a 10,000-row
-        # claim's 2.4 s (postgresql.org/docs/current/jit-decision.html: JIT pays off for long queries only).
         oid = f"CAST(CAST(CAST({self.literal(self.table(table))} AS regclass) AS oid) AS integer)"
-        return f"SELECT pg_advisory_xact_lock({GROUPS_LOCK_CLASS}, {oid}), set_config('jit', 'off', true)"
+        return f"SELECT pg_advisory_xact_lock({GROUPS_LOCK_CLASS}, {oid})"
 
     def among(self, key: Sequence[str], rows: str) -> str:
         # As in picked: an array from an uncorrelated sub-SELECT, run once, then each row fetched by its key;
@@ -279,10 +276,17 @@ class PostgresEngine(Engine):
         extra = {"user": spec.user, "password": spec.password}
         extra = {k: v for k, v in extra.items() if v}
         if spec.raw is not None:
-            return psycopg.connect(spec.raw, autocommit=True, **extra)
-        params = dict(spec.params)
-        params["dbname"] = params.pop("database")
-        return psycopg.connect(autocommit=True, **params, **extra)
+            conn = psycopg.connect(spec.raw, autocommit=True, **extra)
+        else:
+            params = dict(spec.params)
+            params["dbname"] = params.pop("database")
+            conn = psycopg.connect(autocommit=True, **params, **extra)
+        # No JIT compiling for this session: sqlqueue's statements are short, and a claim's cost estimate
+        # crosses jit_above_cost on a large backlog or a large claim: compiling took 612 ms of a 10,000-row
+        # grouped claim's 2.4 s and about 200 ms of a 500,000-row claim's 4.2 s (EXPLAIN ANALYZE; JIT pays
+        # off for long queries only: postgresql.org/docs/current/jit-decision.html).
+        conn.execute("SET jit = off")
+        return conn
 
     @contextmanager
     def transaction(self, conn: Any) -> Iterator[Any]:
