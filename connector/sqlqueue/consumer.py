@@ -101,7 +101,7 @@ class Consumer:
         self.last_claimed_rows = 0
         self.last_waits = Waits()
         self.fenced_rows = 0  # rows of this consumer's claims another claimer took, this run
-        self._waits_ahead: tuple[int, Waits] | None = None  # (claim number, its waits) from the prefetch
+        self._waits_ahead: tuple[int, Waits] | None = None  # (claim number, its waits) from the claim that took it
         self._taken_ahead: tuple[int, int] | None = None  # (claim number, rows it took) from the prefetch
         self._bounds: dict[int, list[tuple[int, int]]] = {}  # claim number -> its read tasks' row ranges
         self._prefetch: threading.Thread | None = None
@@ -268,14 +268,22 @@ class Consumer:
 
     def _claim(self, queue: Queue, seq: int, limit: int, bound: Any) -> int:
         """Claim ``seq``; where the claim returns the ids it took, its read tasks' row ranges are planned
-        from them, which spares partition_bounds a pass over the claimed rows."""
+        from them, which spares partition_bounds a pass over the claimed rows, and with them their waits,
+        which spares claim_waits one."""
         taken: list[int] = []
-        claimed = self._claim_share(queue, seq, limit, bound, taken)
-        if taken and self.policy.groups is None:  # a grouped claim's read tasks take whole groups
-            self._bounds[seq] = even_ranges(taken, self.policy.partitions)
+        waited: list[int] = []
+        claimed = self._claim_share(queue, seq, limit, bound, taken, waited)
+        self._took(seq, claimed, taken, waited)
         return claimed
 
-    def _claim_share(self, queue: Queue, seq: int, limit: int, bound: Any, taken: list[int]) -> int:
+    def _took(self, seq: int, claimed: int, taken: list[int], waited: list[int]) -> None:
+        """What claim ``seq`` returned of the ``claimed`` rows it took: their ids and waits, where it returns them."""
+        if taken and self.policy.groups is None:  # a grouped claim's read tasks take whole groups
+            self._bounds[seq] = even_ranges(taken, self.policy.partitions)
+        if claimed and len(waited) == claimed:
+            self._waits_ahead = (seq, Waits.ranked(waited))
+
+    def _claim_share(self, queue: Queue, seq: int, limit: int, bound: Any, taken: list[int], waited: list[int]) -> int:
         p = self.policy
         return queue.consuming.claim(
             self.id,
@@ -288,6 +296,7 @@ class Consumer:
             bound=bound,
             taken=taken,
             groups=p.groups,
+            waited=waited,
         )
 
     def _claim_ahead(self, seq: int, limit: int, bound: Any) -> int:
@@ -302,12 +311,13 @@ class Consumer:
         queues = self._lane_queues(lanes)
         shares = [limit // lanes + (i < limit % lanes) for i in range(lanes)]
         taken: list[list[int]] = [[] for _ in range(lanes)]
+        waited: list[list[int]] = [[] for _ in range(lanes)]
         claimed = [0] * lanes
         failed: list[SqlQueueError] = []
 
         def lane(i: int) -> None:
             try:
-                claimed[i] = self._claim_share(queues[i], seq, shares[i], bound, taken[i])
+                claimed[i] = self._claim_share(queues[i], seq, shares[i], bound, taken[i], waited[i])
             except SqlQueueError as exc:
                 failed.append(exc)
 
@@ -318,9 +328,7 @@ class Consumer:
             thread.join()
         if failed:
             raise failed[0]
-        ids = [i for share in taken for i in share]
-        if ids and self.policy.groups is None:
-            self._bounds[seq] = even_ranges(ids, self.policy.partitions)
+        self._took(seq, sum(claimed), [i for share in taken for i in share], [w for share in waited for w in share])
         return sum(claimed)
 
     def _lane_queues(self, lanes: int) -> list[Queue]:
@@ -336,9 +344,9 @@ class Consumer:
         return self.queue.consuming.count_claimed(self.id, seq)
 
     def _waits(self, seq: int) -> Waits:
-        """How long the rows of claim ``seq`` waited: measured by the prefetch thread when it made the
-        claim (ranking 50,000 rows' waits costs about 30 ms on PostgreSQL, off the batch's path
-        there), else ranked now from the times the database recorded."""
+        """How long the rows of claim ``seq`` waited: as the claim returned them, or as the prefetch thread
+        ranked them after its claim (ranking 50,000 rows' waits costs about 30 ms on PostgreSQL, off the
+        batch's path there), else ranked now from the times the database recorded."""
         if self._waits_ahead is not None and self._waits_ahead[0] == seq:
             return self._waits_ahead[1]
         return self.queue.inspection.claim_waits(self.id, seq)
@@ -386,7 +394,8 @@ class Consumer:
                     if queue.consuming.count_claimed(self.id, seq) or not self._enough_ready(queue, min_rows):
                         return
                     self._taken_ahead = (seq, self._claim_ahead(seq, limit, bound))
-                    self._waits_ahead = (seq, queue.inspection.claim_waits(self.id, seq))
+                    if self._waits_ahead is None or self._waits_ahead[0] != seq:  # not returned by the claim
+                        self._waits_ahead = (seq, queue.inspection.claim_waits(self.id, seq))
             except SqlQueueError as exc:  # the next advance claims (and completes) in the foreground instead
                 log.warning("%s: claiming %d ahead failed: %s", self.id, seq, exc)
 

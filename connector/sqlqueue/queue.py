@@ -392,22 +392,24 @@ class Consuming:
         bound: Any = None,
         taken: list[Any] | None = None,
         groups: Grouping | None = None,
+        waited: list[int] | None = None,
     ) -> int:
         """Claim up to ``limit`` ready rows under (consumer, seq); returns how many were claimed.
 
         Each chunk commits on its own: a crash between chunks leaves rows held under ``seq``,
         which the claim protocol finds and serves before claiming more. ``bound``: a Trigger.AvailableNow
         run's ``available_now_bound``, None otherwise. ``taken``: where the claim returns the id of each
-        row it takes (rows that carry their claim), those ids are added to it. ``groups``: the claim takes
-        rows by message group (Claims.grouped); the table's profile.group, if any, otherwise.
+        row it takes (rows that carry their claim), those ids are added to it, and to ``waited`` their queue
+        waits in ms (Waits.ranked). ``groups``: the claim takes rows by message group (Claims.grouped); the
+        table's profile.group, if any, otherwise.
         """
         group = groups.column if groups else self.claim_profile(order).group
         chunk = chunk or self.queue.engine.default_chunk or limit
         values = {"consumer": consumer, "seq": seq, "lease_seconds": lease_seconds, "max_id": bound}
         if group is not None:
             per_group = groups.per_group if groups else PER_GROUP
-            return self._claim_groups(group, per_group, order, strict, limit, chunk, values, taken)
-        take = self._claimer(order, strict, bound is not None, ids=taken)
+            return self._claim_groups(group, per_group, order, strict, limit, chunk, values, taken, waited)
+        take = self._claimer(order, strict, bound is not None, ids=taken, waits=waited)
         claimed = 0
         while claimed < limit:
             want = min(chunk, limit - claimed)
@@ -420,14 +422,14 @@ class Consuming:
 
     def _claim_groups(
         self, group: str, per_group: int, order: str, strict: bool, limit: int, chunk: int,
-        values: dict[str, Any], taken: list[Any] | None,
+        values: dict[str, Any], taken: list[Any] | None, waited: list[int] | None,
     ) -> int:  # fmt: skip
         """A grouped claim (Claims.grouped): statements that each read at most SCAN_ROWS times their share of
         rows from the groups after the last one this consumer took, until ``limit`` rows are taken or, once
         the groups have wrapped around to the first, a statement takes none."""
         bounded = values["max_id"] is not None
         takes = {
-            resume: self._claimer(order, strict, bounded, ids=taken, group=group, resume=resume)
+            resume: self._claimer(order, strict, bounded, ids=taken, group=group, resume=resume, waits=waited)
             for resume in (False, True)
         }
         last = self.queue.dialect.claims.last_group(self.holding, group)
@@ -450,11 +452,11 @@ class Consuming:
 
     def _claimer(
         self, order: str, strict: bool, bounded: bool, ids: list[Any] | None = None, group: str | None = None,
-        resume: bool = False,
+        resume: bool = False, waits: list[int] | None = None,
     ) -> Callable[[Any, dict[str, Any]], int]:  # fmt: skip
         """What claims one chunk inside the caller's transaction and says how many rows it took (adding the
-        ids the claim returns to ``ids``, when given); by message group with a ``group`` column (``resume``:
-        after :after_group)."""
+        ids the claim returns to ``ids``, and their waits to ``waits``, when given); by message group with a
+        ``group`` column (``resume``: after :after_group)."""
         bound = self.bound_column() if bounded else None
         profile = replace(self.claim_profile(order), group=group)
         plan = self.queue.dialect.claims.claim(self.queue.table, profile, self.copied(), strict, bound, resume)
@@ -473,6 +475,8 @@ class Consuming:
                 cur.executemany(plan.record.sql, [(values["consumer"], values["seq"], *row) for row in rows])
             elif ids is not None and rows:  # the claim returned the ids of the rows it took
                 ids.extend(row[0] for row in rows)
+                if waits is not None and len(rows[0]) > 1:  # ... and their waits
+                    waits.extend(int(row[1]) for row in rows)
             taken = max(cur.rowcount, 0) if rows is None else len(rows)
             if plan.settle is not None and taken:
                 cur.execute(plan.settle.sql, plan.settle.bind(values))

@@ -33,6 +33,16 @@ class Waits:
     max_ms: int | None = None
 
     @classmethod
+    def ranked(cls, waits_ms: Sequence[int]) -> Waits:
+        """The figures of the waits a claim returned with its rows, ranked here as the dialect's statement
+        ranks them (Claims.rank_waits)."""
+        ordered = sorted(waits_ms)
+        n = len(ordered)
+        if not n:
+            return cls()
+        return cls(n, ordered[(n + 1) // 2 - 1], ordered[(19 * n + 19) // 20 - 1], ordered[-1])
+
+    @classmethod
     def from_row(cls, row: Sequence[Any]) -> Waits:
         """From the dialect's (rows, p50, p95, max) row, whose figures are NULL when no row matched."""
         rows, p50, p95, longest = (None if v is None else int(v) for v in row)

@@ -82,6 +82,22 @@ def test_a_consumer_reports_the_waits_of_its_claim_from_the_claim_time_the_datab
     assert 150_000 <= waits.p50_ms < 160_000 and 300_000 <= waits.max_ms < 310_000
 
 
+def test_a_claim_returns_its_waits_with_its_rows_so_none_is_ranked_again(engine, monkeypatch):
+    queue = engine.new_queue()
+    queue.enqueue([{"payload": f"p{i}"} for i in range(10)])
+    spread_enqueue_times(queue, 10)
+    ranked_again: list[int] = []
+    measure = queue.inspection.claim_waits
+    monkeypatch.setattr(queue.inspection, "claim_waits", lambda c, seq: ranked_again.append(seq) or measure(c, seq))
+    consumer = Consumer(queue, "c", ClaimPolicy(order=engine.order, prefetch=True))
+    assert consumer.advance(0, 4) == 1  # claims 1, and 2 ahead
+    assert consumer.last_waits == measure("c", 1) and consumer.last_waits.rows == 4
+    assert consumer.advance(1, 4) == 2
+    assert consumer.last_waits == measure("c", 2) and consumer.last_waits.rows == 4
+    consumer.close()
+    assert ranked_again == []
+
+
 def test_a_claim_with_no_rows_has_no_waits(engine):
     queue = engine.new_queue()
     assert queue.inspection.claim_waits("c", 1) == Waits()
@@ -235,3 +251,9 @@ def test_durations_read_as_milliseconds_seconds_or_hours():
         "99.9 s",
         "2:02:05",
     ]
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 20, 101])
+def test_waits_a_claim_returned_are_ranked_as_the_database_ranks_them(n):
+    waits_ms = [((7 * i) % max(n, 1)) * 1000 + 250 for i in range(n)]
+    assert Waits.ranked(waits_ms) == (expected(waits_ms) if n else Waits())

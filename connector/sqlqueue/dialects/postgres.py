@@ -149,11 +149,14 @@ class PostgresEngine(Engine):
         picked = f"SELECT {names} FROM {self.table(table)} WHERE {where}{order_by} LIMIT :limit {lock}"
         return f"{names} = ANY(ARRAY({picked}))" if len(key) == 1 else f"({names}) IN ({picked})"
 
-    def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool, index: str | None) -> str:
+    def claim_sql(
+        self, table: TableName, set_sql: str, where: str, order: str, strict: bool, index: str | None,
+        waited: tuple[str, str] | None = None,
+    ) -> str:  # fmt: skip
         # SKIP LOCKED is PostgreSQL's READPAST; strict order waits for earlier claimers instead.
         lock = "FOR UPDATE" if strict else "FOR UPDATE SKIP LOCKED"
         picked = self.picked(table, ("id",), where, order, lock)
-        return f"UPDATE {self.table(table)} SET {set_sql} WHERE {picked} RETURNING {self.quote('id')}"
+        return f"UPDATE {self.table(table)} SET {set_sql} WHERE {picked} RETURNING {self.claimed_returns(waited)}"
 
     def group_lock(self, table: TableName) -> str:
         # A transaction-level advisory lock, released at commit or rollback (postgresql.org/docs/current/

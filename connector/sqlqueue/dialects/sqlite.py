@@ -117,9 +117,12 @@ class SqliteEngine(Engine):
         order_by = f" ORDER BY {order}" if order else ""
         return f"{match} IN (SELECT {names} FROM {t} WHERE {where}{order_by} LIMIT :limit)"
 
-    def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool, index: str | None) -> str:
+    def claim_sql(
+        self, table: TableName, set_sql: str, where: str, order: str, strict: bool, index: str | None,
+        waited: tuple[str, str] | None = None,
+    ) -> str:  # fmt: skip
         picked = self.picked(table, ("id",), where, order)
-        return f"UPDATE {self.table(table)} SET {set_sql} WHERE {picked} RETURNING {self.quote('id')}"
+        return f"UPDATE {self.table(table)} SET {set_sql} WHERE {picked} RETURNING {self.claimed_returns(waited)}"
 
     def columns_sql(self, table: TableName) -> str:
         return 'SELECT name, type, "notnull" = 0 FROM pragma_table_info(:table)'

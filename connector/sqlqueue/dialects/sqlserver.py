@@ -187,7 +187,10 @@ class SqlServerEngine(Engine):
             f"CREATE {kind} {self.quote(index)} ON {self.table(table)} ({key}){included}{self.index_filter(where)}"
         )
 
-    def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool, index: str | None) -> str:
+    def claim_sql(
+        self, table: TableName, set_sql: str, where: str, order: str, strict: bool, index: str | None,
+        waited: tuple[str, str] | None = None,
+    ) -> str:  # fmt: skip
         # The claim reads through the filtered ready index, named in an INDEX hint (Hangfire pins
         # its fetch the same way, with FORCESEEK): a scan of the clustered index would take update
         # locks on every done or failed row it passes. FORCESEEK is not used because a FIFO or
@@ -214,7 +217,10 @@ class SqlServerEngine(Engine):
         hints = STRICT_HINTS if strict else CLAIM_HINTS
         if index is not None:
             hints += f", INDEX({self.quote(index)})"
-        return self.change_first(table, set_sql, where, order, hints, f"OUTPUT inserted.{self.quote('id')}")
+        # OUTPUT's inserted. names each row as the UPDATE left it (learn.microsoft.com/sql/t-sql/queries/
+        # output-clause-transact-sql), its claim time included.
+        returned = self.claimed_returns(waited, "inserted.")
+        return self.change_first(table, set_sql, where, order, hints, f"OUTPUT {returned}")
 
     def group_lock(self, table: TableName) -> str:
         # An application lock owned by the transaction, released when it commits or rolls back

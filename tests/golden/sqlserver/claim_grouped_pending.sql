@@ -5,4 +5,4 @@ WITH [batch] AS (
 )
 UPDATE [batch]
 SET [state] = 'claimed', [completed_at] = NULL, [claimed_at] = SYSUTCDATETIME(), [attempts] = [attempts] + 1, [consumer] = ?, [claim_seq] = ?, [lease_until] = DATEADD(SECOND, ?, SYSUTCDATETIME()), [stage_tag] = NULL
-OUTPUT inserted.[id]
+OUTPUT inserted.[id], DATEDIFF_BIG(MILLISECOND, inserted.[enqueued_at], inserted.[claimed_at])

@@ -136,9 +136,9 @@ class Claims(ABC):
     ) -> ClaimPlan:  # fmt: skip
         """Mark (or take) up to ``:limit`` ready rows (within ``bound``, ``ready``), in the profile's claim
         order, under (:consumer, :seq). Rows that carry their bookkeeping (sqlqueue's own layout) are
-        marked in place and their ids come back; an adopted table's rows are copied (``columns`` of
-        them), as the claim left them, into its claims table in the same statement, and the copies then
-        take back a guard column a trigger rewrote. A profile with a group claims by message group
+        marked in place and their ids and queue waits come back; an adopted table's rows are copied
+        (``columns`` of them), as the claim left them, into its claims table in the same statement, and the
+        copies then take back a guard column a trigger rewrote. A profile with a group claims by message group
         (``grouped``; ``resume``: from the groups after :after_group)."""
         e, where = self.engine, self.ready(table, profile, bound, claiming=True)
         order = self.lifecycle.order_by(profile.order)
@@ -150,7 +150,11 @@ class Claims(ABC):
         if profile.claim_seq is not None:
             marks = self.lifecycle.claim_sets(profile)
             ready = self.schema.ready_index(table)
-            return ClaimPlan(e.compile(e.claim_sql(table, marks, where, order, strict, ready)), True, lock=lock)
+            holding = self.lifecycle.holding(table, profile)
+            enqueued, claimed = holding.enqueued, holding.claimed
+            waited = (enqueued, claimed) if enqueued is not None and claimed is not None else None
+            claim = e.claim_sql(table, marks, where, order, strict, ready, waited)
+            return ClaimPlan(e.compile(claim), True, lock=lock)
         plan = replace(self.claim_into(table, profile, columns, where, order), lock=lock)
         if profile.take or profile.guard is None:
             return plan
