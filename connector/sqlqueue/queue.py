@@ -378,6 +378,7 @@ class Consuming:
         # Per consumer, the last group its grouped claims took: where the next one resumes (Claims.grouped).
         self._group_after: dict[str, Any] = {}
         self._ack_columns: tuple[tuple[Column, ...], tuple[tuple[str, str], ...]] | None = None
+        self._copied: tuple[str, ...] | None = None
 
     def claim(
         self,
@@ -492,8 +493,11 @@ class Consuming:
 
     def copied(self) -> tuple[str, ...]:
         """The columns a claim copies into the claims table: none where the rows carry their claim, else
-        every column of the table."""
-        return self.queue.kind.holds.copied(self.queue)
+        every column of the table. Read once: the claims table got the columns the table had when it was
+        adopted (a catalog read per claim was 27 ms of the ack cycle's 4.4 s over 20 claims)."""
+        if self._copied is None:
+            self._copied = self.queue.kind.holds.copied(self.queue)
+        return self._copied
 
     def _bound(self) -> tuple[str | None, bool]:
         """(the bound column, whether it is a time)."""
