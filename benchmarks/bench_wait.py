@@ -12,10 +12,10 @@ untimed), twice, in turns that alternate:
   wait percentiles (``Inspection.claim_waits``; a claim made ahead runs it in the prefetch thread).
 On the rows of each "after" claim it also times the other ways to rank them: the ROW_NUMBER and
 COUNT(*) OVER () statement the other engines run, and fetching each wait to rank them in Python;
-all must agree. A third claim
-per step returns each row's wait with its id (the way not taken: it makes the claim itself
-slower). Last, count_ready against backlog at --large ready rows. Printed: medians in ms after
---warm-up steps; the machine's load makes single figures noisy.
+all must agree. The claim statement returns each row's wait with its id, and a third turn per step
+(returned) is what the consumer does now: the claim, then its waits ranked in Python (Waits.ranked),
+with no claim_waits statement. Last, count_ready against backlog at --large ready rows. Printed:
+medians in ms after --warm-up steps; the machine's load makes single figures noisy.
 """
 
 from __future__ import annotations
@@ -30,12 +30,7 @@ import psycopg
 from common import pg_options, start_postgres
 
 from sqlqueue.dialects import dialect_for
-from sqlqueue.dialects.base import Dialect
-from sqlqueue.dialects.postgres import PostgresClaims, PostgresDoctor, PostgresEngine
-from sqlqueue.dialects.postgres_migrations import PostgresMigrations
 from sqlqueue.dialects.statements.claims import Claims
-from sqlqueue.identifiers import TableName
-from sqlqueue.profile import native
 from sqlqueue.waits import Waits
 from tests.support.engines import Engine
 
@@ -47,27 +42,10 @@ FILL = (
 CLAIMED = "state = 'claimed' AND consumer = %s AND claim_seq = %s"
 
 
-class WaitsReturned(PostgresEngine):
-    """The claim returning each row's wait beside its id."""
-
-    def claim_sql(self, table: TableName, set_sql: str, where: str, order: str, strict: bool, index: str | None) -> str:
-        q = self.quote
-        return f"{super().claim_sql(table, set_sql, where, order, strict, index)}, {self.waited(q)}"
-
-    def waited(self, q: Callable[[str], str]) -> str:
-        return self.millis_between(q("enqueued_at"), q("claimed_at"))
-
-
 def timed(work: Callable[[], Any]) -> tuple[float, Any]:
     started = time.perf_counter()
     result = work()
     return (time.perf_counter() - started) * 1000, result
-
-
-def nearest_rank(waits: list[int]) -> Waits:
-    ranked = sorted(waits)
-    n = len(ranked)
-    return Waits(n, ranked[(n + 1) // 2 - 1], ranked[(19 * n + 19) // 20 - 1], ranked[-1]) if n else Waits()
 
 
 def row_number(conn: Any, wait: str, table: str, seq: int) -> Waits:
@@ -78,7 +56,7 @@ def row_number(conn: Any, wait: str, table: str, seq: int) -> Waits:
 
 
 def in_python(conn: Any, wait: str, table: str, seq: int) -> Waits:
-    return nearest_rank([r[0] for r in conn.execute(f"SELECT {wait} FROM {table} WHERE {CLAIMED}", (CONSUMER, seq))])
+    return Waits.ranked([r[0] for r in conn.execute(f"SELECT {wait} FROM {table} WHERE {CLAIMED}", (CONSUMER, seq))])
 
 
 def main() -> None:
@@ -94,15 +72,10 @@ def main() -> None:
     try:
         engine = Engine("postgres", pg_options(server))
         queue = engine.new_queue()
-        returning = engine.queue(str(queue.table))
-        returning.engine = waits_returned = WaitsReturned()
-        returning.dialect = dialect = Dialect(
-            waits_returned, claims=PostgresClaims, doctor=PostgresDoctor, migrations=PostgresMigrations
-        )
         conn = psycopg.connect(server.url, password=pg_options(server)["password"], autocommit=True)
-        (jit,) = conn.execute("SHOW jit").fetchone()
+        (jit,) = queue.conn.execute("SHOW jit").fetchone()  # sqlqueue's own session's
         table = queue.engine.table(queue.table)
-        wait = waits_returned.waited(waits_returned.quote)
+        wait = queue.engine.millis_between(queue.engine.quote("enqueued_at"), queue.engine.quote("claimed_at"))
         conn.execute(FILL.format(t=table), (args.backlog,))
         conn.execute(f"VACUUM ANALYZE {table}")
 
@@ -129,16 +102,12 @@ def main() -> None:
             }
 
         def returned(s: int) -> dict[str, float]:
-            def claim() -> Waits:
-                with returning.transaction() as cur:
-                    statement = dialect.claims.claim(queue.table, native("fifo")).claim
-                    values = {"consumer": CONSUMER, "seq": s, "lease_seconds": 300, "limit": args.batch}
-                    cur.execute(statement.sql, statement.bind(values))
-                    return nearest_rank([row[1] for row in cur.fetchall()])
-
-            claim_ms, waits = timed(claim)
-            assert waits.rows == args.batch, waits
-            return {"claim returning waits": claim_ms}
+            waited: list[int] = []
+            claim_ms, claimed = timed(lambda: queue.consuming.claim(CONSUMER, s, args.batch, taken=[], waited=waited))
+            backlog_ms, _ = timed(queue.inspection.backlog)
+            rank_ms, waits = timed(lambda: Waits.ranked(waited))
+            assert claimed == args.batch and waits == queue.inspection.claim_waits(CONSUMER, s), waits
+            return {"claim": claim_ms, "ranked": rank_ms, "returned": claim_ms + backlog_ms + rank_ms}
 
         times: dict[str, list[float]] = {}
         seq = 0
@@ -165,8 +134,11 @@ def main() -> None:
         print(f"  per batch in the foreground, before / after   {m['before']:8.1f} / {m['after']:.1f} ({change:+.0%})")
         print(
             f"  other ways: ROW_NUMBER (the other engines') {m['row_number']:.1f}, fetched and ranked in Python "
-            f"{m['python']:.1f}, a claim returning each wait {m['claim returning waits']:.1f} (claim alone "
-            f"{statistics.median(times['before claim'] + times['after claim']):.1f})"
+            f"{m['python']:.1f}"
+        )
+        print(
+            f"  the consumer's way: the claim's returned waits ranked in Python {m['ranked']:.1f}; per batch, the "
+            f"claim, backlog and ranking {m['returned']:.1f} against {m['after']:.1f} with claim_waits"
         )
         if args.large:
             conn.execute(FILL.format(t=table), (args.large - queue.inspection.count_ready(),))
