@@ -4,8 +4,9 @@ ready row is.
 The figures an operator watches to know whether a stream keeps up: when they grow batch after batch,
 rows arrive faster than the stream claims them. A row's wait is ``claimed_at - enqueued_at``, both
 written by the database's clock, so no clock of the Spark driver enters. A retried row keeps its
-first ``enqueued_at``: its wait includes its earlier attempts and backoff. The dialect ranks the
-waits and ages the backlog in SQL (``dialect.claims.claim_waits`` and ``backlog``,
+first ``enqueued_at``: its wait includes its earlier attempts and backoff. A claim of sqlqueue's own
+layout returns its rows' waits, ranked here (``Waits.ranked``); otherwise the dialect ranks the waits
+in SQL, as it ages the backlog (``dialect.claims.claim_waits`` and ``backlog``,
 ``dialect.inspection.recent_waits``); this module holds the figures and how they are shown.
 """
 

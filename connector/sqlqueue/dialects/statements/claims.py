@@ -529,13 +529,13 @@ class Claims(ABC):
             f"SELECT COUNT(*), {age} FROM {e.table(table)}{e.skip_locked_hints()} WHERE {self.ready(table, profile)}"
         )
 
-    # A row's wait is claimed_at - enqueued_at, both from the database's clock. The percentiles are
-    # ranked in the database and come back as one row: the nearest rank, the value at rank
-    # ceil(p * n) in wait order (what PostgreSQL's percentile_disc returns). On a 50,000-row
-    # PostgreSQL claim, ranking took 30 ms with percentile_disc and 53-56 ms with ROW_NUMBER, and
-    # fetching the waits to rank them in Python 66 ms; a claim returning each wait beside its id took
-    # 29-40 ms longer than the claim (benchmarks/bench_wait.py). So the claim statement stays as it
-    # was, and a claim made ahead ranks its waits in the prefetch thread, off the batch's path.
+    # A row's wait is claimed_at - enqueued_at, both from the database's clock. The percentiles are the
+    # nearest rank, the value at rank ceil(p * n) in wait order (what PostgreSQL's percentile_disc
+    # returns). A claim of sqlqueue's own layout returns each row's wait with its id, and the consumer
+    # ranks them the same way (Waits.ranked): on 50,000-row PostgreSQL claims, claim and ranking took
+    # 371 ms a batch against 393 ms for the claim and this statement (benchmarks/bench_wait.py). This
+    # statement ranks in the database, in one row back, what no claim returned: an adopted table's
+    # copies, and the rows of a claim held across a restart.
     def wait_figures(self, table: TableName, enqueued: str, claimed: str, where: str, hints: str = "") -> str:
         """One row for the rows ``where`` selects: how many, the p50 and p95 of their waits (``claimed``
         minus ``enqueued``) and the longest (ms; NULL when no row matches)."""
