@@ -9,8 +9,9 @@ Sink: ``df.write.format("sqlqueue").mode("append")`` of the same rows (cached in
 fresh queue table, timed from the call to its return: tasks write unpublished rows, then the commit
 publishes them. And the same rows streamed from parquet files through ``writeStream.format("sqlqueue")``,
 one micro-batch per file, query start included. Spark's floor: the same df.write and the same
-stream into Python writers that only turn the rows into tuples. Each figure is the best of
---repeat runs, after a warm-up write that starts Spark's Python workers.
+stream into Python writers that only turn the rows into tuples. Each figure is the median of --repeat
+runs with the smallest and largest, taken round by round after a warm-up write that starts Spark's
+Python workers; a ratio is taken within each round.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 
-from common import best, pg_options, report, start_postgres
+from common import pg_options, ratio_spread, spread, start_postgres, timed
 from pyspark.sql.streaming import DataStreamWriter
 from spark_floor import TuplesSink, write_floor
 
@@ -69,6 +70,28 @@ def floor_stream(spark, folder: str, work: str) -> Callable[[], None]:
     return lambda: query.start().awaitTermination()
 
 
+RAW = "raw bulk insert"
+
+
+def rounds(repeat: int, contenders: dict[str, Callable[[], Callable[[], None]]]) -> dict[str, list[float]]:
+    """Seconds of each contender's runs, taken round by round so a busy spell on a shared host falls on all."""
+    seconds: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(repeat):
+        for name, prepare in contenders.items():
+            seconds[name].append(timed(prepare))
+    return seconds
+
+
+def show(rows: int, seconds: dict[str, list[float]], against: str | None = None) -> None:
+    """Each contender's rows/s, and with ``against`` its ratio to that contender in the same round."""
+    for name, runs in seconds.items():
+        line = f"  {name:<44} {spread([rows / s for s in runs]):>32} rows/s"
+        if against and name != against:
+            ratios = [base / s for base, s in zip(seconds[against], runs, strict=True)]
+            line += f"   / raw {ratio_spread(ratios)}"
+        print(line, flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=200_000)
@@ -93,36 +116,30 @@ def main() -> None:
         df.repartition(args.micro_batches).write.parquet(f"{work}/in")
         rows = [(f"order {i}", i) for i in range(args.rows)]
         print(
-            f"sink benchmark: {args.rows} rows (payload text, customer bigint), best of {args.repeat}, "
-            f"Spark local[{spark.sparkContext.defaultParallelism}]"
+            f"sink benchmark: {args.rows} rows (payload text, customer bigint), median (min-max) of {args.repeat} "
+            f"run(s), rows/s; ratios taken run by run; Spark local[{spark.sparkContext.defaultParallelism}]"
         )
         write_floor(spark, df)  # warm-up
-        report(
-            "Spark floor: Python writer, no database",
-            args.rows,
-            best(args.repeat, lambda: lambda: write_floor(spark, df)),
-        )
-        report(
-            f"Spark floor: {args.micro_batches} micro-batches, no database",
-            args.rows,
-            best(args.repeat, lambda: floor_stream(spark, f"{work}/in", work)),
-        )
+        floors = {
+            "Spark floor: Python writer, no database": lambda: lambda: write_floor(spark, df),
+            f"Spark floor: {args.micro_batches} micro-batches, no database": lambda: floor_stream(
+                spark, f"{work}/in", work
+            ),
+        }
+        show(args.rows, rounds(args.repeat, floors))
         for name in args.engines:
             options = pg_options(server) if name == "postgres" else {"url": f"sqlite:///{work}/bench.db"}
             engine = Engine(name, options)
             sink_write(engine, df.limit(1000))()  # warm-up: Spark's Python workers
             print(f" {name}:")
-            raw = report(
-                "raw bulk insert", args.rows, best(args.repeat, lambda engine=engine: raw_insert(engine, rows))
-            )
-            batch = report("sink, df.write", args.rows, best(args.repeat, lambda engine=engine: sink_write(engine, df)))
-            print(f"  ratio df.write / raw: {batch / raw:.2f}", flush=True)
-            streamed = report(
-                f"sink, {args.micro_batches} micro-batches (with query start)",
-                args.rows,
-                best(args.repeat, lambda engine=engine: sink_stream(engine, spark, f"{work}/in", work)),
-            )
-            print(f"  ratio stream / raw: {streamed / raw:.2f}", flush=True)
+            contenders = {
+                RAW: lambda engine=engine: raw_insert(engine, rows),
+                "sink, df.write": lambda engine=engine: sink_write(engine, df),
+                f"sink, {args.micro_batches} micro-batches (with query start)": lambda engine=engine: sink_stream(
+                    engine, spark, f"{work}/in", work
+                ),
+            }
+            show(args.rows, rounds(args.repeat, contenders), against=RAW)
             engine.close()
     finally:
         spark.stop()

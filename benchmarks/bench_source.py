@@ -55,7 +55,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 import drains
-from common import percentiles, pg_options, report, spark_session, start_postgres
+from common import percentiles, pg_options, ratio_spread, report, spark_session, spread, start_postgres
 from plots import DOCS_IMG, throughput_by_batch
 from spark_floor import SCHEMA, floor_rate
 
@@ -390,21 +390,6 @@ def compare_connect(options: dict, rows: int, batches: list[int], partitions: in
                 f"Connect per micro-batch = {connect / classic - 1:+.0%} (target <= +10%)",
                 flush=True,
             )
-
-
-def spread(values: list[float]) -> str:
-    """The median of ``values`` with their smallest and largest: '51,234 (49,870-53,002)'."""
-    ordered = sorted(values)
-    if len(ordered) == 1:
-        return f"{ordered[0]:,.0f}"
-    return f"{statistics.median(ordered):,.0f} ({ordered[0]:,.0f}-{ordered[-1]:,.0f})"
-
-
-def ratio_spread(values: list[float]) -> str:
-    ordered = sorted(values)
-    if len(ordered) == 1:
-        return f"{ordered[0]:.2f}"
-    return f"{statistics.median(ordered):.2f} ({ordered[0]:.2f}-{ordered[-1]:.2f})"
 
 
 def cpu(drain: drains.Drain) -> str:

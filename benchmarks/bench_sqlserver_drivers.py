@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable
 from urllib.parse import quote_plus
 
-from common import best, report
+from common import median_of, report
 
 from sqlqueue.connection import parse_connection
 from sqlqueue.identifiers import TableName
@@ -89,18 +89,18 @@ def main() -> int:
         print("bench_sqlserver_drivers: skipped: no TDS server answers at the URL (start ../shared/babelfish)")
         return 0
     rows = [{"payload": f"order {i} " + "é" * 180, "customer": 2**33 + i} for i in range(args.rows)]
-    print(f"bulk enqueue of {args.rows:,} rows (NVARCHAR(MAX) of ~190 characters, BIGINT), best of {args.repeat}")
+    print(f"bulk enqueue of {args.rows:,} rows (NVARCHAR(MAX) of ~190 characters, BIGINT), median of {args.repeat}")
     print("Babelfish runs T-SQL on PostgreSQL: only the ratios between drivers mean anything, not the figures.")
     rates = {}
     for driver in DRIVERS:
         if not available(driver):
             print(f"  {driver:<44} not installed or not registered: skipped")
             continue
-        seconds = best(args.repeat, functools.partial(enqueue, args.url, driver, rows))
+        seconds = median_of(args.repeat, functools.partial(enqueue, args.url, driver, rows))
         rates[driver] = report(f"{driver}: enqueue (OPENJSON)", args.rows, seconds)
     if MSSQL_PYTHON in rates:
         try:
-            seconds = best(args.repeat, lambda: bulk_copy_then_move(args.url, rows))
+            seconds = median_of(args.repeat, lambda: bulk_copy_then_move(args.url, rows))
             rates["bulkcopy"] = report("mssql-python: bulkcopy to staging + move", args.rows, seconds)
         except (KeyboardInterrupt, SystemExit):
             raise

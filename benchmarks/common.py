@@ -43,15 +43,32 @@ def report(title: str, rows: int, seconds: float, extra: str = "") -> float:
     return rate
 
 
-def best(repeat: int, prepare: Callable[[], Callable[[], None]]) -> float:
-    """Seconds of the fastest run; ``prepare`` makes a fresh table and returns the write to time."""
-    seconds = []
-    for _ in range(repeat):
-        write = prepare()
-        started = time.perf_counter()
-        write()
-        seconds.append(time.perf_counter() - started)
-    return min(seconds)
+def median_of(repeat: int, prepare: Callable[[], Callable[[], None]]) -> float:
+    """Seconds of the median run of ``repeat`` (timed)."""
+    return statistics.median(timed(prepare) for _ in range(repeat))
+
+
+def timed(prepare: Callable[[], Callable[[], None]]) -> float:
+    """Seconds of one run; ``prepare`` makes a fresh table and returns the write to time."""
+    write = prepare()
+    started = time.perf_counter()
+    write()
+    return time.perf_counter() - started
+
+
+def spread(values: list[float]) -> str:
+    """The median of ``values`` with their smallest and largest: '51,234 (49,870-53,002)'."""
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return f"{ordered[0]:,.0f}"
+    return f"{statistics.median(ordered):,.0f} ({ordered[0]:,.0f}-{ordered[-1]:,.0f})"
+
+
+def ratio_spread(values: list[float]) -> str:
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return f"{ordered[0]:.2f}"
+    return f"{statistics.median(ordered):.2f} ({ordered[0]:.2f}-{ordered[-1]:.2f})"
 
 
 def spark_session(app: str, master: str, conf: dict[str, str] | None = None):
