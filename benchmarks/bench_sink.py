@@ -18,10 +18,14 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import statistics
 import tempfile
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from common import pg_options, ratio_spread, spread, start_postgres, timed
+from common import pg_options, postmaster, ratio_spread, spread, start_postgres
+from drains import tree_cpu
 from pyspark.sql.streaming import DataStreamWriter
 from spark_floor import TuplesSink, write_floor
 
@@ -73,21 +77,38 @@ def floor_stream(spark, folder: str, work: str) -> Callable[[], None]:
 RAW = "raw bulk insert"
 
 
-def rounds(repeat: int, contenders: dict[str, Callable[[], Callable[[], None]]]) -> dict[str, list[float]]:
-    """Seconds of each contender's runs, taken round by round so a busy spell on a shared host falls on all."""
-    seconds: dict[str, list[float]] = {name: [] for name in contenders}
+@dataclass(frozen=True)
+class Run:
+    seconds: float
+    database_cpu: float  # CPU seconds of the database's processes (PostgreSQL's); 0 for SQLite, in this process
+
+
+def rounds(
+    repeat: int, contenders: dict[str, Callable[[], Callable[[], None]]], postmaster: int | None = None
+) -> dict[str, list[Run]]:
+    """Each contender's runs, taken round by round so a busy spell on a shared host falls on all; with
+    ``postmaster``, what each run cost the database's processes in CPU."""
+    runs: dict[str, list[Run]] = {name: [] for name in contenders}
     for _ in range(repeat):
         for name, prepare in contenders.items():
-            seconds[name].append(timed(prepare))
-    return seconds
+            write = prepare()
+            before = tree_cpu(postmaster) if postmaster else 0.0
+            started = time.perf_counter()
+            write()
+            seconds = time.perf_counter() - started
+            runs[name].append(Run(seconds, tree_cpu(postmaster) - before if postmaster else 0.0))
+    return runs
 
 
-def show(rows: int, seconds: dict[str, list[float]], against: str | None = None) -> None:
-    """Each contender's rows/s, and with ``against`` its ratio to that contender in the same round."""
-    for name, runs in seconds.items():
-        line = f"  {name:<44} {spread([rows / s for s in runs]):>32} rows/s"
+def show(rows: int, runs: dict[str, list[Run]], against: str | None = None) -> None:
+    """Each contender's rows/s and the database's CPU seconds, and with ``against`` its ratio to that
+    contender in the same round."""
+    for name, taken in runs.items():
+        line = f"  {name:<44} {spread([rows / r.seconds for r in taken]):>32} rows/s"
+        if any(r.database_cpu for r in taken):
+            line += f", database CPU {statistics.median(r.database_cpu for r in taken):5.2f} s"
         if against and name != against:
-            ratios = [base / s for base, s in zip(seconds[against], runs, strict=True)]
+            ratios = [base.seconds / r.seconds for base, r in zip(runs[against], taken, strict=True)]
             line += f"   / raw {ratio_spread(ratios)}"
         print(line, flush=True)
 
@@ -139,7 +160,8 @@ def main() -> None:
                     engine, spark, f"{work}/in", work
                 ),
             }
-            show(args.rows, rounds(args.repeat, contenders), against=RAW)
+            database = postmaster(server) if name == "postgres" and server else None
+            show(args.rows, rounds(args.repeat, contenders, database), against=RAW)
             engine.close()
     finally:
         spark.stop()

@@ -55,7 +55,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 import drains
-from common import percentiles, pg_options, ratio_spread, report, spark_session, spread, start_postgres
+from common import percentiles, pg_options, postmaster, ratio_spread, report, spark_session, spread, start_postgres
 from plots import DOCS_IMG, throughput_by_batch
 from spark_floor import SCHEMA, floor_rate
 
@@ -519,9 +519,9 @@ def main() -> None:
             compare_writers(options, args)
         else:
             spark = build_session("sqlqueue-bench-source", "local[2]")
-            postmaster = int((server.data / "postmaster.pid").read_text().split()[0])
             try:
-                compare_drains(options, spark, args.rows, args.batches, args.runs, args.plots, args.warm, postmaster)
+                database = postmaster(server)
+                compare_drains(options, spark, args.rows, args.batches, args.runs, args.plots, args.warm, database)
             finally:
                 spark.stop()
     finally:

@@ -30,6 +30,11 @@ def pg_options(server: PgServer) -> dict[str, str]:
     return server.options
 
 
+def postmaster(server: PgServer) -> int:
+    """The server's postmaster: its processes' tree is the database's CPU (drains.tree_cpu)."""
+    return int((server.data / "postmaster.pid").read_text().split()[0])
+
+
 def percentiles(samples_ms: list[float]) -> str:
     if len(samples_ms) < 2:
         return f"p50 {samples_ms[0]:.0f} ms" if samples_ms else "no samples"

@@ -151,6 +151,20 @@ def children_of(found: dict[int, Process]) -> dict[int, list[int]]:
     return children
 
 
+def tree_cpu(root: int, found: dict[int, Process] | None = None, children: dict[int, list[int]] | None = None) -> float:
+    """CPU seconds of the process tree under ``root`` (a database's postmaster): its processes' own, and
+    those of the ended children they reaped."""
+    found = processes() if found is None else found
+    children = children_of(found) if children is None else children
+    total, todo = 0.0, [root]
+    while todo:
+        pid = todo.pop()
+        if pid in found:
+            total += found[pid].cpu_s + found[pid].reaped_s
+        todo += children.get(pid, [])
+    return total
+
+
 class Sampler:
     """Peak resident memory and CPU time of a process tree by role, sampled from /proc every ``every``
     seconds: the driver's Python (the root), the JVM, and Spark's Python workers (Python under the JVM);
@@ -185,15 +199,7 @@ class Sampler:
         return totals
 
     def _database_cpu(self, found: dict[int, Process], children: dict[int, list[int]] | None = None) -> float:
-        """The database's CPU seconds: its processes' own, and the ended backends its postmaster reaped."""
-        children = children_of(found) if children is None else children
-        total, todo = 0.0, [self.database]
-        while todo:
-            pid = todo.pop()
-            if pid in found:
-                total += found[pid].cpu_s + found[pid].reaped_s
-            todo += children.get(pid, [])
-        return total
+        return tree_cpu(self.database, found, children) if self.database else 0.0
 
     def sample(self) -> dict[str, float]:
         found = processes()
