@@ -20,11 +20,10 @@ import argparse
 import shutil
 import statistics
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from common import pg_options, postmaster, ratio_spread, spread, start_postgres
+from common import pg_options, postmaster, ratio_spread, spread, start_postgres, timed
 from drains import tree_cpu
 from pyspark.sql.streaming import DataStreamWriter
 from spark_floor import TuplesSink, write_floor
@@ -93,9 +92,7 @@ def rounds(
         for name, prepare in contenders.items():
             write = prepare()
             before = tree_cpu(postmaster) if postmaster else 0.0
-            started = time.perf_counter()
-            write()
-            seconds = time.perf_counter() - started
+            seconds = timed(write)
             runs[name].append(Run(seconds, tree_cpu(postmaster) - before if postmaster else 0.0))
     return runs
 

@@ -49,13 +49,12 @@ def report(title: str, rows: int, seconds: float, extra: str = "") -> float:
 
 
 def median_of(repeat: int, prepare: Callable[[], Callable[[], None]]) -> float:
-    """Seconds of the median run of ``repeat`` (timed)."""
-    return statistics.median(timed(prepare) for _ in range(repeat))
+    """Seconds of the median of ``repeat`` runs; ``prepare`` makes a fresh table and returns the write to time."""
+    return statistics.median(timed(prepare()) for _ in range(repeat))
 
 
-def timed(prepare: Callable[[], Callable[[], None]]) -> float:
-    """Seconds of one run; ``prepare`` makes a fresh table and returns the write to time."""
-    write = prepare()
+def timed(write: Callable[[], None]) -> float:
+    """Seconds ``write`` takes."""
     started = time.perf_counter()
     write()
     return time.perf_counter() - started

@@ -175,7 +175,7 @@ class Sampler:
         self.root, self.every, self.database = root, every, database
         self.peak: dict[str, float] = {}
         self._cpu: dict[tuple[str, int], float] = {}  # (role, pid) -> CPU seconds at its last sample
-        self._cpu_before = self._database_cpu(processes()) if database else 0.0
+        self._cpu_before = tree_cpu(database) if database else 0.0
         self.driver: list[tuple[float, float]] = []  # (time, JVM + driver Python MB)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -198,14 +198,11 @@ class Sampler:
             totals["database"] -= self._cpu_before
         return totals
 
-    def _database_cpu(self, found: dict[int, Process], children: dict[int, list[int]] | None = None) -> float:
-        return tree_cpu(self.database, found, children) if self.database else 0.0
-
     def sample(self) -> dict[str, float]:
         found = processes()
         children = children_of(found)
         if self.database:
-            self._cpu[("database", 0)] = self._database_cpu(found, children)
+            self._cpu[("database", 0)] = tree_cpu(self.database, found, children)
         by_role: dict[str, float] = {}
 
         def walk(pid: int, under_jvm: bool) -> None:
@@ -229,7 +226,7 @@ class Sampler:
         self._stop.set()
         self._thread.join()
         if self.database:  # the backends the drain used have ended by now: their CPU is the postmaster's
-            self._cpu[("database", 0)] = self._database_cpu(processes())
+            self._cpu[("database", 0)] = tree_cpu(self.database)
 
 
 def _env(options: dict) -> dict[str, str]:
