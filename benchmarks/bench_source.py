@@ -11,10 +11,13 @@ user would run instead, on a million rows, each measured as its own process in t
 
     make bench        # or: .venv/bin/python benchmarks/bench_source.py --batches 50000 200000 500000 --runs 3
 
-Every rate is the steady state: the rows of every batch but the first, over the first commit to the last
-(the Delta log's commit times). --warm drains twice --rows instead and measures the second half only, as
-a long-running job runs, its JVM warm (the first batches of a fresh JVM run slower, whatever the backlog);
-the script and its client drain twice as many rows too, and are measured the same way. Printed per batch
+Every rate is the steady state: the rows of the batches between the first and the last, over the first
+commit to the last but one (the Delta log's commit times). The job claims each next batch while Spark
+writes one, so its first interval holds the JVM's start and two claims, and its last holds none; each
+drain takes at least four batches (--rows, or more at large batches). --warm drains twice that instead
+and measures the second half only, as a long-running job runs, its JVM warm (the first batches of a fresh
+JVM run slower, whatever the backlog); the script and its client drain twice as many rows too, and are
+measured the same way. Printed per batch
 size: the median of --runs runs with the smallest and largest, and the ratio job / script taken run by
 run, and the peak memory of the job's processes (bench_backlog.py times the job's micro-batch against
 the backlog).
@@ -73,6 +76,9 @@ from tests.support import user_tables
 from tests.support.engines import Engine
 
 DOMAIN = (Column("payload", "text"), Column("customer", "bigint"))
+# Every drain of the comparison takes at least this many batches, so two are measured between the first
+# and the last (drains.Drain.rate): at 500,000 rows a batch, 2,000,000 rows.
+FEWEST_BATCHES = 4
 
 
 def fill(queue: Queue, rows: int) -> None:
@@ -345,14 +351,15 @@ def connector_rate(
         + p.durationMs["triggerExecution"] / 1000
         for p in batches
     ]
-    steady_rows = sum(p.numInputRows for p in batches[1:])
     assert sum(p.numInputRows for p in batches) == rows
-    latencies = [p.durationMs["triggerExecution"] for p in batches[1:]]
+    assert len(batches) >= drains.STEADY_BATCHES, f"{len(batches)} batches: too few for a steady state"
+    steady = batches[1:-1]  # as drains.Drain.rate: neither the first batch nor the last, which claims none ahead
+    latencies = [p.durationMs["triggerExecution"] for p in steady]
     label = SINKS[sink] + (", tuples" if fmt != "sqlqueue" else "")
     rate = report(
         f"{label}, steady state",
-        steady_rows,
-        ends[-1] - ends[0],
+        sum(p.numInputRows for p in steady),
+        ends[-2] - ends[0],
         f"(batch {percentiles(latencies)}; {total:.1f} s with start-up)",
     )
     shutil.rmtree(work, ignore_errors=True)
@@ -409,42 +416,43 @@ def compare_drains(
     warm: bool = False,
     database: int | None = None,
 ) -> None:
-    drained = 2 * rows if warm else rows
     print(
-        f"queue -> Delta: PostgreSQL, {rows:,} rows of about 100 bytes, Spark local[2]; steady-state rows/s, "
-        f"median (min-max) of {runs} run(s)"
-        + (f"; each drain takes {drained:,} rows and is measured on the last {rows:,} (warm)" if warm else ""),
+        f"queue -> Delta: PostgreSQL, {rows:,} rows of about 100 bytes (at least {FEWEST_BATCHES} batches' worth), "
+        f"Spark local[2]; steady-state rows/s, median (min-max) of {runs} run(s)"
+        + ("; each drain takes twice as many rows and is measured on the second half (warm)" if warm else ""),
         flush=True,
     )
-
-    def measured_part(drain: drains.Drain) -> drains.Drain:
-        assert drain.rows == drained, (drain.rows, drained)
-        return drain.after(drained - rows)
-
     measured: dict[int, dict[str, list[float]]] = {b: {} for b in batches}
     peaks: dict[int, list[dict[str, float]]] = {b: [] for b in batches}
     for run in range(1, runs + 1):
         for batch in batches:
-            print(f" run {run}, batches of {batch:,}:", flush=True)
+            size = max(rows, FEWEST_BATCHES * batch)  # the rows measured
+            drained = 2 * size if warm else size
+
+            def measured_part(drain: drains.Drain, drained: int = drained, size: int = size) -> drains.Drain:
+                assert drain.rows == drained, (drain.rows, drained)
+                return drain.after(drained - size)
+
+            print(f" run {run}, batches of {batch:,} ({drained:,} rows):", flush=True)
             m = measured[batch]
             drains.fill(options, "bench_job", drained)
             whole_job = drains.job(options, "bench_job", batch, database=database)
             job = measured_part(whole_job)
-            m.setdefault("job", []).append(report("job: queue_to_delta", rows, rows / job.rate, cpu(whole_job)))
+            m.setdefault("job", []).append(report("job: queue_to_delta", size, size / job.rate, cpu(whole_job)))
             peaks[batch].append(job.peak_mb)
             drains.fill(options, "bench_script", drained)
             whole_script = drains.script(options, "bench_script", batch, database=database)
             script = measured_part(whole_script)
             m.setdefault("script", []).append(
-                report("script: psycopg + delta-rs", rows, rows / script.rate, cpu(whole_script))
+                report("script: psycopg + delta-rs", size, size / script.rate, cpu(whole_script))
             )
             drains.fill(options, "bench_client", drained)
             client = measured_part(drains.script(options, "bench_client", batch, delta=False))
-            m.setdefault("client", []).append(report("client alone: DELETE ... RETURNING", rows, rows / client.rate))
-            count = max(rows // batch, 3)
+            m.setdefault("client", []).append(report("client alone: DELETE ... RETURNING", size, size / client.rate))
+            count = size // batch
             with tempfile.TemporaryDirectory(prefix="sqlqueue-bench-floor-") as folder:
                 m.setdefault("floor", []).append(floor_rate(spark, batch, 2, delta=folder, batches=count))
-            m.setdefault("append", []).append(delta_append_rate(spark, rows, batch))
+            m.setdefault("append", []).append(delta_append_rate(spark, size, batch))
     print(f"\nsummary: rows/s, median (min-max) of {runs} run(s); ratio job / script taken run by run")
     print(f"  {'batch':>8}  {'job':>24}  {'script':>26}  {'client alone':>26}  {'Spark floor':>26}  {'job/script':>17}")
     for batch, m in measured.items():

@@ -53,6 +53,10 @@ def fill(options: dict, table: str, rows: int, size: int = 100, groups: int | No
         conn.execute(f'VACUUM ANALYZE "{table}"')
 
 
+# The fewest batches a drain's steady state is taken from (Drain.rate): the first, one measured, the last.
+STEADY_BATCHES = 3
+
+
 @dataclass
 class Drain:
     """What one drain measured: (time, rows) per batch, and peak resident memory per process role."""
@@ -68,9 +72,14 @@ class Drain:
 
     @property
     def rate(self) -> float:
-        """Steady-state rows/s: every batch after the first, over the first commit to the last."""
-        (first, _), *rest = self.batches
-        return sum(n for _, n in rest) / (rest[-1][0] - first) if rest else float("nan")
+        """Steady-state rows/s: the batches between the first and the last, over the first commit to the last
+        but one. The job claims each next batch while Spark writes one, so its first interval holds two
+        claims and the JVM's start, and its last holds no claim at all: with two batches, the one measured
+        would be a batch whose claim was never timed."""
+        if len(self.batches) < STEADY_BATCHES:
+            return float("nan")
+        (first, _), *middle, _ = self.batches
+        return sum(n for _, n in middle) / (middle[-1][0] - first)
 
     def after(self, rows: int) -> Drain:
         """The batches committed once ``rows`` rows had been: the warm share of a longer drain."""
