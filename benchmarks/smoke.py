@@ -84,7 +84,8 @@ SMOKE: dict[str, tuple[tuple[str, ...], ...]] = {
     ),  # fmt: skip
     "bench_wait.py": (("--batch", "1000", "--backlog", "5000", "--large", "0", "--steps", "2"),),
     "bench_testing.py": (("--rounds", "2"),),
-    "bench_cluster.py": (("--rows", "4000", "--batches", "2000", "--sinks", "noop"),),
+    # Three batches: the fewest a steady state is taken from (drains.STEADY_BATCHES).
+    "bench_cluster.py": (("--rows", "6000", "--batches", "2000", "--sinks", "noop"),),
     "bench_sqlserver_drivers.py": (("--rows", "500", "--repeat", "1"),),  # skips itself without a TDS server
     "delta_settings.py": (("--runs", "1", "--variants", "tuned"),),
 }
