@@ -334,6 +334,7 @@ def start_sink(stream, sink: str, work: str):
 def connector_rate(
     spark, options: dict, table: str, rows: int, batch: int, partitions: int, sink: str, fmt: str = "sqlqueue"
 ) -> float:
+    rows = max(rows, FEWEST_BATCHES * batch)  # two batches measured, as compare_drains's
     queue = Queue(parse_connection(options["url"], password=options["password"]), TableName(table))
     fill(queue, rows)
     work = tempfile.mkdtemp(prefix="sqlqueue-bench-")
@@ -496,7 +497,7 @@ def main() -> None:
     parser.add_argument("--batches", type=int, nargs="+", default=[50_000, 200_000, 500_000])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--partitions", type=int, default=2)
-    parser.add_argument("--warm", action="store_true", help="drain twice --rows, measure the second half (a warm JVM)")
+    parser.add_argument("--warm", action="store_true", help="drain twice as long, measure the second half (a warm JVM)")
     parser.add_argument("--memory", action="store_true", help="only: the job's memory and rate as payloads grow")
     parser.add_argument("--payloads", type=int, nargs="+", default=[100, 1000, 4000], help="bytes, for --memory")
     parser.add_argument("--writers", action="store_true", help="only: Delta writers and the read path, in-process")

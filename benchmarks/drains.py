@@ -2,8 +2,9 @@
 (jobs/queue_to_delta.py, as a user runs it), the script a user would write instead (user_script.py), and
 that script's client with no Delta write. A queue is sqlqueue's own layout, filled by COPY.
 
-A rate is the steady state: the rows of every batch but the first, over the time from the first batch's
-commit to the last's (the Delta log's commit timestamps where there is a Delta table).
+A rate is the steady state: the rows of the batches between the first and the last, over the time from
+the first batch's commit to the last but one's (the Delta log's commit timestamps where there is a Delta
+table); Drain.rate says why.
 """
 
 from __future__ import annotations
@@ -77,7 +78,10 @@ class Drain:
         claims and the JVM's start, and its last holds no claim at all: with two batches, the one measured
         would be a batch whose claim was never timed."""
         if len(self.batches) < STEADY_BATCHES:
-            return float("nan")
+            raise ValueError(
+                f"{len(self.batches)} batch(es): a steady state needs at least {STEADY_BATCHES}; drain more rows "
+                "or take smaller batches"
+            )
         (first, _), *middle, _ = self.batches
         return sum(n for _, n in middle) / (middle[-1][0] - first)
 
