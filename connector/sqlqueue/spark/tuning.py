@@ -45,10 +45,11 @@ TUNING: dict[str, str] = {
 # this project's 2-core host a fresh queue_to_delta drain spent most of its driver JVM's CPU in the C2
 # compiler (24 of 39 CPU s over twenty 50,000-row batches), on the same cores as the database and the
 # Python workers. C1 alone, queue_to_delta on 1,000,000 PostgreSQL rows (benchmarks/bench_source.py, 3
-# runs each): 102,712 -> 128,205+ rows/s at 500,000-row batches, 49,699 -> 56,818+ at 50,000; JVM CPU per
-# 100,000 rows 3.0 -> 1.9. Work that is the JVM's alone runs slower on C1 code (Spark's floor into Delta:
-# 621,891 -> about 330,000 rows/s), so a machine with cores to spare may do better without it: a flag given
-# later in spark.driver.extraJavaOptions wins (-XX:TieredStopAtLevel=4).
+# runs each): 49,699 -> 56,818+ rows/s at 50,000-row batches (and 102,712 -> 128,205+ at 500,000, timed
+# the benchmark's earlier way, without the claim at that size); JVM CPU per 100,000 rows 3.0 -> 1.9. Work
+# that is the JVM's alone runs slower on C1 code (Spark's floor into Delta: 621,891 -> about 330,000
+# rows/s), so a machine with cores to spare may do better without it: a flag given later in
+# spark.driver.extraJavaOptions wins (-XX:TieredStopAtLevel=4).
 LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
 
 
