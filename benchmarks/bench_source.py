@@ -353,8 +353,7 @@ def connector_rate(
         for p in batches
     ]
     assert sum(p.numInputRows for p in batches) == rows
-    assert len(batches) >= drains.STEADY_BATCHES, f"{len(batches)} batches: too few for a steady state"
-    steady = batches[1:-1]  # as drains.Drain.rate: neither the first batch nor the last, which claims none ahead
+    steady = drains.steady(batches)
     latencies = [p.durationMs["triggerExecution"] for p in steady]
     label = SINKS[sink] + (", tuples" if fmt != "sqlqueue" else "")
     rate = report(
@@ -407,6 +406,12 @@ def cpu(drain: drains.Drain) -> str:
     return f"(CPU s per 100k rows: {shown})" if shown else ""
 
 
+def measured_part(drain: drains.Drain, drained: int, size: int) -> drains.Drain:
+    """The last ``size`` of the ``drained`` rows a drain took (all of them unless --warm)."""
+    assert drain.rows == drained, (drain.rows, drained)
+    return drain.after(drained - size)
+
+
 def compare_drains(
     options: dict,
     spark,
@@ -429,26 +434,21 @@ def compare_drains(
         for batch in batches:
             size = max(rows, FEWEST_BATCHES * batch)  # the rows measured
             drained = 2 * size if warm else size
-
-            def measured_part(drain: drains.Drain, drained: int = drained, size: int = size) -> drains.Drain:
-                assert drain.rows == drained, (drain.rows, drained)
-                return drain.after(drained - size)
-
             print(f" run {run}, batches of {batch:,} ({drained:,} rows):", flush=True)
             m = measured[batch]
             drains.fill(options, "bench_job", drained)
             whole_job = drains.job(options, "bench_job", batch, database=database)
-            job = measured_part(whole_job)
+            job = measured_part(whole_job, drained, size)
             m.setdefault("job", []).append(report("job: queue_to_delta", size, size / job.rate, cpu(whole_job)))
             peaks[batch].append(job.peak_mb)
             drains.fill(options, "bench_script", drained)
             whole_script = drains.script(options, "bench_script", batch, database=database)
-            script = measured_part(whole_script)
+            script = measured_part(whole_script, drained, size)
             m.setdefault("script", []).append(
                 report("script: psycopg + delta-rs", size, size / script.rate, cpu(whole_script))
             )
             drains.fill(options, "bench_client", drained)
-            client = measured_part(drains.script(options, "bench_client", batch, delta=False))
+            client = measured_part(drains.script(options, "bench_client", batch, delta=False), drained, size)
             m.setdefault("client", []).append(report("client alone: DELETE ... RETURNING", size, size / client.rate))
             count = size // batch
             with tempfile.TemporaryDirectory(prefix="sqlqueue-bench-floor-") as folder:

@@ -17,8 +17,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from common import ROOT
 
@@ -56,6 +58,17 @@ def fill(options: dict, table: str, rows: int, size: int = 100, groups: int | No
 
 # The fewest batches a drain's steady state is taken from (Drain.rate): the first, one measured, the last.
 STEADY_BATCHES = 3
+T = TypeVar("T")
+
+
+def steady(batches: Sequence[T]) -> Sequence[T]:
+    """The batches a steady state is taken from: those between the first and the last (Drain.rate says why)."""
+    if len(batches) < STEADY_BATCHES:
+        raise ValueError(
+            f"{len(batches)} batch(es): a steady state needs at least {STEADY_BATCHES}; drain more rows "
+            "or take smaller batches"
+        )
+    return batches[1:-1]
 
 
 @dataclass
@@ -77,13 +90,8 @@ class Drain:
         but one. The job claims each next batch while Spark writes one, so its first interval holds two
         claims and the JVM's start, and its last holds no claim at all: with two batches, the one measured
         would be a batch whose claim was never timed."""
-        if len(self.batches) < STEADY_BATCHES:
-            raise ValueError(
-                f"{len(self.batches)} batch(es): a steady state needs at least {STEADY_BATCHES}; drain more rows "
-                "or take smaller batches"
-            )
-        (first, _), *middle, _ = self.batches
-        return sum(n for _, n in middle) / (middle[-1][0] - first)
+        middle = steady(self.batches)
+        return sum(n for _, n in middle) / (middle[-1][0] - self.batches[0][0])
 
     def after(self, rows: int) -> Drain:
         """The batches committed once ``rows`` rows had been: the warm share of a longer drain."""
