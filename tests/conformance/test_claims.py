@@ -10,6 +10,7 @@ from contextlib import contextmanager
 import pytest
 
 from sqlqueue.consumer import ClaimPolicy, Consumer
+from sqlqueue.queue import DONE_OUTCOME, RETRY_OUTCOME, Ack
 from sqlqueue.testing import assert_queue_holds
 
 
@@ -211,6 +212,59 @@ def test_four_concurrent_claimers_take_every_row_exactly_once(engine):
     assert not errors
     assert len(taken) == total
     assert max(taken.values()) == 1
+    assert_queue_holds(queue)
+
+
+def test_rows_handed_back_while_others_claim_are_held_by_one_claimer_at_a_time(engine):
+    """Four claimers hand every row back once (a retry due at once), so rows change while the others'
+    claims run (PostgreSQL's claim fetches rows by their address and passes over a row changed since its
+    statement began): no row is held by two claimers at once, none is lost, and each is done once."""
+    queue = engine.new_queue()
+    total = 2_000
+    fill(queue, total)
+    held: dict[int, str] = {}
+    done: Counter[int] = Counter()
+    handed_back: set[int] = set()
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def claimer(name: str) -> None:
+        own = engine.queue(str(queue.table))  # its own connection, like a separate consumer
+        seq = 0
+        try:
+            while not errors:
+                seq += 1
+                if not own.consuming.claim(name, seq, 50, order=engine.order):
+                    with lock:
+                        if len(done) == total:
+                            return
+                    continue
+                ids = claimed_ids(own, name, seq - 1, seq)
+                with lock:
+                    twice = {i: held[i] for i in ids if i in held}
+                    held.update(dict.fromkeys(ids, name))
+                    back = [i for i in ids if i not in handed_back]
+                    handed_back.update(back)
+                assert not twice, f"{name} claimed rows another claimer holds: {twice}"
+                acks = [Ack((i,), RETRY_OUTCOME, "later", delay_seconds=0) for i in back]
+                acks += [Ack((i,), DONE_OUTCOME) for i in ids if i not in back]
+                with lock:  # out of the set before the database lets another claimer take them
+                    for i in ids:
+                        del held[i]
+                    done.update(i for i in ids if i not in back)
+                with own.transaction() as cur:
+                    own.consuming.apply_acks(cur, acks, keep=False, max_attempts=5)
+        except BaseException as exc:  # surface thread failures in the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=claimer, args=(f"c{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not errors
+    assert len(done) == total
+    assert max(done.values()) == 1
     assert_queue_holds(queue)
 
 
