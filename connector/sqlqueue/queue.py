@@ -379,6 +379,7 @@ class Consuming:
         self._group_after: dict[str, Any] = {}
         self._ack_columns: tuple[tuple[Column, ...], tuple[tuple[str, str], ...]] | None = None
         self._copied: tuple[str, ...] | None = None
+        self._addressed: bool | None = None
 
     def claim(
         self,
@@ -460,7 +461,8 @@ class Consuming:
         ``group`` column (``resume``: after :after_group)."""
         bound = self.bound_column() if bounded else None
         profile = replace(self.claim_profile(order), group=group)
-        plan = self.queue.dialect.claims.claim(self.queue.table, profile, self.copied(), strict, bound, resume)
+        claims = self.queue.dialect.claims
+        plan = claims.claim(self.queue.table, profile, self.copied(), strict, bound, resume, self.addressed())
         subtypes = [
             self.queue.dialect.claims.copy_subtype(self.queue.table, profile, s.table, tuple(c.name for c in s.columns))
             for s in self.queue.subtypes()
@@ -498,6 +500,15 @@ class Consuming:
         if self._copied is None:
             self._copied = self.queue.kind.holds.copied(self.queue)
         return self._copied
+
+    def addressed(self) -> bool:
+        """Whether the table's rows each have an address of their own that a claim may fetch them by
+        (Schema.plain_table), read once: a table does not become a partitioned one in place."""
+        if self._addressed is None:
+            plain = self.queue.dialect.schema.plain_table(self.queue.table)
+            rows = self.queue.fetch(plain, self.queue.catalog_names()) if plain is not None else []
+            self._addressed = bool(rows and rows[0][0])
+        return self._addressed
 
     def _bound(self) -> tuple[str | None, bool]:
         """(the bound column, whether it is a time)."""

@@ -42,6 +42,33 @@ def test_a_postgresql_session_compiles_no_jit_code(engine):
     assert queue.conn.execute("SHOW jit").fetchone()[0] == "off"
 
 
+def test_a_postgresql_queue_table_as_create_makes_it_is_claimed_by_address(engine):
+    if engine.name != "postgres":
+        pytest.skip("claims fetch rows by address (ctid) on PostgreSQL only")
+    queue = engine.new_queue()
+    assert queue.consuming.addressed()
+
+
+def test_a_claim_on_a_table_with_child_tables_takes_only_the_rows_it_locked(engine):
+    """A child table (inheritance, as partitions are) numbers its rows' addresses on its own: its rows at
+    the parent's ready rows' addresses, held by another claimer, stay with that claimer."""
+    if engine.name != "postgres":
+        pytest.skip("table inheritance is PostgreSQL's")
+    queue = engine.new_queue()
+    fill(queue, 10)
+    table = str(queue.table)
+    with queue.transaction() as cur:
+        cur.execute(f"CREATE TABLE {table}_child () INHERITS ({table})")
+        cur.execute(
+            f"INSERT INTO {table}_child (id, state, consumer, claim_seq, payload) "
+            "SELECT 1000 + i, 'claimed', 'other', 1, 'held' FROM generate_series(1, 10) AS i"
+        )
+    fresh = engine.queue(table)  # reads what the table is anew
+    assert not fresh.consuming.addressed()
+    assert fresh.consuming.claim("c1", 1, 5, order=engine.order) == 5
+    assert fresh.consuming.count_claimed("other", 1) == 10
+
+
 def test_claim_in_chunks_takes_the_whole_limit(engine):
     queue = engine.new_queue()
     fill(queue, 30)
@@ -217,8 +244,8 @@ def test_four_concurrent_claimers_take_every_row_exactly_once(engine):
 
 def test_rows_handed_back_while_others_claim_are_held_by_one_claimer_at_a_time(engine):
     """Four claimers hand every row back once (a retry due at once), so rows change while the others'
-    claims run (PostgreSQL's claim fetches rows by their address and passes over a row changed since its
-    statement began): no row is held by two claimers at once, none is lost, and each is done once."""
+    claims lock and re-check them: no row is held by two claimers at once, none is lost, and each is done
+    once."""
     queue = engine.new_queue()
     total = 2_000
     fill(queue, total)

@@ -92,8 +92,11 @@ def example_spec(dialect: Dialect, order: str = EXAMPLE_ORDER) -> QueueSpec:
     return QueueSpec(example_table(dialect), EXAMPLE_DOMAIN, order)
 
 
-def native_claim(dialect: Dialect, t: TableName, order: str, strict: bool, bounded: bool) -> str:
-    return dialect.claims.claim(t, native(order), (), strict, "id" if bounded else None).claim.sql
+def native_claim(
+    dialect: Dialect, t: TableName, order: str, strict: bool, bounded: bool, addressed: bool = True
+) -> str:
+    """The claim of sqlqueue's own table; ``addressed``: a plain table, as `sqlqueue create` makes it."""
+    return dialect.claims.claim(t, native(order), (), strict, "id" if bounded else None, addressed=addressed).claim.sql
 
 
 def claim_name(order: str, strict: bool, bounded: bool) -> str:
@@ -322,7 +325,7 @@ def _groups(dialect: Dialect, t: TableName) -> Iterator[Entry]:
     resumed after the last one taken, the turn it takes first, and how its claims are read."""
     for order in ORDERS:
         for resume in (False, True):
-            plan = dialect.claims.claim(t, replace(native(order), group=GROUP), resume=resume)
+            plan = dialect.claims.claim(t, replace(native(order), group=GROUP), resume=resume, addressed=True)
             yield Entry(f"claim_grouped_{order}" + ("_resumed" if resume else ""), "claims.claim", plan.claim.sql)
     if plan.lock is not None:  # SQLite's BEGIN IMMEDIATE is the turn
         yield Entry("claim_grouped_turn", "claims.claim", plan.lock.sql)
@@ -363,6 +366,11 @@ def catalog(dialect: Dialect) -> list[Entry]:
                         native_claim(dialect, t, order, strict, bounded),
                     )
                 )
+    # A partitioned table (or one with inheritance children) numbers addresses per partition: by the key.
+    unaddressed = native_claim(dialect, t, "fifo", strict=False, bounded=False, addressed=False)
+    entries.append(Entry("claim_fifo_unaddressed", "claims.claim", unaddressed))
+    if dialect.schema.plain_table(t) is not None:
+        entries.append(made(dialect, "plain_table", dialect.schema.plain_table, t))
     held = dialect.lifecycle.holding(t, NATIVE)
     entries.append(made(dialect, "count_held", dialect.claims.count_held, held))
     entries.append(made(dialect, "count_held_through", dialect.claims.count_held, held, "upto"))

@@ -158,12 +158,19 @@ class Engine(ABC):
     @abstractmethod
     def claim_sql(
         self, table: TableName, set_sql: str, where: str, order: str, strict: bool, index: str | None,
-        waited: tuple[str, str] | None = None,
+        waited: tuple[str, str] | None = None, addressed: bool = False,
     ) -> str:  # fmt: skip
         """One statement that marks up to ``:limit`` rows ``where`` selects with ``set_sql``, in ``order`` (an
         ORDER BY list, empty for none), and returns them as ``claimed_returns`` says; ``strict`` waits for rows
         others hold. ``index``: the index whose filter the rows match, for an engine that is told which to
-        read (SQL Server's INDEX hint); None where no index holds them."""
+        read (SQL Server's INDEX hint); None where no index holds them. ``addressed``: the table is one whose
+        rows each have an address of their own (``plain_table_sql``), for an engine that fetches the rows it
+        picked by address (PostgreSQL's ctid)."""
+
+    def plain_table_sql(self) -> str | None:
+        """One row of one flag: whether the table (:schema, :table) is one whose rows each have an address of
+        their own, which claim_sql's ``addressed`` may fetch them by; None where no claim fetches by address."""
+        return None
 
     def claimed_returns(self, waited: tuple[str, str] | None, row: str = "") -> str:
         """What a claim returns of each row it took: its id, and with ``waited`` (its enqueue and claim time

@@ -151,22 +151,32 @@ class PostgresEngine(Engine):
 
     def claim_sql(
         self, table: TableName, set_sql: str, where: str, order: str, strict: bool, index: str | None,
-        waited: tuple[str, str] | None = None,
+        waited: tuple[str, str] | None = None, addressed: bool = False,
     ) -> str:  # fmt: skip
         # SKIP LOCKED is PostgreSQL's READPAST; strict order waits for earlier claimers instead.
-        if strict:
-            picked = self.picked(table, ("id",), where, order, "FOR UPDATE")
+        if strict or not addressed:
+            picked = self.picked(table, ("id",), where, order, "FOR UPDATE" if strict else "FOR UPDATE SKIP LOCKED")
         else:
             # The rows are fetched by their address (ctid, a TID scan), as the UPDATE reference's "update in
             # batches" example does (postgresql.org/docs/17/sql-update.html), rather than probed one by one
             # through the primary key: 200,000-row claims of 1,000,000 rows with their completion took 11-20%
-            # less time (benchmarks/bench_stages.py shows the claim as the job's slowest stage). sqlqueue's
-            # own table is a plain table, where an address names one row. A row another transaction changed
-            # after this statement began is locked at its newest version, whose address the statement's
-            # snapshot does not see, so the claim passes over it (locked until commit): a later claim takes
-            # it, as rows skipped as locked are. A strict claim may not pass a row over, so it keeps the key.
+            # less time (benchmarks/bench_stages.py shows the claim as the job's slowest stage). Only on a
+            # table whose addresses each name one row (plain_table_sql). A row another transaction changed
+            # after this statement began, and that is still ready, is locked at its newest version, whose
+            # address the statement's snapshot does not see, so the claim passes over it (locked until
+            # commit): a later claim takes it, as rows skipped as locked are. A strict claim may not pass a
+            # row over, so it keeps the key.
             picked = self.picked(table, ("ctid",), where, order, "FOR UPDATE SKIP LOCKED")
         return f"UPDATE {self.table(table)} SET {set_sql} WHERE {picked} RETURNING {self.claimed_returns(waited)}"
+
+    def plain_table_sql(self) -> str:
+        # A partition or an inheritance child numbers its rows' addresses on its own, so a parent's ctid is
+        # not unique (bug #19116 and the pgsql-docs thread on the ctid self-join examples, 2025), and
+        # another table access method defines ctid its own way: only a heap table without children.
+        return (
+            "SELECT c.relkind = 'r' AND NOT c.relhassubclass AND m.amname = 'heap' FROM pg_class AS c "
+            f"JOIN pg_am AS m ON m.oid = c.relam WHERE c.oid = {self._regclass()}"
+        )
 
     def group_lock(self, table: TableName) -> str:
         # A transaction-level advisory lock, released at commit or rollback (postgresql.org/docs/current/

@@ -119,7 +119,7 @@ class SqliteEngine(Engine):
 
     def claim_sql(
         self, table: TableName, set_sql: str, where: str, order: str, strict: bool, index: str | None,
-        waited: tuple[str, str] | None = None,
+        waited: tuple[str, str] | None = None, addressed: bool = False,
     ) -> str:  # fmt: skip
         picked = self.picked(table, ("id",), where, order)
         return f"UPDATE {self.table(table)} SET {set_sql} WHERE {picked} RETURNING {self.claimed_returns(waited)}"

@@ -189,7 +189,7 @@ class SqlServerEngine(Engine):
 
     def claim_sql(
         self, table: TableName, set_sql: str, where: str, order: str, strict: bool, index: str | None,
-        waited: tuple[str, str] | None = None,
+        waited: tuple[str, str] | None = None, addressed: bool = False,
     ) -> str:  # fmt: skip
         # The claim reads through the filtered ready index, named in an INDEX hint (Hangfire pins
         # its fetch the same way, with FORCESEEK): a scan of the clustered index would take update

@@ -132,14 +132,15 @@ class Claims(ABC):
     @cached
     def claim(
         self, table: TableName, profile: Profile, columns: tuple[str, ...] = (), strict: bool = False,
-        bound: str | None = None, resume: bool = False,
+        bound: str | None = None, resume: bool = False, addressed: bool = False,
     ) -> ClaimPlan:  # fmt: skip
         """Mark (or take) up to ``:limit`` ready rows (within ``bound``, ``ready``), in the profile's claim
         order, under (:consumer, :seq). Rows that carry their bookkeeping (sqlqueue's own layout) are
         marked in place and their ids and queue waits come back; an adopted table's rows are copied
         (``columns`` of them), as the claim left them, into its claims table in the same statement, and the
         copies then take back a guard column a trigger rewrote. A profile with a group claims by message group
-        (``grouped``; ``resume``: from the groups after :after_group)."""
+        (``grouped``; ``resume``: from the groups after :after_group). ``addressed``: the table's rows each have
+        an address of their own (Engine.plain_table_sql), which a claim in place may fetch them by."""
         e, where = self.engine, self.ready(table, profile, bound, claiming=True)
         order = self.lifecycle.order_by(profile.order)
         lock = None
@@ -153,7 +154,7 @@ class Claims(ABC):
             holding = self.lifecycle.holding(table, profile)
             enqueued, claimed = holding.enqueued, holding.claimed
             waited = (enqueued, claimed) if enqueued is not None and claimed is not None else None
-            claim = e.claim_sql(table, marks, where, order, strict, ready, waited)
+            claim = e.claim_sql(table, marks, where, order, strict, ready, waited, addressed)
             return ClaimPlan(e.compile(claim), True, lock=lock)
         plan = replace(self.claim_into(table, profile, columns, where, order), lock=lock)
         if profile.take or profile.guard is None:

@@ -200,6 +200,13 @@ class Schema:
         return f"INSERT INTO {layouts} ({q('layout')}) SELECT {LAYOUT} WHERE NOT EXISTS ({recorded}) AND {when}"
 
     @cached
+    def plain_table(self, table: TableName) -> Statement | None:
+        """One row of one flag: whether ``table``'s rows each have an address of their own, which a claim in
+        place may fetch them by (Claims.claim's ``addressed``); None where no claim fetches rows by address."""
+        sql = self.engine.plain_table_sql()
+        return self.engine.compile(sql) if sql is not None else None
+
+    @cached
     def has_layout_table(self, table: TableName) -> Statement:
         """1 when the queue's layout table exists. From the catalog every login reads (on PostgreSQL
         information_schema lists only the tables a login may use)."""

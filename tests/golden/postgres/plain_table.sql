@@ -1,0 +1,1 @@
+SELECT c.relkind = 'r' AND NOT c.relhassubclass AND m.amname = 'heap' FROM pg_class AS c JOIN pg_am AS m ON m.oid = c.relam WHERE c.oid = to_regclass(quote_ident(COALESCE(%s, current_schema())) || '.' || quote_ident(%s))
