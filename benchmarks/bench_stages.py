@@ -84,20 +84,25 @@ def main() -> None:
         return
     server = start_postgres()
     options = pg_options(server)
-    print(f"stages of a micro-batch: {args.rows:,} rows, {args.batch:,} a batch, PostgreSQL, Spark local[2]")
-    print(f"  median ms over the batches between the first and the last: {', '.join(STAGES)}; then steady rows/s")
-    for variant in VARIANTS:
-        if variant.startswith("source"):
-            fill(options, "stages", args.rows)
-        command = [sys.executable, __file__, "--variant", variant, "--rows", str(args.rows)]
-        command += ["--batch", str(args.batch), "--url", options["url"]]
-        env = {**os.environ, PASSWORD: options["password"]}
-        done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
-        # Neither the first batch (the JVM's start, the first claim) nor the last (it claims none ahead).
-        batches = json.loads(done.stdout.strip().splitlines()[-1])[1:-1]
-        medians = [statistics.median(b[k] for b in batches) for k in STAGES] if batches else [0] * len(STAGES)
-        steady = args.batch * 1000 / statistics.mean(b["triggerExecution"] for b in batches) if batches else 0
-        print(f"  {variant:13} " + " ".join(f"{m:>8.0f}" for m in medians) + f"   {steady:>9,.0f} rows/s", flush=True)
+    try:
+        print(f"stages of a micro-batch: {args.rows:,} rows, {args.batch:,} a batch, PostgreSQL, Spark local[2]")
+        print(f"  median ms over the batches between the first and the last: {', '.join(STAGES)}; then steady rows/s")
+        for variant in VARIANTS:
+            if variant.startswith("source"):
+                fill(options, "stages", args.rows)
+            command = [sys.executable, __file__, "--variant", variant, "--rows", str(args.rows)]
+            command += ["--batch", str(args.batch), "--url", options["url"]]
+            env = {**os.environ, PASSWORD: options["password"]}
+            done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
+            # Neither the first batch (the JVM's start, the first claim) nor the last (it claims none ahead).
+            batches = json.loads(done.stdout.strip().splitlines()[-1])[1:-1]
+            medians = [statistics.median(b[k] for b in batches) for k in STAGES] if batches else [0] * len(STAGES)
+            steady = args.batch * 1000 / statistics.mean(b["triggerExecution"] for b in batches) if batches else 0
+            print(
+                f"  {variant:13} " + " ".join(f"{m:>8.0f}" for m in medians) + f"   {steady:>9,.0f} rows/s", flush=True
+            )
+    finally:
+        server.destroy()
 
 
 if __name__ == "__main__":
