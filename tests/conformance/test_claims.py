@@ -5,12 +5,13 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections import Counter
+from collections.abc import Callable
 from contextlib import contextmanager
 
 import pytest
 
 from sqlqueue.consumer import ClaimPolicy, Consumer
-from sqlqueue.queue import DONE_OUTCOME, RETRY_OUTCOME, Ack
+from sqlqueue.queue import DONE_OUTCOME, RETRY_OUTCOME, Ack, Queue
 from sqlqueue.testing import assert_queue_holds
 
 
@@ -208,6 +209,23 @@ def test_bounded_claim_ignores_rows_enqueued_after_the_bound(engine):
     assert queue.consuming.claim("c1", 1, 100, bound=bound, order=engine.order) == 5
 
 
+def race(engine, table: str, claimer: Callable[[str, Queue], None], errors: list[BaseException]) -> None:
+    """Run ``claimer(name, queue)`` in four threads, c0 to c3, each with its own queue of ``table`` (its own
+    connection, like a separate consumer); what a thread raises goes into ``errors``."""
+
+    def run(name: str) -> None:
+        try:
+            claimer(name, engine.queue(table))
+        except BaseException as exc:  # surface thread failures in the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(f"c{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+
+
 def test_four_concurrent_claimers_take_every_row_exactly_once(engine):
     queue = engine.new_queue()
     total = 20_000
@@ -216,26 +234,18 @@ def test_four_concurrent_claimers_take_every_row_exactly_once(engine):
     lock = threading.Lock()
     errors: list[BaseException] = []
 
-    def claimer(name: str) -> None:
-        own = engine.queue(str(queue.table))  # its own connection, like a separate consumer
+    def claimer(name: str, own: Queue) -> None:
         seq = 0
-        try:
-            while True:
-                seq += 1
-                if not own.consuming.claim(name, seq, 250, order=engine.order):
-                    return
-                ids = claimed_ids(own, name, seq - 1, seq)
-                own.consuming.complete(name, seq)
-                with lock:
-                    taken.update(ids)
-        except BaseException as exc:  # surface thread failures in the test
-            errors.append(exc)
+        while True:
+            seq += 1
+            if not own.consuming.claim(name, seq, 250, order=engine.order):
+                return
+            ids = claimed_ids(own, name, seq - 1, seq)
+            own.consuming.complete(name, seq)
+            with lock:
+                taken.update(ids)
 
-    threads = [threading.Thread(target=claimer, args=(f"c{i}",)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    race(engine, str(queue.table), claimer, errors)
     assert not errors
     assert len(taken) == total
     assert max(taken.values()) == 1
@@ -255,40 +265,32 @@ def test_rows_handed_back_while_others_claim_are_held_by_one_claimer_at_a_time(e
     lock = threading.Lock()
     errors: list[BaseException] = []
 
-    def claimer(name: str) -> None:
-        own = engine.queue(str(queue.table))  # its own connection, like a separate consumer
+    def claimer(name: str, own: Queue) -> None:
         seq = 0
-        try:
-            while not errors:
-                seq += 1
-                if not own.consuming.claim(name, seq, 50, order=engine.order):
-                    with lock:
-                        if len(done) == total:
-                            return
-                    continue
-                ids = claimed_ids(own, name, seq - 1, seq)
+        while not errors:
+            seq += 1
+            if not own.consuming.claim(name, seq, 50, order=engine.order):
                 with lock:
-                    twice = {i: held[i] for i in ids if i in held}
-                    held.update(dict.fromkeys(ids, name))
-                    back = [i for i in ids if i not in handed_back]
-                    handed_back.update(back)
-                assert not twice, f"{name} claimed rows another claimer holds: {twice}"
-                acks = [Ack((i,), RETRY_OUTCOME, "later", delay_seconds=0) for i in back]
-                acks += [Ack((i,), DONE_OUTCOME) for i in ids if i not in back]
-                with lock:  # out of the set before the database lets another claimer take them
-                    for i in ids:
-                        del held[i]
-                    done.update(i for i in ids if i not in back)
-                with own.transaction() as cur:
-                    own.consuming.apply_acks(cur, acks, keep=False, max_attempts=5)
-        except BaseException as exc:  # surface thread failures in the test
-            errors.append(exc)
+                    if len(done) == total:
+                        return
+                continue
+            ids = claimed_ids(own, name, seq - 1, seq)
+            with lock:
+                twice = {i: held[i] for i in ids if i in held}
+                held.update(dict.fromkeys(ids, name))
+                back = [i for i in ids if i not in handed_back]
+                handed_back.update(back)
+            assert not twice, f"{name} claimed rows another claimer holds: {twice}"
+            acks = [Ack((i,), RETRY_OUTCOME, "later", delay_seconds=0) for i in back]
+            acks += [Ack((i,), DONE_OUTCOME) for i in ids if i not in back]
+            with lock:  # out of the set before the database lets another claimer take them
+                for i in ids:
+                    del held[i]
+                done.update(i for i in ids if i not in back)
+            with own.transaction() as cur:
+                own.consuming.apply_acks(cur, acks, keep=False, max_attempts=5)
 
-    threads = [threading.Thread(target=claimer, args=(f"c{i}",)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=300)
+    race(engine, str(queue.table), claimer, errors)
     assert not errors
     assert len(done) == total
     assert max(done.values()) == 1

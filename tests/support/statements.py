@@ -366,9 +366,11 @@ def catalog(dialect: Dialect) -> list[Entry]:
                         native_claim(dialect, t, order, strict, bounded),
                     )
                 )
-    # A partitioned table (or one with inheritance children) numbers addresses per partition: by the key.
+    # A partitioned table (or one with inheritance children) numbers addresses per partition: by the key,
+    # where an engine claims by address at all.
     unaddressed = native_claim(dialect, t, "fifo", strict=False, bounded=False, addressed=False)
-    entries.append(Entry("claim_fifo_unaddressed", "claims.claim", unaddressed))
+    if unaddressed != native_claim(dialect, t, "fifo", strict=False, bounded=False):
+        entries.append(Entry("claim_fifo_unaddressed", "claims.claim", unaddressed))
     if dialect.schema.plain_table(t) is not None:
         entries.append(made(dialect, "plain_table", dialect.schema.plain_table, t))
     held = dialect.lifecycle.holding(t, NATIVE)
