@@ -61,11 +61,13 @@ def test_competing_queries_share_a_queue_without_delivering_a_row_twice(spark, e
         pytest.skip("competing consumers are shown on the server engines; SQLite's are in the conformance suite")
     queue = engine.new_queue(domain=KEYED)
     total = 2_400
-    queue.enqueue([{"key": k} for k in range(total)])
     options = engine.source_options(queue, maxRowsPerTrigger=300, emptyPollIntervalMs=100)
     targets = [str(tmp_path / f"delta{i}") for i in range(consumers)]
     queries = [start_query(spark, options, targets[i], str(tmp_path / f"cp{i}")) for i in range(consumers)]
     try:
+        # Every query polls before the rows arrive: one slow to start would otherwise find them taken.
+        assert wait_until(lambda: all(q.lastProgress for q in queries), timeout=120)
+        queue.enqueue([{"key": k} for k in range(total)])
         assert wait_until(lambda: queue.inspection.stats() == {}, timeout=180), queue.inspection.stats()
     finally:
         for q in queries:
