@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from sqlqueue.spark.tuning import CHECKSUM_FILE
+
 HERE = Path(__file__).resolve().parent
 COMMITS = 12
 ROWS = 10_000
@@ -46,6 +48,12 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
         {},
     ),
     "tuned": ({}, {}),  # build_session as it is now
+    # Variants named "tuned, ..." add their settings to build_session's own.
+    "tuned, with Delta's checksum file": ({CHECKSUM_FILE: "true"}, {}),
+    "tuned, with the checksum file but not its file list": (
+        {CHECKSUM_FILE: "true", "spark.databricks.delta.allFilesInCrc.enabled": "false"},
+        {},
+    ),
 }
 
 
@@ -63,8 +71,8 @@ def child(name: str) -> None:
     from sqlqueue.spark.session import build_session
 
     settings, _ = VARIANTS[name]
-    if name == "tuned":
-        spark = build_session("delta-settings")
+    if name.startswith("tuned"):
+        spark = build_session("delta-settings", conf=settings)
     else:
         # build_session without its own settings: the variant's replace them all.
         import sqlqueue.spark.session as session
