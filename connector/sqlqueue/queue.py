@@ -464,7 +464,7 @@ class Consuming:
         claims = self.queue.dialect.claims
         plan = claims.claim(self.queue.table, profile, self.copied(), strict, bound, resume, self.addressed())
         subtypes = [
-            self.queue.dialect.claims.copy_subtype(self.queue.table, profile, s.table, tuple(c.name for c in s.columns))
+            claims.copy_subtype(self.queue.table, profile, s.table, tuple(c.name for c in s.columns))
             for s in self.queue.subtypes()
         ]
         extra = self.queue.bindings()
