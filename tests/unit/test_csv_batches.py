@@ -7,7 +7,7 @@ import pyarrow as pa
 from sqlqueue.spark.types import csv_batches
 
 SCHEMA = pa.schema([("id", pa.int64()), ("payload", pa.string())])
-ROWS = 5_000  # about 100 KB of text: several of the blocks the reader joins chunks into
+ROWS = 5_000  # about 170 KB of text: several of the blocks the reader joins chunks into
 
 
 def rows_as_csv() -> list[bytes]:

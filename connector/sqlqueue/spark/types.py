@@ -110,12 +110,14 @@ def csv_readable(schema: pa.Schema) -> bool:
     return not any(pa.types.is_binary(f.type) or pa.types.is_struct(f.type) for f in schema)
 
 
+# What a read task joins COPY's rows into before Arrow's CSV reader reads them.
+_COPY_BLOCK = 1 << 14
+
+
 def _blocks(chunks: Iterator[bytes], size: int) -> Iterator[bytes]:
-    """``chunks`` joined into blocks of at least ``size`` bytes. PostgreSQL's COPY yields a chunk per row,
-    and handed to Arrow one by one, 50,000 rows of four columns took 173 ms from COPY to record batches;
-    joined into 16 KB blocks, 98 ms, and 113 ms as 64 KB blocks (medians of 9, PostgreSQL on loopback).
-    queue_to_delta drained 1.09x faster at 50,000-row batches, 1.10x at 200,000 (docs/evidence.md, "The read in
-    blocks")."""
+    """``chunks`` joined into blocks of at least ``size`` bytes (the last may be smaller). PostgreSQL's COPY
+    yields a chunk per row, which cost a Python ``readinto`` call per row under Arrow's reads; joined, a
+    read task takes about half the time (docs/evidence.md, "The read in blocks")."""
     parts: list[bytes] = []
     held = 0
     for chunk in chunks:
@@ -157,7 +159,7 @@ def csv_batches(chunks: Iterator[bytes], schema: pa.Schema, block_bytes: int = 1
     times = [i for i, f in enumerate(schema) if pa.types.is_timestamp(f.type)]
     text = pa.schema([pa.field(f.name, pa.string()) if i in times else f for i, f in enumerate(schema)])
     reader = csv.open_csv(
-        io.BufferedReader(_Stream(_blocks(chunks, 1 << 14)), buffer_size=block_bytes),
+        io.BufferedReader(_Stream(_blocks(chunks, _COPY_BLOCK)), buffer_size=block_bytes),
         read_options=csv.ReadOptions(column_names=schema.names, block_size=block_bytes),
         parse_options=csv.ParseOptions(newlines_in_values=True),
         convert_options=csv.ConvertOptions(
