@@ -84,11 +84,20 @@ lint: setup
 # load (tests/support/spark_cds.py, made once): 26.6 CPU seconds instead of 38.6 for that start on C1. A JVM
 # whose JDK or class path differs ignores it, quietly, as it does an empty file (left where making it failed).
 SPARK_CDS := $(abspath $(CACHE))/spark-cds.jsa
+# And a Spark home of links to the installed pyspark whose python/lib/pyspark.zip carries compiled
+# bytecode (tests/support/spark_home.py): Spark puts that zip first on the path of every Python process it
+# starts, and pip's holds sources only, so each compiled what it imported (1.1 s instead of 0.4 per
+# process; tests/spark/test_jobs.py 74 s instead of 84-89). Not test-pyspark-upper's: another pyspark.
+SPARK_HOME_TESTS := $(abspath $(CACHE))/spark-home
+test test-crash test-cluster test-babelfish chaos chaos-ci bench-smoke: export SPARK_HOME := $(SPARK_HOME_TESTS)
+test test-crash test-cluster test-babelfish chaos chaos-ci bench-smoke: $(SPARK_HOME_TESTS)
+$(SPARK_HOME_TESTS): $(VENV)/.installed
+	$(PY) -m tests.support.spark_home $@
 TEST_JVM := -XX:TieredStopAtLevel=1 -XX:SharedArchiveFile=$(SPARK_CDS) -Xlog:cds*=off
 test test-crash test-cluster test-babelfish test-pyspark-upper chaos chaos-ci bench-smoke: export SPARK_SUBMIT_OPTS += $(TEST_JVM)
 test test-crash test-cluster test-babelfish test-pyspark-upper chaos chaos-ci bench-smoke: $(SPARK_CDS)
-$(SPARK_CDS): | setup
-	SPARK_SUBMIT_OPTS="-XX:TieredStopAtLevel=1 -XX:ArchiveClassesAtExit=$@.part -Xlog:cds*=off" \
+$(SPARK_CDS): $(SPARK_HOME_TESTS) | setup
+	SPARK_HOME=$(SPARK_HOME_TESTS) SPARK_SUBMIT_OPTS="-XX:TieredStopAtLevel=1 -XX:ArchiveClassesAtExit=$@.part -Xlog:cds*=off" \
 	  PYTHONPATH=connector $(PY) -m tests.support.spark_cds && mv $@.part $@ \
 	  || { echo "no class data sharing archive: the test JVMs start without one" >&2; rm -f $@.part; touch $@; }
 

@@ -27,7 +27,8 @@ import pyspark
 from sqlqueue.testing import wait_until
 from tests.support.crash import kill_session, wait_for_session_end
 
-SPARK_HOME = Path(pyspark.__file__).resolve().parent
+# The test targets' Spark home (the Makefile's SPARK_HOME: compiled bytecode in its pyspark.zip), else pyspark's.
+SPARK_HOME = Path(os.environ.get("SPARK_HOME") or Path(pyspark.__file__).resolve().parent)
 HOST = "127.0.0.1"
 START_TIMEOUT = 120.0
 SUBMIT_TIMEOUT = 360.0
