@@ -50,23 +50,23 @@ def compiled_zip(source: Path, dest: Path, final: Path) -> None:
                     archive.write(path, path.relative_to(folder))
 
 
+def _link_beside(installed: Path, made: Path, kept: tuple[str, ...]) -> None:
+    """In ``made``, a link to each entry of ``installed`` but the one on the way to the zip (``kept``),
+    a folder whose entries are linked the same way down to the zip's own folder."""
+    made.mkdir(parents=True)
+    for entry in installed.iterdir():
+        if entry.name != kept[0]:
+            (made / entry.name).symlink_to(entry)
+    if len(kept) > 1:
+        _link_beside(installed / kept[0], made / kept[0], kept[1:])
+
+
 def build(home: Path) -> None:
     """``home``: links to every entry of the installed pyspark but its python/lib zip, compiled."""
     installed = Path(pyspark.__file__).resolve().parent
     part = home.with_name(home.name + ".part")
     shutil.rmtree(part, ignore_errors=True)
-    part.mkdir(parents=True)
-    for entry in installed.iterdir():
-        if entry.name != "python":
-            (part / entry.name).symlink_to(entry)
-    (part / "python").mkdir()
-    for entry in (installed / "python").iterdir():
-        if entry.name != "lib":
-            (part / "python" / entry.name).symlink_to(entry)
-    (part / ZIP.parent).mkdir()
-    for entry in (installed / ZIP.parent).iterdir():
-        if entry.name != ZIP.name:
-            (part / ZIP.parent / entry.name).symlink_to(entry)
+    _link_beside(installed, part, ZIP.parts)
     compiled_zip(installed / ZIP, part / ZIP, home / ZIP)
     shutil.rmtree(home, ignore_errors=True)
     part.rename(home)
