@@ -18,7 +18,10 @@ than visibility: Delta takes it before writing the file.) A row's latency is tha
 ``sent_at``; each commit's rows are read back from the parquet files its add actions name.
 Counted: rows sent from --warm-up seconds after the query's 11th commit on (query start and the first
 commits are the JVM's first pass through their code, seconds longer than the later ones). Delta's log
-checkpoints (every 100th commit in a build_session session), are counted where they fall.
+checkpoints (every 100th commit in a build_session session), are counted where they fall. Before any
+counted run, the floor and then the job on each engine run uncounted until their tables are past a log
+checkpoint: Spark compiles a checkpoint's code for each table schema, and a job that runs for hours has
+compiled it for its own.
 
 In the same run, the floor: the same writer (foreachBatch + append_once), trigger and session, fed by a
 source that costs nothing (rows arriving in memory at the same rate, each carrying its arrival time),
@@ -39,6 +42,7 @@ import statistics
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -179,7 +183,7 @@ def run_rate(spark, job, engine: Engine, work: Path, rate: int, args) -> list[fl
         queue.close()
 
 
-def run_floor(spark, work: Path, rate: int, args) -> list[float]:
+def run_floor(spark, work: Path, beside: str, rate: int, args) -> list[float]:
     """The same writer, trigger and session fed by a source that costs nothing (rows arriving in memory at
     ``rate`` a second): Spark's and Delta's own latency, the floor under the job's."""
     from spark_floor import ArrivalSource
@@ -187,7 +191,7 @@ def run_floor(spark, work: Path, rate: int, args) -> list[float]:
     from sqlqueue.spark.delta import append_once
 
     spark.dataSource.register(ArrivalSource)
-    folder = work / f"floor_{rate}"
+    folder = work / f"floor_{beside}_{rate}"  # a table and checkpoint of its own beside each engine
     started = time.time()
     reader = spark.readStream.format(ArrivalSource.name()).option("rate", rate).option("started", started)
     writer = reader.load().writeStream.option("checkpointLocation", str(folder / "checkpoint"))
@@ -196,8 +200,26 @@ def run_floor(spark, work: Path, rate: int, args) -> list[float]:
     return observe(query, folder / "delta", lambda: int((time.time() - started) * rate), rate, args)
 
 
+def past_a_checkpoint(target: Path) -> Callable[[], bool]:
+    """Whether the Delta table at ``target`` has written a log checkpoint and two commits after it: the
+    first commit after a checkpoint reads it back, a second pass through Delta's code."""
+    log = target / "_delta_log"
+
+    def passed() -> bool:
+        try:
+            version = json.loads((log / "_last_checkpoint").read_text())["version"]
+        except (FileNotFoundError, ValueError):  # none yet, or caught mid-write
+            return False
+        return (log / f"{version + 2:020d}.json").exists()
+
+    return passed
+
+
 def warm_up_jvm(spark, work: Path, args) -> None:
-    """The floor's query, run and thrown away: its commits pass Delta's first log checkpoint's code."""
+    """The floor's query, run and thrown away for --warm-jvm seconds and at least until its table is past
+    Delta's first log checkpoint. A time alone did not reach it on a slow day (60 s, about 100
+    commits of 0.57 s), and the job's counted minute then held the JVM's first checkpoint: 10.4 s against
+    the floor's 3.5 s."""
     from spark_floor import ArrivalSource
 
     from sqlqueue.spark.delta import append_once
@@ -208,8 +230,35 @@ def warm_up_jvm(spark, work: Path, args) -> None:
     writer = reader.load().writeStream.option("checkpointLocation", str(folder / "checkpoint"))
     query = writer.foreachBatch(append_once(str(folder / "delta"), str(folder / "checkpoint")))
     started = query.trigger(processingTime=args.trigger).start()
-    time.sleep(args.warm_jvm)
-    started.stop()
+    try:
+        time.sleep(args.warm_jvm)
+        wait_for(past_a_checkpoint(folder / "delta"), 600, "log checkpoint in the warm-up's table", started)
+    finally:
+        started.stop()
+
+
+def warm_up_job(spark, job, engine: Engine, work: Path, args) -> None:
+    """The job on a queue of its own, run and thrown away until its table is past a log checkpoint.
+    Spark compiles a checkpoint's code for each table schema (its statistics are typed by the table's
+    columns): the floor's warm-up compiled it for the floor's rows, and this for the job's, so that each
+    counted minute holds a checkpoint of a schema the JVM has checkpointed before, as in a job that runs
+    for hours."""
+    from sqlqueue.spark.jobs import prepare
+
+    table = f"warm_up_{engine.name}"
+    queue = engine.queue(table)
+    queue.create(DOMAIN)
+    config = prepare(job.JOB, configuration(engine, work, table, args))
+    producer = Producer(engine, table, 500)
+    query = job.pipeline(config, spark)
+    try:
+        producer.start()
+        wait_for(past_a_checkpoint(Path(config.required("target"))), 600, "log checkpoint in the job's warm-up", query)
+    finally:
+        producer.stop.set()
+        producer.join()
+        query.stop()
+        queue.close()
 
 
 def observe(query, target: Path, finish, rate: int, args) -> list[float]:
@@ -264,6 +313,18 @@ def report(rate: int, samples: list[float], batches: list[dict]) -> None:
         + ", ".join(f"{k} {v:.0f}" for k, v in medians.items()),
         flush=True,
     )
+    # A tail is a few long micro-batches: which ones, and in which part of the batch.
+    slowest = sorted(batches, key=lambda p: p["durationMs"].get("triggerExecution", 0))[-3:][::-1]
+    print(
+        "            slowest: "
+        + "; ".join(
+            f"batch {p['batchId']} {p['durationMs'].get('triggerExecution', 0)} ms ("
+            + ", ".join(f"{k} {p['durationMs'].get(k, 0)}" for k in ("latestOffset", "walCommit", "addBatch"))
+            + ")"
+            for p in slowest
+        ),
+        flush=True,
+    )
 
 
 def main() -> None:
@@ -274,7 +335,11 @@ def main() -> None:
     parser.add_argument("--warm-up", type=float, default=2, help="seconds after the 11th commit")
     parser.add_argument("--trigger", default="0 seconds", help="the processing-time trigger's interval")
     parser.add_argument(
-        "--warm-jvm", type=float, default=60, help="seconds the floor runs uncounted first, warming the JVM (0: none)"
+        "--warm-jvm",
+        type=float,
+        default=60,
+        help="seconds the floor runs uncounted first, and on until its table is past a log checkpoint; the job "
+        "then runs uncounted on each engine until its table is (0: neither)",
     )
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="a job override")
     parser.add_argument(
@@ -299,17 +364,23 @@ def main() -> None:
         )
         samples: dict[str, list[float]] = {}
         if args.warm_jvm:  # the JVM's first minute (its compiler, Delta's first log checkpoint) in no run's figures
-            print(f" warming the JVM up: the floor for {args.warm_jvm:.0f} s, not counted", flush=True)
+            print(
+                f" warming the JVM up: the floor for {args.warm_jvm:.0f} s and past a log checkpoint, not counted",
+                flush=True,
+            )
             warm_up_jvm(spark, work, args)
         for name in args.engines:
             options = pg_options(server) if name == "postgres" else {"url": f"sqlite:///{work}/latency.db"}
             engine = Engine(name, options)
             print(f" {name}:")
+            if args.warm_jvm:
+                print("  warming the job up: until its table is past a log checkpoint, not counted", flush=True)
+                warm_up_job(spark, job, engine, work, args)
             for rate in args.rates:
                 print("  sqlqueue (queue_to_delta):")
                 ours = samples[f"{name}, {rate:,} rows/s"] = run_rate(spark, job, engine, work, rate, args)
                 print("  the floor (the same writer, trigger and session; rows from memory):")
-                floor = samples[f"floor beside {name}, {rate:,} rows/s"] = run_floor(spark, work, rate, args)
+                floor = samples[f"floor beside {name}, {rate:,} rows/s"] = run_floor(spark, work, name, rate, args)
                 print("  sqlqueue / floor: " + ratios(ours, floor), flush=True)
             engine.close()
         if args.plots:
