@@ -59,6 +59,9 @@ TARGETS = {500: (1000, 3000)}  # rows/s: issue 12's p50 and p99 targets, ms
 # The first commits take longer than the rest (the JVM's first pass through their code): counting starts
 # after this many.
 WARM_UP = 11
+# The warm-ups' load and trigger, whatever --rates and --trigger: about 100 commits reach a log checkpoint,
+# and a warm-up only has to pass through Delta's code, as fast as it can.
+WARM_UP_RATE, WARM_UP_TRIGGER = 500, "0 seconds"
 
 
 def queue_to_delta():
@@ -93,6 +96,14 @@ class Producer(threading.Thread):
             self.error = exc
         finally:
             self.queue.close()
+
+    def finish(self) -> int:
+        """Stops it and returns the rows it sent; raises what stopped it early, if anything did."""
+        self.stop.set()
+        self.join()
+        if self.error:
+            raise self.error
+        return self.sent
 
 
 class LogWatcher(threading.Thread):
@@ -140,7 +151,7 @@ def wait_for(predicate, timeout_s: float, what: str, query) -> None:
         time.sleep(0.05)
 
 
-def configuration(engine: Engine, work: Path, table: str, args) -> list[str]:
+def configuration(engine: Engine, work: Path, table: str, trigger: str, args) -> list[str]:
     """The job's command line: a configuration file reaching the queue, and --set overrides."""
     lines = ["[connection]", *(f'{k} = "{v}"' for k, v in engine.options.items() if k != "password")]
     if "password" in engine.options:
@@ -152,51 +163,59 @@ def configuration(engine: Engine, work: Path, table: str, args) -> list[str]:
         "source.queue": table,
         "job.target": str(work / table / "delta"),
         "job.checkpointLocation": str(work / table / "checkpoint"),
-        "job.trigger": f"processingTime:{args.trigger}",
+        "job.trigger": f"processingTime:{trigger}",
     }
     return ["-c", str(path), *(f"--set={k}={v}" for k, v in settings.items()), *(f"--set={s}" for s in args.set)]
 
 
-def run_rate(spark, job, engine: Engine, work: Path, rate: int, args) -> list[float]:
-    """Runs the job under ``rate`` rows/s, prints its figures and returns each counted row's latency (ms)."""
+@contextlib.contextmanager
+def running_job(spark, job, engine: Engine, work: Path, table: str, rate: int, trigger: str, args):
+    """The job started on a new queue ``table`` that a producer feeds ``rate`` rows/s: yields the query, its
+    Delta table and the producer, and stops all three on the way out."""
     from sqlqueue.spark.jobs import prepare
 
-    table = f"latency_{engine.name}_{rate}"
     queue = engine.queue(table)
     queue.create(DOMAIN)
-    config = prepare(job.JOB, configuration(engine, work, table, args))
+    config = prepare(job.JOB, configuration(engine, work, table, trigger, args))
     producer = Producer(engine, table, rate)
     query = job.pipeline(config, spark)
-
-    def last_sent() -> int:
-        producer.stop.set()
-        producer.join()
-        if producer.error:
-            raise producer.error
-        return producer.sent
-
     try:
         producer.start()
-        return observe(query, Path(config.required("target")), last_sent, rate, args)
+        yield query, Path(config.required("target")), producer
     finally:
         producer.stop.set()
+        producer.join()
+        query.stop()
         queue.close()
 
 
-def run_floor(spark, work: Path, beside: str, rate: int, args) -> list[float]:
-    """The same writer, trigger and session fed by a source that costs nothing (rows arriving in memory at
-    ``rate`` a second): Spark's and Delta's own latency, the floor under the job's."""
+def run_rate(spark, job, engine: Engine, work: Path, rate: int, args) -> list[float]:
+    """Runs the job under ``rate`` rows/s, prints its figures and returns each counted row's latency (ms)."""
+    table = f"latency_{engine.name}_{rate}"
+    with running_job(spark, job, engine, work, table, rate, args.trigger, args) as (query, target, producer):
+        return observe(query, target, producer.finish, rate, args)
+
+
+def floor_query(spark, folder: Path, rate: int, started: float, trigger: str):
+    """The floor's query: rows arriving in memory at ``rate`` a second from ``started`` on, through the job's
+    writer into a Delta table in ``folder``."""
     from spark_floor import ArrivalSource
 
     from sqlqueue.spark.delta import append_once
 
     spark.dataSource.register(ArrivalSource)
-    folder = work / f"floor_{beside}_{rate}"  # a table and checkpoint of its own beside each engine
-    started = time.time()
     reader = spark.readStream.format(ArrivalSource.name()).option("rate", rate).option("started", started)
     writer = reader.load().writeStream.option("checkpointLocation", str(folder / "checkpoint"))
     writer = writer.foreachBatch(append_once(str(folder / "delta"), str(folder / "checkpoint")))
-    query = writer.trigger(processingTime=args.trigger).start()
+    return writer.trigger(processingTime=trigger).start()
+
+
+def run_floor(spark, work: Path, beside: str, rate: int, args) -> list[float]:
+    """The same writer, trigger and session fed by a source that costs nothing (rows arriving in memory at
+    ``rate`` a second): Spark's and Delta's own latency, the floor under the job's."""
+    folder = work / f"floor_{beside}_{rate}"  # a table and checkpoint of its own beside each engine
+    started = time.time()
+    query = floor_query(spark, folder, rate, started, args.trigger)
     return observe(query, folder / "delta", lambda: int((time.time() - started) * rate), rate, args)
 
 
@@ -220,21 +239,13 @@ def warm_up_jvm(spark, work: Path, args) -> None:
     Delta's first log checkpoint. A time alone did not reach it on a slow day (60 s, about 100
     commits of 0.57 s), and the job's counted minute then held the JVM's first checkpoint: 10.4 s against
     the floor's 3.5 s."""
-    from spark_floor import ArrivalSource
-
-    from sqlqueue.spark.delta import append_once
-
-    spark.dataSource.register(ArrivalSource)
     folder = work / "warm-up"
-    reader = spark.readStream.format(ArrivalSource.name()).option("rate", 500).option("started", time.time())
-    writer = reader.load().writeStream.option("checkpointLocation", str(folder / "checkpoint"))
-    query = writer.foreachBatch(append_once(str(folder / "delta"), str(folder / "checkpoint")))
-    started = query.trigger(processingTime=args.trigger).start()
+    query = floor_query(spark, folder, WARM_UP_RATE, time.time(), WARM_UP_TRIGGER)
     try:
         time.sleep(args.warm_jvm)
-        wait_for(past_a_checkpoint(folder / "delta"), 600, "log checkpoint in the warm-up's table", started)
+        wait_for(past_a_checkpoint(folder / "delta"), 600, "log checkpoint in the warm-up's table", query)
     finally:
-        started.stop()
+        query.stop()
 
 
 def warm_up_job(spark, job, engine: Engine, work: Path, args) -> None:
@@ -243,22 +254,11 @@ def warm_up_job(spark, job, engine: Engine, work: Path, args) -> None:
     columns): the floor's warm-up compiled it for the floor's rows, and this for the job's, so that each
     counted minute holds a checkpoint of a schema the JVM has checkpointed before, as in a job that runs
     for hours."""
-    from sqlqueue.spark.jobs import prepare
-
     table = f"warm_up_{engine.name}"
-    queue = engine.queue(table)
-    queue.create(DOMAIN)
-    config = prepare(job.JOB, configuration(engine, work, table, args))
-    producer = Producer(engine, table, 500)
-    query = job.pipeline(config, spark)
-    try:
-        producer.start()
-        wait_for(past_a_checkpoint(Path(config.required("target"))), 600, "log checkpoint in the job's warm-up", query)
-    finally:
-        producer.stop.set()
-        producer.join()
-        query.stop()
-        queue.close()
+    with running_job(spark, job, engine, work, table, WARM_UP_RATE, WARM_UP_TRIGGER, args) as (query, target, producer):
+        passed = past_a_checkpoint(target)
+        wait_for(lambda: producer.error is not None or passed(), 600, "log checkpoint in the job's warm-up", query)
+        producer.finish()  # raises what stopped the producer, if that ended the wait
 
 
 def observe(query, target: Path, finish, rate: int, args) -> list[float]:

@@ -116,12 +116,12 @@ def main() -> int:
     failed = []
     runs = [(script, arguments) for script, each in SMOKE.items() for arguments in each]
     with ThreadPoolExecutor(LANES) as lanes:
-        for (script, _), (output, status) in zip(runs, lanes.map(lambda run: smoke(*run), runs)):
+        for (script, arguments), (output, status) in zip(runs, lanes.map(lambda run: smoke(*run), runs)):
             print(output, end="", flush=True)
             if status:
-                failed.append(script)
+                failed.append(f"{script} {' '.join(arguments)}")
     if failed:
-        print(f"bench-smoke: failed: {', '.join(failed)}", file=sys.stderr)
+        print(f"bench-smoke: failed: {'; '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0
 
 
