@@ -106,6 +106,11 @@ class Producer(threading.Thread):
         return self.sent
 
 
+def commit_file(log: Path, version: int) -> Path:
+    """The file of a Delta table's commit ``version`` in its log folder ``log``."""
+    return log / f"{version:020d}.json"
+
+
 class LogWatcher(threading.Thread):
     """Records when each commit file of a Delta table first exists, and the rows it adds."""
 
@@ -118,14 +123,14 @@ class LogWatcher(threading.Thread):
     def run(self) -> None:
         version = 0
         while not self.stop.wait(TICK_S):
-            while (self.log / f"{version:020d}.json").exists():
+            while commit_file(self.log, version).exists():
                 self.seen[version] = time.time()
                 self.rows += sum(json.loads(a["stats"])["numRecords"] for a in adds(self.log, version))
                 version += 1
 
 
 def adds(log: Path, version: int) -> list[dict]:
-    actions = [json.loads(line) for line in (log / f"{version:020d}.json").read_text().splitlines() if line]
+    actions = [json.loads(line) for line in commit_file(log, version).read_text().splitlines() if line]
     return [a["add"] for a in actions if "add" in a]
 
 
@@ -229,7 +234,7 @@ def past_a_checkpoint(target: Path) -> Callable[[], bool]:
             version = json.loads((log / "_last_checkpoint").read_text())["version"]
         except (FileNotFoundError, ValueError):  # none yet, or caught mid-write
             return False
-        return (log / f"{version + 2:020d}.json").exists()
+        return commit_file(log, version + 2).exists()
 
     return passed
 
@@ -314,7 +319,7 @@ def report(rate: int, samples: list[float], batches: list[dict]) -> None:
         flush=True,
     )
     # A tail is a few long micro-batches: which ones, and in which part of the batch.
-    slowest = sorted(batches, key=lambda p: p["durationMs"].get("triggerExecution", 0))[-3:][::-1]
+    slowest = sorted(batches, key=lambda p: p["durationMs"].get("triggerExecution", 0), reverse=True)[:3]
     print(
         "            slowest: "
         + "; ".join(
