@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.source_build import building_from_source
 from tests.support.tds_server import TdsServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,9 +44,10 @@ conn.close()
 def venv(tmp_path_factory) -> Path:
     home = tmp_path_factory.mktemp("pip-only") / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(home)], check=True, timeout=120)
-    pip = subprocess.run(
-        [str(home / "bin" / "pip"), "install", "-q", f"{ROOT}[mssql]"], capture_output=True, text=True, timeout=600
-    )
+    with building_from_source():
+        pip = subprocess.run(
+            [str(home / "bin" / "pip"), "install", "-q", f"{ROOT}[mssql]"], capture_output=True, text=True, timeout=600
+        )
     assert pip.returncode == 0, pip.stderr
     return home
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.source_build import building_from_source
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -25,7 +27,8 @@ def installed(tmp_path_factory) -> Path:
     names (testing, delta, connect)."""
     home = tmp_path_factory.mktemp("user")
     assert not home.is_relative_to(ROOT)
-    run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", home / "dist", ROOT)
+    with building_from_source():
+        run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", home / "dist", ROOT)
     (wheel,) = (home / "dist").glob("sqlqueue-*.whl")
     run(sys.executable, "-m", "venv", home / "venv")
     run(home / "venv" / "bin" / "python", "-m", "pip", "install", "-q", f"{wheel}[testing,delta,connect]")

@@ -87,15 +87,30 @@ class PgServer:
         subprocess.run([*self._as_user, str(self.bindir / tool), *args], check=True, capture_output=True)
 
     def start(self) -> PgServer:
-        opts = (
-            f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.root} "
-            "-c fsync=off -c full_page_writes=off -c max_connections=200"
-        )
-        self._run("pg_ctl", "-D", str(self.data), "-o", opts, "-l", str(self.root / "log"), "-w", "start")
-        if not (self.root / "created").exists():
+        # The port was free when chosen, before initdb; another process may have taken it since (parallel
+        # test workers start servers at once). A first start then takes another port: a restart keeps its
+        # own, which its clients' URLs name.
+        first = not (self.root / "created").exists()
+        for attempt in range(3 if first else 1):
+            try:
+                self._run(
+                    "pg_ctl", "-D", str(self.data), "-o", self._options(), "-l", str(self.root / "log"), "-w", "start"
+                )
+                break
+            except subprocess.CalledProcessError:
+                if attempt == 2 or not first or "Address already in use" not in (self.root / "log").read_text():
+                    raise
+                self.port = _free_port()
+        if first:
             self._psql(f"CREATE DATABASE {DATABASE}")
             (self.root / "created").touch()
         return self
+
+    def _options(self) -> str:
+        return (
+            f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.root} "
+            "-c fsync=off -c full_page_writes=off -c max_connections=200"
+        )
 
     def stop(self, mode: str = "fast") -> None:
         """Stop the server: ``fast`` ends its sessions cleanly (57P01 to each), ``immediate`` as a crash
