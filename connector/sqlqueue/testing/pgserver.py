@@ -91,14 +91,15 @@ class PgServer:
         # test workers start servers at once). A first start then takes another port: a restart keeps its
         # own, which its clients' URLs name.
         first = not (self.root / "created").exists()
-        for attempt in range(3 if first else 1):
+        attempts = 3 if first else 1
+        for attempt in range(attempts):
             try:
                 self._run(
                     "pg_ctl", "-D", str(self.data), "-o", self._options(), "-l", str(self.root / "log"), "-w", "start"
                 )
                 break
             except subprocess.CalledProcessError:
-                if attempt == 2 or not first or "Address already in use" not in (self.root / "log").read_text():
+                if attempt == attempts - 1 or "Address already in use" not in (self.root / "log").read_text():
                     raise
                 self.port = _free_port()
         if first:
