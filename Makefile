@@ -144,16 +144,14 @@ endif
 # (FreeTDS, and mssql-python, which `setup` installs through the dev extra) take the tests of what a
 # driver carries: bulk writes, every value type, the driver's own behaviour, an adopted table's sink, its per-row outcomes and its subtype tables
 # (docs/sqlserver.md "Testing on Babelfish"). Driver 18's run and the other drivers' runs go
-# side by side, each into a log of its own that is printed when both are done: alone, each kept one of
-# the 2 cores busy (a new Babelfish backend for each of FreeTDS's unpooled connections; 45-50% idle
-# measured with vmstat), and one after another they took 19 minutes of CI's 70. The server
+# side by side, each into a log of its own that is printed when both are done. The server
 # starts fresh (`reset`): Babelfish's catalog views slow down with every table a database holds, and the
-# tests drop theirs (tests/support/engines.py) but an interrupted run cannot. Driver 18's suite pools its
+# tests drop theirs (tests/support/engines.py) but an interrupted run cannot. The ODBC drivers pool their
 # connections (unixODBC's pooling, in an odbcinst.ini of its own: tests/support/pooled_odbcinst.py), as
 # mssql-python does by default: a Babelfish backend's first catalog query costs about a second, and
-# test_claims.py took 144 s unpooled, 29.5 s pooled (FreeTDS is not pooled: see that file). First the
-# recording TDS stub runs again with Driver 18 registered, unpooled (it records each login). Without
-# ../shared it says so and passes.
+# test_claims.py took 144 s unpooled, 29.5 s pooled; FreeTDS's subset 766 s unpooled in CI's run of
+# 2026-11-29, 66 s pooled. First the recording TDS stub runs again with Driver 18 registered, unpooled
+# (it records each login). Without ../shared it says so and passes.
 BABELFISH := $(abspath ../shared/babelfish)
 BABELFISH_URL := sqlserver://babelfish_user:12345678@127.0.0.1:1433/babelfish_db?TrustServerCertificate=yes
 POOLED_ODBC := $(abspath $(CACHE))/odbc-pooled
@@ -183,14 +181,14 @@ test-babelfish: setup
 	status=0; \
 	echo "== the recording TDS stub, with every driver now registered"; \
 	$(PY) -m pytest tests/drivers $(PYTEST_ARGS) || status=1; \
-	$(PY) -m tests.support.pooled_odbcinst $(POOLED_ODBC) '$(LIVE_FULL_DRIVER)' || exit 1; \
+	$(PY) -m tests.support.pooled_odbcinst $(POOLED_ODBC) '$(LIVE_FULL_DRIVER)' FreeTDS || exit 1; \
 	full=$(CACHE)/babelfish-full.log; subset=$(CACHE)/babelfish-subset.log; \
 	( echo "== sqlserver suite on Babelfish, driver $(LIVE_FULL_DRIVER): the database-side tests, and $(LIVE_SPARK)"; \
 	  ODBCSYSINI=$(POOLED_ODBC) SQLQUEUE_TEST_SQLSERVER='$(BABELFISH_URL)' SQLQUEUE_TEST_SQLSERVER_DRIVER='$(LIVE_FULL_DRIVER)' \
 	    $(BABELFISH_PYTEST) tests/conformance $(LIVE_SPARK) ) > $$full 2>&1 & full_pid=$$!; \
 	( code=0; for driver in $(LIVE_SUBSET_DRIVERS); do \
 	  echo "== sqlserver suite on Babelfish, driver $$driver: $(LIVE_SUBSET)"; \
-	  SQLQUEUE_TEST_SQLSERVER='$(BABELFISH_URL)' SQLQUEUE_TEST_SQLSERVER_DRIVER="$$driver" \
+	  ODBCSYSINI=$(POOLED_ODBC) SQLQUEUE_TEST_SQLSERVER='$(BABELFISH_URL)' SQLQUEUE_TEST_SQLSERVER_DRIVER="$$driver" \
 	    $(BABELFISH_PYTEST) $(LIVE_SUBSET) || code=1; \
 	  done; exit $$code ) > $$subset 2>&1 & subset_pid=$$!; \
 	wait $$full_pid || status=1; wait $$subset_pid || status=1; \

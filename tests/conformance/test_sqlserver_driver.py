@@ -42,3 +42,20 @@ def test_an_error_that_ends_the_transaction_is_the_error_raised_not_the_rollback
     assert "3903" not in str(raised.value)
     queue.enqueue([{"payload": "the connection is still usable"}])
     assert queue.inspection.count_ready() == 1
+
+
+def test_a_connection_whose_transaction_an_error_ended_is_back_in_autocommit(sqlserver):
+    # A connection pool (unixODBC's) hands the same connection out again: its autocommit must be on,
+    # though the ROLLBACK that FreeTDS switches it on with fails with 3903.
+    queue = sqlserver.new_queue()
+    conn = queue.engine.connect(queue.spec)
+    divided_by_zero = r"(?i)8134|divide by zero|division by zero"
+    try:
+        with pytest.raises(Exception, match=divided_by_zero), queue.engine.transaction(conn) as cur:
+            cur.execute("SET XACT_ABORT ON")
+            cur.execute("SELECT 1 / 0")
+        assert conn.autocommit
+        conn.cursor().execute("SET XACT_ABORT OFF")
+        assert conn.cursor().execute("SELECT @@TRANCOUNT").fetchone()[0] == 0
+    finally:
+        conn.close()

@@ -9,10 +9,10 @@ when it opens a queue) costs about a second there while its caches fill: tests/c
 took 144 s on a connection per queue, 29.5 s with pooled connections. mssql-python pools by default
 (its Connection enables its pool on first connect), so its run already did. Pooling is the driver
 manager's (unixODBC reads Pooling from the [ODBC] section, and pools a driver whose CPTimeout is set),
-so the drivers under test are the same; pyodbc asks for it by default (pyodbc.pooling). FreeTDS is not
-pooled: a connection put back in the pool after an error that ended its transaction is rolled back again
-by FreeTDS, which Babelfish answers with error 3903 (ROLLBACK outside a transaction) at the next
-connection's first SQLSetConnectAttr; 18 tests of its subset failed that way.
+so the drivers under test are the same; pyodbc asks for it by default (pyodbc.pooling). A pool hands a
+connection out again as it was left: FreeTDS's, after an error that ended its transaction (on Babelfish
+every error does), once came back with autocommit off and failed its next connect with 3903, until
+sqlqueue turned autocommit back on in that case too (SqlServerEngine._autocommit_again).
 """
 
 from __future__ import annotations

@@ -52,6 +52,8 @@ DOCTOR: dict[str, tuple[tuple[str, str, tuple[Any, ...]], ...]] = {
     "postgres": (("doctor", "vacuum_stats", ()), ("doctor", "vacuum", ()), ("doctor", "eager_autovacuum", ())),
     "sqlite": (("doctor", "journal_mode", ()), ("doctor", "wal_on", ())),
 }
+# Statements an engine sends on its own, per engine: their builders, which take no arguments.
+ENGINE: dict[str, tuple[str, ...]] = {"sqlserver": ("begin",), "postgres": (), "sqlite": ()}
 DDL_BUILDER = "schema.create_statements"
 ADOPTION_BUILDER = "adoption.create_claims_table"
 MIGRATION_BUILDER = "migrations.migration_steps"
@@ -417,6 +419,8 @@ def catalog(dialect: Dialect) -> list[Entry]:
     add("table_indexes", dialect.doctor.table_indexes)
     for part, builder, args in DOCTOR[dialect.engine.name]:
         add(f"doctor_{builder}", getattr(getattr(dialect, part), builder), *args)
+    for builder in ENGINE[dialect.engine.name]:
+        entries.append(Entry(f"engine_{builder}", f"engine.{builder}", getattr(dialect.engine, builder)().sql))
     for sink in (
         dialect.sink.ledger_contains,
         dialect.sink.ledger_record,

@@ -75,6 +75,7 @@ CLAIM_HINTS = "UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK"
 STRICT_HINTS = "UPDLOCK, ROWLOCK"
 # READ COMMITTED, said explicitly: a pooled connection can carry another session's level.
 SESSION_SETUP = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED"
+BEGIN = "BEGIN TRANSACTION"
 
 # The character types, whose columns take a collation.
 _TEXT_TYPE = re.compile(r"n?(var)?char\b|n?text\b", re.IGNORECASE)
@@ -422,6 +423,11 @@ class SqlServerEngine(Engine):
         """Run once per connection (Hangfire sets the same level before each fetch)."""
         return self.compile(SESSION_SETUP)
 
+    @cached
+    def begin(self) -> Statement:
+        """Opens a transaction for FreeTDS's rollback to end (_autocommit_again)."""
+        return self.compile(BEGIN)
+
     def connect(self, spec: ConnectionSpec) -> Any:
         conn = driver_for(spec).connect(spec)
         conn.execute(self.session_setup().sql)
@@ -454,7 +460,7 @@ class SqlServerEngine(Engine):
         try:
             yield conn.cursor()
         except BaseException:
-            for undo in (conn.rollback, lambda: setattr(conn, "autocommit", True)):
+            for undo in (conn.rollback, lambda: self._autocommit_again(conn)):
                 try:
                     undo()
                 except Exception as exc:  # noqa: PERF203 - each undo is tried on its own
@@ -464,6 +470,20 @@ class SqlServerEngine(Engine):
         try:
             conn.commit() if keep else conn.rollback()
         finally:
+            conn.autocommit = True
+
+    def _autocommit_again(self, conn: Any) -> None:
+        """Turn autocommit back on after an error, also when the error ended the transaction.
+
+        FreeTDS turns autocommit on by rolling back, and when that rollback fails (3903: the
+        transaction is over) it leaves autocommit off, so every later switch fails the same way
+        (src/odbc/odbc.c, change_autocommit). The connection would then fail at its next use, and
+        one handed out again by unixODBC's pool at its first: give the rollback a transaction to end.
+        """
+        try:
+            conn.autocommit = True
+        except Exception:
+            conn.cursor().execute(self.begin().sql)
             conn.autocommit = True
 
     # ---- the bulk path: one JSON parameter per chunk --------------------------------------------
