@@ -87,6 +87,10 @@ def kill_and_restart(engine, spark, tmp_path, sink, plan, rng, monkeypatch, more
         str(tmp_path / "delta"),
         "--sink",
         sink,
+        # Ten batches: each costs Spark's floor, about 2.4 s on a loaded 2-core host, and the final run
+        # drains what the kills left (20 batches took 45 s of a test's 180).
+        "--max-rows",
+        str(KEYS // 10),
         *more_args,
     ]
     run_killed_then_whole(args, plan, rng, tmp_path)
