@@ -150,7 +150,7 @@ endif
 # connections (unixODBC's pooling, in an odbcinst.ini of its own: tests/support/pooled_odbcinst.py), as
 # mssql-python does by default: a Babelfish backend's first catalog query costs about a second, and
 # test_claims.py took 144 s unpooled, 29.5 s pooled; FreeTDS's subset 766 s unpooled in CI's run of
-# 2026-11-29, 66 s pooled. First the recording TDS stub runs again with Driver 18 registered, unpooled
+# 2026-11-29 (beside Driver 18's run), 66 s pooled alone. First the recording TDS stub runs again with Driver 18 registered, unpooled
 # (it records each login). Without ../shared it says so and passes.
 BABELFISH := $(abspath ../shared/babelfish)
 BABELFISH_URL := sqlserver://babelfish_user:12345678@127.0.0.1:1433/babelfish_db?TrustServerCertificate=yes

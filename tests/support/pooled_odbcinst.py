@@ -3,7 +3,7 @@ the ones named.
 
     python -m tests.support.pooled_odbcinst DIR DRIVER...   # then ODBCSYSINI=DIR for the processes that pool
 
-`make test-babelfish` runs the Driver 18 suite with it. Babelfish starts a PostgreSQL backend
+`make test-babelfish` runs the Driver 18 suite and FreeTDS's with it. Babelfish starts a PostgreSQL backend
 per connection, and a backend's first catalog query (sqlqueue reads a table's columns from sys.columns
 when it opens a queue) costs about a second there while its caches fill: tests/conformance/test_claims.py
 took 144 s on a connection per queue, 29.5 s with pooled connections. mssql-python pools by default

@@ -470,7 +470,7 @@ class SqlServerEngine(Engine):
         try:
             conn.commit() if keep else conn.rollback()
         finally:
-            conn.autocommit = True
+            self._autocommit_again(conn)
 
     def _autocommit_again(self, conn: Any) -> None:
         """Turn autocommit back on after an error, also when the error ended the transaction.
@@ -482,7 +482,9 @@ class SqlServerEngine(Engine):
         """
         try:
             conn.autocommit = True
-        except Exception:
+        except Exception as exc:
+            if not self.is_driver_error(exc):
+                raise
             conn.cursor().execute(self.begin().sql)
             conn.autocommit = True
 
