@@ -1,11 +1,12 @@
-"""The settings a JVM that build_session starts gets: the tuning, and for a local master C1 alone."""
+"""The settings a JVM that build_session starts gets: the tuning, and for a local master C1 alone and
+checkpoint files written without forking."""
 
 from __future__ import annotations
 
 import pytest
 
 from sqlqueue.spark.session import JAVA_OPTIONS, server_settings
-from sqlqueue.spark.tuning import LOCAL_JVM_OPTIONS
+from sqlqueue.spark.tuning import CHECKPOINT_FILE_MANAGER, LOCAL_JVM_OPTIONS, LOCAL_TUNING
 
 
 @pytest.fixture(autouse=True)
@@ -19,6 +20,14 @@ def test_a_local_jvm_compiles_with_c1_alone():
 
 def test_a_cluster_driver_keeps_the_default_compilers():
     assert LOCAL_JVM_OPTIONS not in server_settings(local=False)[JAVA_OPTIONS].split()
+
+
+def test_a_local_master_writes_checkpoint_files_with_the_file_system_manager():
+    assert server_settings(local=True)[CHECKPOINT_FILE_MANAGER] == LOCAL_TUNING[CHECKPOINT_FILE_MANAGER]
+
+
+def test_a_cluster_keeps_sparks_checkpoint_file_manager():
+    assert CHECKPOINT_FILE_MANAGER not in server_settings(local=False)
 
 
 def test_the_users_java_options_come_after_ours_so_their_flags_win():

@@ -26,7 +26,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from ..errors import ConfigError
-from .tuning import LOCAL_JVM_OPTIONS, TUNING
+from .tuning import LOCAL_JVM_OPTIONS, LOCAL_TUNING, TUNING
 
 log = logging.getLogger("sqlqueue.session")
 
@@ -60,7 +60,8 @@ def delta_jars() -> list[str]:
 def server_settings(local: bool = True, java_options: str | None = None) -> dict[str, str]:
     """What a JVM this process starts needs (a classic driver, or a local Connect server). ``local``: a
     local master, whose JVM compiles with C1 alone (tuning.LOCAL_JVM_OPTIONS); ``java_options``: the
-    user's spark.driver.extraJavaOptions, which come after ours, so a flag given there wins."""
+    user's spark.driver.extraJavaOptions, which come after ours, so a flag given there wins. A local master
+    also writes its checkpoint files without forking (tuning.LOCAL_TUNING)."""
     jars = delta_jars()
     java = [java_options] if java_options else []
     # A JVM this process starts logs warnings without Spark's start-up noise (under spark-submit, which
@@ -75,6 +76,7 @@ def server_settings(local: bool = True, java_options: str | None = None) -> dict
         "spark.ui.showConsoleProgress": "false",
         **({JAVA_OPTIONS: " ".join(java)} if java else {}),
         **TUNING,  # measured per-batch costs: see .tuning
+        **(LOCAL_TUNING if local else {}),
     }
 
 
