@@ -104,13 +104,13 @@ def raw_rate(options: dict, table: str, rows: int, batch: int, keep: bool = Fals
 def drain_core(queue: Queue, rows: int, batch: int, columns: list[str], keep: bool = False) -> float:
     """Seconds the queue core takes to claim, read and complete every row, ``batch`` rows a claim; ``keep``:
     completion marks the rows done (completion=keep) instead of deleting them."""
-    consumer = Consumer(queue, "core", ClaimPolicy(keep_completed=keep))
+    consumer = Consumer(queue, "core", ClaimPolicy(keep_completed=keep, partitions=1))
     started, seq, seen = time.perf_counter(), 0, 0
     while True:
         nxt = consumer.advance(seq, batch)
         if nxt == seq:
             break
-        for lo, hi in queue.consuming.partition_bounds("core", seq, nxt, 1):
+        for lo, hi in consumer.partition_bounds(seq, nxt):  # planned as the source plans its read tasks
             for chunk in queue.consuming.read_claimed("core", seq, nxt, lo, hi, columns):
                 seen += len(chunk)
         seq = nxt
@@ -142,7 +142,7 @@ def drain_acked(queue: Queue, rows: int, batch: int, columns: list[str]) -> floa
     """Seconds the queue core takes to claim and read every row, then acknowledge each one done with a
     response in one transaction a claim (completion=ack, what a job that calls a service per row does),
     ``batch`` rows a claim; ``columns`` start with the table's key."""
-    consumer = Consumer(queue, "core", ClaimPolicy(complete_on_commit=False))
+    consumer = Consumer(queue, "core", ClaimPolicy(complete_on_commit=False, partitions=1))
     width = len(queue.profile.key)
     started, seq, seen = time.perf_counter(), 0, 0
     while True:
@@ -151,7 +151,7 @@ def drain_acked(queue: Queue, rows: int, batch: int, columns: list[str]) -> floa
             break
         acks = [
             Ack(tuple(row[:width]), DONE_OUTCOME, response="200 OK")
-            for lo, hi in queue.consuming.partition_bounds("core", seq, nxt, 1)
+            for lo, hi in consumer.partition_bounds(seq, nxt)
             for chunk in queue.consuming.read_claimed("core", seq, nxt, lo, hi, columns)
             for row in chunk
         ]

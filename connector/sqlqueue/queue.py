@@ -479,15 +479,21 @@ class Consuming:
             elif ids is not None and rows:  # the claim returned the ids of the rows it took
                 ids.extend(row[0] for row in rows)
                 if waits is not None and len(rows[0]) > 1:  # ... and their waits
-                    waits.extend(int(row[1]) for row in rows)
+                    waits.extend(int(row[1]) for row in rows if row[1] is not None)  # short: ranked again
             taken = max(cur.rowcount, 0) if rows is None else len(rows)
-            if plan.settle is not None and taken:
+            if plan.settle is not None and taken and self._rewritten(cur, plan.rewriters):
                 cur.execute(plan.settle.sql, plan.settle.bind(values))
             for copy in subtypes if taken else ():
                 cur.execute(copy.sql, copy.bind(values))
             return taken
 
         return take
+
+    def _rewritten(self, cur: Any, rewriters: Statement | None) -> bool:
+        """Whether a claim's copies may need settling: the table has triggers or rules, or the engine cannot tell."""
+        if rewriters is None:
+            return True
+        return bool(execute(cur, rewriters, **self.queue.catalog_names()).fetchone()[0])
 
     def claim_profile(self, order: str) -> Profile:
         """The profile a claim in ``order`` (the stream's order option) runs by."""

@@ -420,6 +420,23 @@ TOUCH = {
 }
 
 
+def rewritten(queue) -> bool:
+    """What a claim asks before it settles its copies: whether the table has triggers or rules."""
+    return bool(queue.fetch(queue.dialect.schema.rewriters(queue.table), queue.catalog_names())[0][0])
+
+
+def test_a_claim_settles_its_copies_only_where_a_trigger_or_rule_may_rewrite_the_token(engine):
+    queue = user_tables.relational(engine, audit=False)
+    if queue.dialect.schema.rewriters(queue.table) is None:
+        pytest.skip("the engine cannot tell: every claim settles its copies")
+    assert not rewritten(queue)  # its foreign key's own triggers write no row of it
+    user_tables.run(queue, *(sql.format(t=queue.table) for sql in TOUCH[engine.name]))
+    assert rewritten(queue)
+    ruled = user_tables.relational(engine, audit=False)
+    user_tables.run(ruled, f"CREATE RULE {ruled.table}_noop AS ON UPDATE TO {ruled.table} WHERE false DO ALSO NOTHING")
+    assert rewritten(ruled)
+
+
 def test_a_token_a_trigger_rewrites_after_the_claim_still_identifies_our_rows(engine):
     if engine.name not in TOUCH:
         pytest.skip("the trigger is written for SQLite and PostgreSQL; SQL Server's statement is pinned by goldens")

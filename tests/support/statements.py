@@ -206,6 +206,9 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
     for name, (profile, columns) in ADOPTED.items():
         plan = dialect.claims.claim(t, profile, columns)
         yield Entry(f"adopted_{name}_claim", "claims.claim", plan.claim.sql)
+        addressed = dialect.claims.claim(t, profile, columns, addressed=True).claim.sql
+        if addressed != plan.claim.sql:  # a plain table's rows fetched by their address
+            yield Entry(f"adopted_{name}_claim_addressed", "claims.claim", addressed)
         if plan.record is not None:
             yield Entry(f"adopted_{name}_claim_record", "claims.claim", plan.record.sql)
         if plan.settle is not None:
@@ -375,6 +378,8 @@ def catalog(dialect: Dialect) -> list[Entry]:
         entries.append(Entry("claim_fifo_unaddressed", "claims.claim", unaddressed))
     if dialect.schema.plain_table(t) is not None:
         entries.append(made(dialect, "plain_table", dialect.schema.plain_table, t))
+    if dialect.schema.rewriters(t) is not None:
+        entries.append(made(dialect, "rewriters", dialect.schema.rewriters, t))
     held = dialect.lifecycle.holding(t, NATIVE)
     entries.append(made(dialect, "count_held", dialect.claims.count_held, held))
     entries.append(made(dialect, "count_held_through", dialect.claims.count_held, held, "upto"))

@@ -172,6 +172,12 @@ class Engine(ABC):
         their own, which claim_sql's ``addressed`` may fetch them by; None where no claim fetches by address."""
         return None
 
+    def rewriters_sql(self) -> str | None:
+        """One row of one flag: whether the table (:schema, :table) has a trigger or a rule that may write a row
+        after a claim's RETURNING or OUTPUT returned it, and so its guard column (Claims.claim's settle); None
+        where the engine cannot tell, and every claim settles."""
+        return None
+
     def claimed_returns(self, waited: tuple[str, str] | None, row: str = "") -> str:
         """What a claim returns of each row it took: its id, and with ``waited`` (its enqueue and claim time
         columns) its queue wait in ms, so the claim's wait figures need no second pass over its rows (at

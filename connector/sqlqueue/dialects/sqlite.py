@@ -239,7 +239,13 @@ class SqliteClaims(Claims):
     engine: SqliteEngine
 
     def claim_into(
-        self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str
+        self,
+        table: TableName,
+        profile: Profile,
+        columns: Sequence[str],
+        where: str,
+        order: str,
+        addressed: bool = False,
     ) -> ClaimPlan:
         """One UPDATE (or DELETE) ... RETURNING, then each returned row recorded in the claims table."""
         e = self.engine

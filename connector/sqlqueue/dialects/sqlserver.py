@@ -629,7 +629,13 @@ class SqlServerClaims(Claims):
     engine: SqlServerEngine
 
     def claim_into(
-        self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str
+        self,
+        table: TableName,
+        profile: Profile,
+        columns: Sequence[str],
+        where: str,
+        order: str,
+        addressed: bool = False,
     ) -> ClaimPlan:
         # The claim's own shapes, with the adopted table's columns, or the DELETE forms of delete-on-dequeue tables'
         # dequeues (DELETE TOP ... WITH (ROWLOCK, READPAST); NServiceBus's WITH message AS (SELECT TOP(1) ...

@@ -70,7 +70,9 @@ CHECKPOINT_FILE_MANAGER = "spark.sql.streaming.checkpointFileManagerClass"
 # file is not there yet before renaming, where FileContext's rename refuses one atomically, which matters
 # to two queries writing one checkpoint at once, something Spark refuses anyway within a session.
 LOCAL_TUNING: dict[str, str] = {
-    CHECKPOINT_FILE_MANAGER: "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager",
+    CHECKPOINT_FILE_MANAGER: (
+        "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager"
+    ),
 }
 
 

@@ -3,3 +3,4 @@ WITH "claimed" AS (
 )
 INSERT INTO "jobs_sqlqueue_claims" ("sqlqueue_consumer", "sqlqueue_claim_seq", "id", "in_process", "scheduled_start_date", "start_date", "end_date", "duration_milliseconds", "app_server", "attempts", "Payload")
 SELECT CAST(%s AS varchar(400)), CAST(%s AS bigint), "id", "in_process", "scheduled_start_date", "start_date", "end_date", "duration_milliseconds", "app_server", "attempts", "Payload" FROM "claimed"
+RETURNING "sqlqueue_row"

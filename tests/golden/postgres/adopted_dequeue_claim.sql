@@ -3,3 +3,4 @@ WITH "claimed" AS (
 )
 INSERT INTO "jobs_sqlqueue_claims" ("sqlqueue_consumer", "sqlqueue_claim_seq", "Id", "Payload")
 SELECT CAST(%s AS varchar(400)), CAST(%s AS bigint), "Id", "Payload" FROM "claimed"
+RETURNING "sqlqueue_row"

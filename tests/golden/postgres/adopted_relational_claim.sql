@@ -3,3 +3,4 @@ WITH "claimed" AS (
 )
 INSERT INTO "jobs_sqlqueue_claims" ("sqlqueue_consumer", "sqlqueue_claim_seq", "EnqueuedAt", "UpdatedAt", "Status", "Type", "Step", "AttemptNum", "Response", "Error", "StartedAt", "Duration", "ScheduledFor", "Payload")
 SELECT CAST(%s AS varchar(400)), CAST(%s AS bigint), "EnqueuedAt", "UpdatedAt", "Status", "Type", "Step", "AttemptNum", "Response", "Error", "StartedAt", "Duration", "ScheduledFor", "Payload" FROM "claimed"
+RETURNING "sqlqueue_row", CAST(date_part('epoch', "StartedAt" - "EnqueuedAt") * 1000 AS BIGINT)

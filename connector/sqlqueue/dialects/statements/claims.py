@@ -37,6 +37,10 @@ class ClaimPlan:
     settle: Statement | None = None
     # Run first in the claim's transaction where claims of a grouped profile take turns (Engine.group_lock).
     lock: Statement | None = None
+    # Asked after the claim, in its transaction, whether settle has anything to do: whether the table has
+    # triggers or rules (Schema.rewriters; None: settle always). On a relational queue with none, settle
+    # read each copy's row back for nothing: 99 of a 100,000-row claim and completion cycle's 2,400 ms.
+    rewriters: Statement | None = None
 
 
 class Claims(ABC):
@@ -156,10 +160,10 @@ class Claims(ABC):
             waited = (enqueued, claimed) if enqueued is not None and claimed is not None else None
             claim = e.claim_sql(table, marks, where, order, strict, ready, waited, addressed)
             return ClaimPlan(e.compile(claim), True, lock=lock)
-        plan = replace(self.claim_into(table, profile, columns, where, order), lock=lock)
+        plan = replace(self.claim_into(table, profile, columns, where, order, addressed), lock=lock)
         if profile.take or profile.guard is None:
             return plan
-        return replace(plan, settle=e.compile(self._settle(table, profile)))
+        return replace(plan, settle=e.compile(self._settle(table, profile)), rewriters=self.schema.rewriters(table))
 
     # ---- message groups --------------------------------------------------------------------------------
     # A grouped claim takes, from each group (Profile.group) that has no row in flight and none waiting for
@@ -319,10 +323,17 @@ class Claims(ABC):
 
     @abstractmethod
     def claim_into(
-        self, table: TableName, profile: Profile, columns: Sequence[str], where: str, order: str
+        self,
+        table: TableName,
+        profile: Profile,
+        columns: Sequence[str],
+        where: str,
+        order: str,
+        addressed: bool = False,
     ) -> ClaimPlan:
         """The claim of an adopted table: up to ``:limit`` rows ``where`` selects, in ``order`` (an ORDER BY
-        list, empty for none), marked or taken the profile's way and copied into the claims table."""
+        list, empty for none), marked or taken the profile's way and copied into the claims table; ``addressed``
+        as for claim_sql: the rows may be fetched by their address (an engine that has none ignores it)."""
 
     def into_claims(self, table: TableName, columns: Sequence[str]) -> tuple[str, str]:
         """The claims table's column list for a copy of ``columns``, and the values that lead each copy."""

@@ -207,6 +207,13 @@ class Schema:
         return self.engine.compile(sql) if sql is not None else None
 
     @cached
+    def rewriters(self, table: TableName) -> Statement | None:
+        """One row of one flag: whether ``table`` has triggers or rules that may rewrite a claimed row's guard
+        column after the claim returned it (Engine.rewriters_sql); None where the engine cannot tell."""
+        sql = self.engine.rewriters_sql()
+        return self.engine.compile(sql) if sql is not None else None
+
+    @cached
     def has_layout_table(self, table: TableName) -> Statement:
         """1 when the queue's layout table exists. From the catalog every login reads (on PostgreSQL
         information_schema lists only the tables a login may use)."""

@@ -1,0 +1,6 @@
+WITH "claimed" AS (
+  UPDATE "jobs" SET "in_process" = '1', "end_date" = NULL, "start_date" = LOCALTIMESTAMP, "attempts" = "attempts" + 1, "app_server" = %s WHERE "ctid" = ANY(ARRAY(SELECT "ctid" FROM "jobs" WHERE "in_process" IN ('0', '1') AND ("in_process" = '0' OR ("in_process" = '1' AND "end_date" IS NULL AND "start_date" < LOCALTIMESTAMP + %s * INTERVAL '1 second' AND NOT EXISTS (SELECT 1 FROM "jobs_sqlqueue_claims" WHERE "jobs_sqlqueue_claims"."sqlqueue_consumer" = %s AND "jobs_sqlqueue_claims"."in_process" = "jobs"."in_process" AND "jobs_sqlqueue_claims"."id" = "jobs"."id"))) AND "attempts" < %s AND "scheduled_start_date" <= LOCALTIMESTAMP ORDER BY "id" ASC LIMIT %s FOR UPDATE SKIP LOCKED)) RETURNING "id", "in_process", "scheduled_start_date", "start_date", "end_date", "duration_milliseconds", "app_server", "attempts", "Payload"
+)
+INSERT INTO "jobs_sqlqueue_claims" ("sqlqueue_consumer", "sqlqueue_claim_seq", "id", "in_process", "scheduled_start_date", "start_date", "end_date", "duration_milliseconds", "app_server", "attempts", "Payload")
+SELECT CAST(%s AS varchar(400)), CAST(%s AS bigint), "id", "in_process", "scheduled_start_date", "start_date", "end_date", "duration_milliseconds", "app_server", "attempts", "Payload" FROM "claimed"
+RETURNING "sqlqueue_row"

@@ -1,0 +1,6 @@
+WITH "claimed" AS (
+  DELETE FROM "jobs" WHERE "ctid" = ANY(ARRAY(SELECT "ctid" FROM "jobs" WHERE 1 = 1 ORDER BY "Id" ASC LIMIT %s FOR UPDATE SKIP LOCKED)) RETURNING "Id", "Payload"
+)
+INSERT INTO "jobs_sqlqueue_claims" ("sqlqueue_consumer", "sqlqueue_claim_seq", "Id", "Payload")
+SELECT CAST(%s AS varchar(400)), CAST(%s AS bigint), "Id", "Payload" FROM "claimed"
+RETURNING "sqlqueue_row"

@@ -1,0 +1,6 @@
+WITH "claimed" AS (
+  UPDATE "jobs" SET "Status" = 'Processing', "StartedAt" = LOCALTIMESTAMP, "AttemptNum" = "AttemptNum" + 1, "UpdatedAt" = LOCALTIMESTAMP WHERE "ctid" = ANY(ARRAY(SELECT "ctid" FROM "jobs" WHERE "Status" IN ('Pending', 'Error', 'Processing') AND ("Status" IN ('Pending', 'Error') OR ("Status" = 'Processing' AND "StartedAt" < LOCALTIMESTAMP + %s * INTERVAL '1 second' AND NOT EXISTS (SELECT 1 FROM "jobs_sqlqueue_claims" WHERE "jobs_sqlqueue_claims"."sqlqueue_consumer" = %s AND "jobs_sqlqueue_claims"."EnqueuedAt" = "jobs"."EnqueuedAt"))) AND "AttemptNum" < %s AND "ScheduledFor" <= LOCALTIMESTAMP ORDER BY "ScheduledFor" ASC, "EnqueuedAt" ASC LIMIT %s FOR UPDATE SKIP LOCKED)) RETURNING "EnqueuedAt", "UpdatedAt", "Status", "Type", "Step", "AttemptNum", "Response", "Error", "StartedAt", "Duration", "ScheduledFor", "Payload"
+)
+INSERT INTO "jobs_sqlqueue_claims" ("sqlqueue_consumer", "sqlqueue_claim_seq", "EnqueuedAt", "UpdatedAt", "Status", "Type", "Step", "AttemptNum", "Response", "Error", "StartedAt", "Duration", "ScheduledFor", "Payload")
+SELECT CAST(%s AS varchar(400)), CAST(%s AS bigint), "EnqueuedAt", "UpdatedAt", "Status", "Type", "Step", "AttemptNum", "Response", "Error", "StartedAt", "Duration", "ScheduledFor", "Payload" FROM "claimed"
+RETURNING "sqlqueue_row", CAST(date_part('epoch', "StartedAt" - "EnqueuedAt") * 1000 AS BIGINT)

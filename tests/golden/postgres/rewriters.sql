@@ -1,0 +1,1 @@
+SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass(quote_ident(COALESCE(%s, current_schema())) || '.' || quote_ident(%s)) AND NOT tgisinternal) OR EXISTS (SELECT 1 FROM pg_rewrite WHERE ev_class = to_regclass(quote_ident(COALESCE(%s, current_schema())) || '.' || quote_ident(%s)) AND rulename <> '_RETURN')
