@@ -372,8 +372,8 @@ class PostgresClaims(Claims):
         # them as they left it; the two are one atomic statement with one snapshot ("Data-Modifying
         # Statements in WITH", postgresql.org/docs/current/queries-with.html).
         # On a plain table the rows are fetched by their address, as sqlqueue's own claim fetches them
-        # (claim_sql says why that is safe): a relational queue's claim, read and completion cycle took
-        # 0.9x as long as through its key, a timestamp (docs/performance.md, "Adopted tables").
+        # (claim_sql says why that is safe): a 5,000-row claim of a relational queue, keyed by a timestamp,
+        # took about 16% less time than through its key (docs/evidence.md, "Adopted tables").
         e = self.engine
         t, q = e.table(table), e.quote
         picked = e.picked(table, ("ctid",) if addressed else profile.key, where, order, "FOR UPDATE SKIP LOCKED")
