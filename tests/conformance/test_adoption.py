@@ -435,6 +435,9 @@ def test_a_claim_settles_its_copies_only_where_a_trigger_or_rule_may_rewrite_the
     ruled = user_tables.relational(engine, audit=False)
     user_tables.run(ruled, f"CREATE RULE {ruled.table}_noop AS ON UPDATE TO {ruled.table} WHERE false DO ALSO NOTHING")
     assert rewritten(ruled)
+    parent = user_tables.relational(engine, audit=False)  # a child's own trigger is not the parent's
+    user_tables.run(parent, f"CREATE TABLE {parent.table}_child () INHERITS ({parent.table})")
+    assert rewritten(parent)
 
 
 def test_a_token_a_trigger_rewrites_after_the_claim_still_identifies_our_rows(engine):

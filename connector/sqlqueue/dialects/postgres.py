@@ -183,11 +183,13 @@ class PostgresEngine(Engine):
         # BEFORE triggers made of the row; AFTER triggers run later, postgresql.org/docs/current/trigger-
         # definition.html). The internal triggers of foreign keys write no row of the table itself. Read in
         # the claim's transaction after the claim: CREATE TRIGGER and CREATE RULE wait for the claim's lock
-        # on the table, so none can come between the claim and this read.
+        # on the table, so none can come between the claim and this read. A table with partitions or
+        # inheritance children counts as rewritten: a trigger of its own may sit on any of them.
         table = self._regclass()
         return (
             f"SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = {table} AND NOT tgisinternal) "
-            f"OR EXISTS (SELECT 1 FROM pg_rewrite WHERE ev_class = {table} AND rulename <> '_RETURN')"
+            f"OR EXISTS (SELECT 1 FROM pg_rewrite WHERE ev_class = {table} AND rulename <> '_RETURN') "
+            f"OR EXISTS (SELECT 1 FROM pg_inherits WHERE inhparent = {table})"
         )
 
     def group_lock(self, table: TableName) -> str:
