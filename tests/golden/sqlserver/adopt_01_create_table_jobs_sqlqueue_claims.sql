@@ -6,5 +6,5 @@ CREATE TABLE [dbo].[jobs_sqlqueue_claims] (
   [Id] bigint NULL,
   [Payload] nvarchar(max) NULL,
   [ProcessingStartedAt] datetime2(7) NULL,
-  CONSTRAINT [pk_jobs_sqlqueue_claims] PRIMARY KEY ([sqlqueue_row])
+  CONSTRAINT [pk_jobs_sqlqueue_claims] PRIMARY KEY ([sqlqueue_consumer], [sqlqueue_claim_seq], [sqlqueue_row])
 )

@@ -42,7 +42,13 @@ class Adoption:
         SQL Server's OUTPUT ... INTO it may have no trigger, foreign key or CHECK constraint, and has none
         (https://learn.microsoft.com/sql/t-sql/queries/output-clause-transact-sql). Its indexes find a
         claim's copies (held) and a row's copies by its key (an acknowledgement's fence, whose plan on
-        PostgreSQL otherwise read every copy for each row: 3.7 s against 0.17 s for 5,000 rows)."""
+        PostgreSQL otherwise read every copy for each row: 3.7 s against 0.17 s for 5,000 rows).
+
+        Every statement finds copies by claim (consumer, claim number, then row), so where the engine
+        declares a primary key apart from the identity, that is the key, as Hangfire keys its SQL Server
+        job queue by queue then id (``PRIMARY KEY CLUSTERED ([Queue], [Id])``, Hangfire.SqlServer's
+        Install.sql): one index fewer to write for every copy (a relational claim, read and completion of
+        100,000 rows took 2.93 s against 3.06 with the key on the row and a held index beside it)."""
         e, claims = self.engine, self.lifecycle.claims_table(table)
         q = e.quote
         lines = [
@@ -51,14 +57,13 @@ class Adoption:
             f"{q(SEQ)} {e.type_sql(Column(SEQ, 'bigint'))} NOT NULL",
             *self.copied_columns(columns),
         ]
-        if e.separate_primary_key:
-            lines.append(f"CONSTRAINT {q('pk_' + claims.name)} PRIMARY KEY ({q(ROW)})")
         held = f"{q(CONSUMER)}, {q(SEQ)}, {q(ROW)}"
-        return [
-            e.create_table_guarded(claims, ",\n  ".join(lines)),
-            e.create_index_guarded(claims, f"ix_{claims.name}_held", held, [], None),
-            e.create_index_guarded(claims, f"ix_{claims.name}_key", ", ".join(q(k) for k in key), [], None),
-        ]
+        indexes = [e.create_index_guarded(claims, f"ix_{claims.name}_key", ", ".join(q(k) for k in key), [], None)]
+        if e.separate_primary_key:
+            lines.append(f"CONSTRAINT {q('pk_' + claims.name)} PRIMARY KEY ({held})")
+        else:  # the identity is the key: the claim's copies are found by an index
+            indexes.insert(0, e.create_index_guarded(claims, f"ix_{claims.name}_held", held, [], None))
+        return [e.create_table_guarded(claims, ",\n  ".join(lines)), *indexes]
 
     @cached
     def adopted_fail_expired(self, table: TableName, profile: Profile) -> Statement | None:

@@ -1,2 +1,0 @@
-IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'ix_jobs_sqlqueue_claims_held' AND object_id = OBJECT_ID(N'dbo.jobs_sqlqueue_claims'))
-CREATE INDEX [ix_jobs_sqlqueue_claims_held] ON [dbo].[jobs_sqlqueue_claims] ([sqlqueue_consumer], [sqlqueue_claim_seq], [sqlqueue_row])
