@@ -32,7 +32,22 @@ SMOKE: dict[str, tuple[tuple[str, ...], ...]] = {
         ("--memory", "--rows", "20000", "--batches", "5000", "--payloads", "4000"),  # one job: every size runs alike
     ),
     "bench_latency.py": (
-        ("--engines", "sqlite", "--rates", "200", "--seconds", "3", "--warm-up", "1", "--warm-jvm", "0", "--plots", ""),
+        (
+            "--engines",
+            "sqlite",
+            "--rates",
+            "200",
+            "--seconds",
+            "3",
+            "--warm-up",
+            "1",
+            "--warm-jvm",
+            "0",
+            "--runs",
+            "2",
+            "--plots",
+            "",
+        ),
     ),
     "bench_sink.py": (("--rows", "5000", "--repeat", "1", "--engines", "postgres", "sqlite", "--micro-batches", "2"),),
     "bench_backlog.py": (
