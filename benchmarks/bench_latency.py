@@ -138,15 +138,16 @@ def adds(log: Path, version: int) -> list[dict]:
     return [a["add"] for a in actions if "add" in a]
 
 
-def latencies_ms(table: Path, seen: dict[int, float], after: float) -> list[float]:
-    """Each row's visibility time minus its sent_at, for rows sent after ``after``."""
+def latencies_ms(table: Path, seen: dict[int, float], after: float, before: float) -> list[float]:
+    """Each row's visibility time minus its sent_at, for rows sent from ``after`` until ``before``: the
+    floor's rows go on arriving until its query stops, the job's producer stops at ``before``."""
     import pyarrow.parquet as pq
 
     found = []
     for version, visible in seen.items():
         for add in adds(table / "_delta_log", version):
             sent = pq.read_table(table / unquote(add["path"]), columns=["sent_at"]).column(0).to_pylist()
-            found += [(visible - s) * 1000 for s in sent if s >= after]
+            found += [(visible - s) * 1000 for s in sent if after <= s < before]
     return found
 
 
@@ -281,6 +282,7 @@ def observe(query, target: Path, finish, rate: int, args) -> list[float]:
         wait_for(lambda: WARM_UP in watcher.seen, 300, f"{WARM_UP} commits", query)
         counted_from = time.time() + args.warm_up
         time.sleep(args.warm_up + args.seconds)
+        counted_until = time.time()
         sent = finish()
         wait_for(lambda: watcher.rows >= sent, 120, f"all {sent} rows in Delta", query)
         with contextlib.suppress(TimeoutError):  # stopped within a batch, Spark logs the interruption
@@ -289,8 +291,9 @@ def observe(query, target: Path, finish, rate: int, args) -> list[float]:
         watcher.stop.set()
         query.stop()
     watcher.join()
-    samples = latencies_ms(target, watcher.seen, counted_from)
-    batches = [p for p in query.recentProgress if p["numInputRows"] and p["timestamp"] >= iso(counted_from)]
+    samples = latencies_ms(target, watcher.seen, counted_from, counted_until)
+    counted = (iso(counted_from), iso(counted_until))
+    batches = [p for p in query.recentProgress if p["numInputRows"] and counted[0] <= p["timestamp"] < counted[1]]
     report(rate, samples, batches)
     return samples
 
