@@ -119,6 +119,24 @@ def test_group_by_names_a_column_of_the_table(engine):
     assert queue.group_column("ACCOUNT") == "account"
 
 
+def test_a_claim_waits_for_a_groups_first_row_held_locked_rather_than_pass_it_over(engine):
+    """Another statement (a sweep, a renewal re-checking a row taken back, a table's own worker) may hold a
+    ready row locked for a moment: a claim that skipped it would hand out the rows after it first."""
+    queue = grouped_queue(engine)
+    fill(queue, ["a", "a", "a"])
+    table = queue.engine.table(queue.table)
+    holder = engine.queue(str(queue.table))
+    claimed: list[int] = []
+    claimer = threading.Thread(target=lambda: claimed.append(claim(queue, engine, "c1", 1, per_group=3)))
+    with holder.transaction() as cur:  # the group's first row locked, nothing about it changed
+        cur.execute(f"UPDATE {table} SET payload = payload WHERE id = (SELECT MIN(id) FROM {table})")
+        claimer.start()
+        claimer.join(timeout=2)  # a claim that passes over the locked row is back at once
+    claimer.join()
+    assert claimed == [3]
+    assert held(queue, "c1", 0, 1) == [("a", 0), ("a", 1), ("a", 2)]
+
+
 def test_competing_grouped_claimers_never_hold_one_group_at_once(engine):
     queue = grouped_queue(engine)
     groups, per = 12, 25

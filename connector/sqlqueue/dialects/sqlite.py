@@ -246,8 +246,10 @@ class SqliteClaims(Claims):
         where: str,
         order: str,
         addressed: bool = False,
+        strict: bool = False,
     ) -> ClaimPlan:
-        """One UPDATE (or DELETE) ... RETURNING, then each returned row recorded in the claims table."""
+        """One UPDATE (or DELETE) ... RETURNING, then each returned row recorded in the claims table (one writer
+        at a time: nothing to skip or wait for, strict or not)."""
         e = self.engine
         t = e.table(table)
         change = f"DELETE FROM {t}" if profile.take else f"UPDATE {t} SET {self.lifecycle.claim_sets(profile)}"

@@ -636,6 +636,7 @@ class SqlServerClaims(Claims):
         where: str,
         order: str,
         addressed: bool = False,
+        strict: bool = False,
     ) -> ClaimPlan:
         # The claim's own shapes, with the adopted table's columns, or the DELETE forms of delete-on-dequeue tables'
         # dequeues (DELETE TOP ... WITH (ROWLOCK, READPAST); NServiceBus's WITH message AS (SELECT TOP(1) ...
@@ -650,4 +651,5 @@ class SqlServerClaims(Claims):
         rows = "deleted" if profile.take else "inserted"
         out = f"OUTPUT {lead}, {', '.join(f'{rows}.{e.quote(c)}' for c in columns)}\nINTO {target}"
         set_sql = None if profile.take else self.lifecycle.claim_sets(profile)
-        return ClaimPlan(e.compile(e.change_first(table, set_sql, where, order, CLAIM_HINTS, out)))
+        hints = STRICT_HINTS if strict else CLAIM_HINTS
+        return ClaimPlan(e.compile(e.change_first(table, set_sql, where, order, hints, out)))

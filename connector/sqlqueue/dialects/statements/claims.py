@@ -149,6 +149,11 @@ class Claims(ABC):
         order = self.lifecycle.order_by(profile.order)
         lock = None
         if profile.group is not None:
+            # In its turn a grouped claim waits for a row another statement holds locked (a sweep or another
+            # claimer's renewal or completion re-checking a row taken back meanwhile, a table's own worker)
+            # rather than passing over it: passing over a group's first row handed the rows after it out
+            # first (the fault matrix's groups cell, a sweep's re-check holding the row for milliseconds).
+            strict = True
             where = f"{where} AND {self.grouped(table, profile, where, resume)}"
             turn = e.group_lock(table)
             lock = e.compile(turn) if turn is not None else None
@@ -160,7 +165,7 @@ class Claims(ABC):
             waited = (enqueued, claimed) if enqueued is not None and claimed is not None else None
             claim = e.claim_sql(table, marks, where, order, strict, ready, waited, addressed)
             return ClaimPlan(e.compile(claim), True, lock=lock)
-        plan = replace(self.claim_into(table, profile, columns, where, order, addressed), lock=lock)
+        plan = replace(self.claim_into(table, profile, columns, where, order, addressed, strict), lock=lock)
         if profile.take or profile.guard is None:
             return plan
         return replace(plan, settle=e.compile(self._settle(table, profile)), rewriters=self.schema.rewriters(table))
@@ -196,7 +201,7 @@ class Claims(ABC):
         group, key = q(str(profile.group)), [q(k) for k in profile.key]
         order = profile.ranking
         shown = list(dict.fromkeys([*profile.key, str(profile.group), *(c for c, _ in order)]))
-        source = f"{e.table(table)}{e.skip_locked_hints()} WHERE {where}"
+        source = f"{e.table(table)}{e.committed_read_hints()} WHERE {where}"
         busy = (
             f"SELECT {group} FROM {e.table(table)}{e.committed_read_hints()} "
             f"WHERE {self.group_busy(profile)} AND {group} IS NOT NULL"
@@ -330,10 +335,12 @@ class Claims(ABC):
         where: str,
         order: str,
         addressed: bool = False,
+        strict: bool = False,
     ) -> ClaimPlan:
         """The claim of an adopted table: up to ``:limit`` rows ``where`` selects, in ``order`` (an ORDER BY
         list, empty for none), marked or taken the profile's way and copied into the claims table; ``addressed``
-        as for claim_sql: the rows may be fetched by their address (an engine that has none ignores it)."""
+        as for claim_sql: the rows may be fetched by their address (an engine that has none ignores it);
+        ``strict``: it waits for rows others hold locked instead of skipping them (claim_sql's)."""
 
     def into_claims(self, table: TableName, columns: Sequence[str]) -> tuple[str, str]:
         """The claims table's column list for a copy of ``columns``, and the values that lead each copy."""
