@@ -132,7 +132,9 @@ def test_a_claim_waits_for_a_groups_first_row_held_locked_rather_than_pass_it_ov
         cur.execute(f"UPDATE {table} SET payload = payload WHERE id = (SELECT MIN(id) FROM {table})")
         claimer.start()
         claimer.join(timeout=2)  # a claim that passes over the locked row is back at once
-    claimer.join()
+        waited = claimer.is_alive()
+    claimer.join(timeout=60)
+    assert waited, "the claim did not wait for the locked row"
     assert claimed == [3]
     assert held(queue, "c1", 0, 1) == [("a", 0), ("a", 1), ("a", 2)]
 
