@@ -93,7 +93,9 @@ test test-crash test-cluster test-babelfish chaos chaos-ci bench-smoke: export S
 test test-crash test-cluster test-babelfish chaos chaos-ci bench-smoke: $(SPARK_HOME_TESTS)
 $(SPARK_HOME_TESTS): $(VENV)/.installed
 	$(PY) -m tests.support.spark_home $@
-TEST_JVM := -XX:TieredStopAtLevel=1 -XX:SharedArchiveFile=$(SPARK_CDS) -Xlog:cds*=off
+# C1 alone, a JVM reserves 48 MB for compiled code; a test session of many suites filled it (connector/
+# sqlqueue/spark/tuning.py, LOCAL_JVM_OPTIONS), so the tests reserve what a C2 JVM does.
+TEST_JVM := -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m -XX:SharedArchiveFile=$(SPARK_CDS) -Xlog:cds*=off
 test test-crash test-cluster test-babelfish test-pyspark-upper chaos chaos-ci bench-smoke: export SPARK_SUBMIT_OPTS += $(TEST_JVM)
 test test-crash test-cluster test-babelfish test-pyspark-upper chaos chaos-ci bench-smoke: $(SPARK_CDS)
 $(SPARK_CDS): $(SPARK_HOME_TESTS) | setup

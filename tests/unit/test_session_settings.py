@@ -15,11 +15,16 @@ def launched_here(monkeypatch):
 
 
 def test_a_local_jvm_compiles_with_c1_alone():
-    assert LOCAL_JVM_OPTIONS in server_settings(local=True)[JAVA_OPTIONS].split()
+    assert set(LOCAL_JVM_OPTIONS) <= set(server_settings(local=True)[JAVA_OPTIONS].split())
+
+
+def test_a_local_jvm_compiling_with_c1_alone_keeps_the_code_cache_c2_would_have():
+    # C1 alone, the JVM reserves 48 MB for compiled code; a long session ran out of it.
+    assert "-XX:ReservedCodeCacheSize=240m" in server_settings(local=True)[JAVA_OPTIONS].split()
 
 
 def test_a_cluster_driver_keeps_the_default_compilers():
-    assert LOCAL_JVM_OPTIONS not in server_settings(local=False)[JAVA_OPTIONS].split()
+    assert not set(LOCAL_JVM_OPTIONS) & set(server_settings(local=False)[JAVA_OPTIONS].split())
 
 
 def test_a_local_master_writes_checkpoint_files_with_the_file_system_manager():
@@ -32,7 +37,7 @@ def test_a_cluster_keeps_sparks_checkpoint_file_manager():
 
 def test_the_users_java_options_come_after_ours_so_their_flags_win():
     options = server_settings(local=True, java_options="-XX:TieredStopAtLevel=4 -Dx=1")[JAVA_OPTIONS].split()
-    assert options.index(LOCAL_JVM_OPTIONS) < options.index("-XX:TieredStopAtLevel=4")
+    assert max(options.index(flag) for flag in LOCAL_JVM_OPTIONS) < options.index("-XX:TieredStopAtLevel=4")
     assert "-Dx=1" in options
 
 

@@ -67,7 +67,7 @@ def server_settings(local: bool = True, java_options: str | None = None) -> dict
     # A JVM this process starts logs warnings without Spark's start-up noise (under spark-submit, which
     # sets PYSPARK_GATEWAY_PORT, the JVM already runs, with spark-submit's own logging and options).
     if "PYSPARK_GATEWAY_PORT" not in os.environ:
-        java = [f"-Dlog4j2.configurationFile=file:{LOG4J2}", *([LOCAL_JVM_OPTIONS] if local else []), *java]
+        java = [f"-Dlog4j2.configurationFile=file:{LOG4J2}", *(LOCAL_JVM_OPTIONS if local else ()), *java]
     return {
         **({"spark.jars": ",".join(jars)} if jars else {"spark.jars.packages": DELTA_PACKAGE}),
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",

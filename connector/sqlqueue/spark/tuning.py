@@ -56,8 +56,12 @@ TUNING: dict[str, str] = {
 # the benchmark's earlier way, without the claim at that size); JVM CPU per 100,000 rows 3.0 -> 1.9. Work
 # that is the JVM's alone runs slower on C1 code (Spark's floor into Delta: 621,891 -> about 330,000
 # rows/s), so a machine with cores to spare may do better without it: a flag given later in
-# spark.driver.extraJavaOptions wins (-XX:TieredStopAtLevel=4).
-LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
+# spark.driver.extraJavaOptions wins (-XX:TieredStopAtLevel=4). C1 alone, the JVM reserves 48 MB for
+# compiled code instead of the 240 MB it reserves with C2 (-XX:+PrintFlagsFinal, JDK 17): a long-lived
+# test session filled it ("CodeCache is full. Compiler has been disabled."), then failed a Delta UPDATE
+# with "VirtualMachineError: Out of space in CodeCache for adapters". The 240 MB are reserved address
+# space, taken as code is compiled.
+LOCAL_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m")
 
 CHECKPOINT_FILE_MANAGER = "spark.sql.streaming.checkpointFileManagerClass"
 # A local master keeps its checkpoints on the local file system, whose Hadoop client, without Hadoop's
