@@ -27,8 +27,9 @@ compiled it for its own.
 In the same run, the floor: the same writer (foreachBatch + append_once), trigger and session, fed by a
 source that costs nothing (rows arriving in memory at the same rate, each carrying its arrival time),
 measured the same way; and the ratio of the job's percentiles to the floor's. With --runs, the job and the
-floor run that many times in turn, each run on a queue and tables of its own: a minute holds one or two
-of Delta's log checkpoints, which make the tail, so a single run's p99 ratio moves by 0.2-0.5. Printed
+floor run that many times in turn, each run on a queue and tables of its own: a minute holds two or three
+of Delta's log checkpoints, which make the tail, and where they fall moved single runs' p99 ratio from
+0.87 to 1.26 and p95's from 0.57 to 1.31 (docs/evidence.md, "Latency"). Printed
 then: each run's ratios, their median (min-max), and the percentiles of every run's rows together.
 Printed per rate: latency p50/p95/p99/max, and the medians per micro-batch of its rows and of
 the parts of Spark's progress report (latestOffset holds the claim, addBatch the Delta append).
@@ -50,7 +51,7 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote
 
-from common import ROOT, pg_options, start_postgres
+from common import ROOT, pg_options, ratio_spread, start_postgres
 from plots import DOCS_IMG, latency_distribution
 
 from sqlqueue.schema import Column
@@ -308,13 +309,6 @@ def ratios(ours: list[float], floor: list[float]) -> dict[int, float]:
     return {p: a[p - 1] / b[p - 1] for p in PERCENTILES}
 
 
-def spread(values: list[float]) -> str:
-    """A median with its smallest and largest value (one value alone)."""
-    if len(values) == 1:
-        return f"{values[0]:.2f}"
-    return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
-
-
 def iso(epoch: float) -> str:
     """An epoch time as Spark's progress timestamps spell it (UTC, milliseconds, Z)."""
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch)) + f".{int(epoch % 1 * 1000):03d}Z"
@@ -428,7 +422,7 @@ def main() -> None:
                     report(rate, floor_all, [])
                     print(
                         f"  sqlqueue / floor, median (min-max) of {args.runs} runs, each taken within its run: "
-                        + ", ".join(f"p{p} {spread(v)}" for p, v in taken.items())
+                        + ", ".join(f"p{p} {ratio_spread(v)}" for p, v in taken.items())
                         + " (target: within 1.15)",
                         flush=True,
                     )

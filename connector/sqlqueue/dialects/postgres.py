@@ -149,24 +149,30 @@ class PostgresEngine(Engine):
         picked = f"SELECT {names} FROM {self.table(table)} WHERE {where}{order_by} LIMIT :limit {lock}"
         return f"{names} = ANY(ARRAY({picked}))" if len(key) == 1 else f"({names}) IN ({picked})"
 
+    def claim_pick(
+        self, table: TableName, key: Sequence[str], where: str, order: str, strict: bool, addressed: bool
+    ) -> str:
+        """The rows a claim takes (picked): past those others hold locked, or waiting for them where
+        ``strict``; matched by ``key``, or where ``addressed`` and not ``strict`` by their address."""
+        # SKIP LOCKED is PostgreSQL's READPAST; strict order waits for earlier claimers instead.
+        if strict or not addressed:
+            return self.picked(table, key, where, order, "FOR UPDATE" if strict else "FOR UPDATE SKIP LOCKED")
+        # The rows are fetched by their address (ctid, a TID scan), as the UPDATE reference's "update in
+        # batches" example does (postgresql.org/docs/17/sql-update.html), rather than probed one by one
+        # through the primary key: 200,000-row claims of 1,000,000 rows with their completion took 11-20%
+        # less time (benchmarks/bench_stages.py shows the claim as the job's slowest stage). Only on a
+        # table whose addresses each name one row (plain_table_sql). A row another transaction changed
+        # after this statement began, and that is still ready, is locked at its newest version, whose
+        # address the statement's snapshot does not see, so the claim passes over it (locked until
+        # commit): a later claim takes it, as rows skipped as locked are. A strict claim may not pass a
+        # row over, so it keeps the key.
+        return self.picked(table, ("ctid",), where, order, "FOR UPDATE SKIP LOCKED")
+
     def claim_sql(
         self, table: TableName, set_sql: str, where: str, order: str, strict: bool, index: str | None,
         waited: tuple[str, str] | None = None, addressed: bool = False,
     ) -> str:  # fmt: skip
-        # SKIP LOCKED is PostgreSQL's READPAST; strict order waits for earlier claimers instead.
-        if strict or not addressed:
-            picked = self.picked(table, ("id",), where, order, "FOR UPDATE" if strict else "FOR UPDATE SKIP LOCKED")
-        else:
-            # The rows are fetched by their address (ctid, a TID scan), as the UPDATE reference's "update in
-            # batches" example does (postgresql.org/docs/17/sql-update.html), rather than probed one by one
-            # through the primary key: 200,000-row claims of 1,000,000 rows with their completion took 11-20%
-            # less time (benchmarks/bench_stages.py shows the claim as the job's slowest stage). Only on a
-            # table whose addresses each name one row (plain_table_sql). A row another transaction changed
-            # after this statement began, and that is still ready, is locked at its newest version, whose
-            # address the statement's snapshot does not see, so the claim passes over it (locked until
-            # commit): a later claim takes it, as rows skipped as locked are. A strict claim may not pass a
-            # row over, so it keeps the key.
-            picked = self.picked(table, ("ctid",), where, order, "FOR UPDATE SKIP LOCKED")
+        picked = self.claim_pick(table, ("id",), where, order, strict, addressed)
         return f"UPDATE {self.table(table)} SET {set_sql} WHERE {picked} RETURNING {self.claimed_returns(waited)}"
 
     def plain_table_sql(self) -> str:
@@ -379,13 +385,7 @@ class PostgresClaims(Claims):
         # took about 16% less time than through its key (docs/evidence.md, "Adopted tables").
         e = self.engine
         t, q = e.table(table), e.quote
-        # A strict claim keeps the key, as claim_sql's does.
-        by, lock = (
-            (profile.key, "FOR UPDATE")
-            if strict
-            else (("ctid",) if addressed else profile.key, "FOR UPDATE SKIP LOCKED")
-        )
-        picked = e.picked(table, by, where, order, lock)
+        picked = e.claim_pick(table, profile.key, where, order, strict, addressed)
         change = f"DELETE FROM {t}" if profile.take else f"UPDATE {t} SET {self.lifecycle.claim_sets(profile)}"
         cols = ", ".join(q(c) for c in columns)
         target, lead = self.into_claims(table, columns)
