@@ -48,7 +48,9 @@ class Adoption:
         Every statement finds copies by claim (consumer, claim number, then row), so where the engine
         declares a primary key apart from the identity, that is the key, as Hangfire keys its SQL Server
         job queue by queue then id (``PRIMARY KEY CLUSTERED ([Queue], [Id])``, Hangfire.SqlServer's
-        Install.sql): one index fewer to write for every copy (a relational claim, read and completion of
+        Install.sql; SQL Server's key of NVARCHAR(400), BIGINT and BIGINT is at most 816 bytes, within the
+        900 a clustered index allows, learn.microsoft.com/sql/sql-server/maximum-capacity-specifications-for-
+        sql-server): one index fewer to write for every copy (a relational claim, read and completion of
         100,000 rows took 2.93 s against 3.06 with the key on the row and a held index beside it)."""
         e, claims = self.engine, self.lifecycle.claims_table(table)
         q = e.quote

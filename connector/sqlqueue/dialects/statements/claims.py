@@ -153,6 +153,9 @@ class Claims(ABC):
             # claimer's renewal or completion re-checking a row taken back meanwhile, a table's own worker)
             # rather than passing over it: passing over a group's first row handed the rows after it out
             # first (the fault matrix's groups cell, a sweep's re-check holding the row for milliseconds).
+            # SKIP LOCKED and READPAST are what skip such a row ("The Locking Clause", postgresql.org/docs/
+            # current/sql-select.html; READPAST in learn.microsoft.com/sql/t-sql/queries/hints-transact-sql-
+            # table), so a grouped claim reads and locks without them.
             strict = True
             where = f"{where} AND {self.grouped(table, profile, where, resume)}"
             turn = e.group_lock(table)
