@@ -34,32 +34,32 @@ def claims_table_exists(queue) -> bool:
 
 
 def test_adopt_proposes_a_profile_read_from_the_tables_columns(adopt):
-    status, out, _ = adopt("adopt")
-    assert status == 0
+    status, out, err = adopt("adopt")
+    assert status == 0, err
     assert '"profile" = "relational"' in out
     assert '"profile.key" = "enqueuedat"' in out.lower()
     assert not claims_table_exists(adopt.queue)
 
 
 def test_adopt_with_a_profile_prints_the_ddl_it_needs_and_changes_nothing(adopt):
-    status, out, _ = adopt("adopt", "--set", "source.profile=relational")
-    assert status == 0 and "_sqlqueue_claims" in out and "fits profile relational" in out
+    status, out, err = adopt("adopt", "--set", "source.profile=relational")
+    assert status == 0 and "_sqlqueue_claims" in out and "fits profile relational" in out, err
     assert "ix_" in out  # no index leads with ScheduledFor: the one it proposes
     assert not claims_table_exists(adopt.queue)
 
 
 def test_adopt_apply_creates_the_claims_table_and_leaves_the_table_alone_without_index(adopt):
-    status, out, _ = adopt("adopt", "--set", "source.profile=relational", "--apply")
-    assert status == 0 and "is adopted" in out
+    status, out, err = adopt("adopt", "--set", "source.profile=relational", "--apply")
+    assert status == 0 and "is adopted" in out, err
     assert claims_table_exists(adopt.queue)
-    status, out, _ = adopt("doctor", "--set", "source.profile=relational")
-    assert status == 1 and "PROBLEM  claim index" in out and "OK       adopted" in out
+    status, out, err = adopt("doctor", "--set", "source.profile=relational")
+    assert status == 1 and "PROBLEM  claim index" in out and "OK       adopted" in out, err
 
 
 def test_adopt_apply_index_gives_the_claim_an_index_and_the_doctor_is_content(adopt):
     assert adopt("adopt", "--set", "source.profile=relational", "--apply", "--index")[0] == 0
-    status, out, _ = adopt("doctor", "--set", "source.profile=relational")
-    assert "OK       claim index" in out and "no problems found" in out and status == 0
+    status, out, err = adopt("doctor", "--set", "source.profile=relational")
+    assert "OK       claim index" in out and "no problems found" in out and status == 0, err
 
 
 def test_a_profile_that_does_not_fit_is_one_line_naming_the_column(adopt):
@@ -79,9 +79,9 @@ def test_stats_on_an_adopted_table_shows_rows_per_status_held_unpublished_and_cl
     adopt("adopt", "--set", "source.profile=relational", "--apply")
     user_tables.enqueue_relational(adopt.queue, 3)
     adopt.queue.consuming.claim("etl", 1, 1)
-    status, out, _ = adopt("stats", "--set", "source.profile=relational")
+    status, out, err = adopt("stats", "--set", "source.profile=relational")
     lines = {line.split()[0]: line.split()[1] for line in out.splitlines()[2:] if len(line.split()) > 1}
-    assert status == 0 and lines["Pending"] == "2" and lines["Processing"] == "1" and lines["held"] == "1"
+    assert status == 0 and lines["Pending"] == "2" and lines["Processing"] == "1" and lines["held"] == "1", err
     assert lines["unpublished"] == "0" and "claimable: 2 rows now" in out
 
 
@@ -94,10 +94,12 @@ def test_stats_on_an_adopted_table_shows_the_rows_waiting_for_a_retry_and_the_er
     )
     user_tables.run(adopt.queue, f"UPDATE {adopt.queue.table} SET Status = 'Failed', Error = 'HTTP 400:\n bad address'")
     user_tables.run(adopt.queue, f"UPDATE {adopt.queue.table} SET Status = 'Error' WHERE Payload = 'p0'")
-    status, out, _ = adopt("stats", "--set", "source.profile=relational")
+    status, out, err = adopt("stats", "--set", "source.profile=relational")
     error_line = next(line for line in out.splitlines() if line.startswith("Error "))
     hours, minutes, seconds = map(int, error_line.split()[3].split(":"))  # first due in h:mm:ss
-    assert status == 0 and error_line.split()[1:3] == ["1", "1"] and 540 < hours * 3600 + minutes * 60 + seconds <= 600
+    assert (
+        status == 0 and error_line.split()[1:3] == ["1", "1"] and 540 < hours * 3600 + minutes * 60 + seconds <= 600
+    ), err
     assert "errors of Failed rows, the most frequent first" in out
     assert any(line.split() == ["2", "HTTP", "400:", "bad", "address"] for line in out.splitlines())
 
@@ -106,9 +108,9 @@ def test_peek_on_an_adopted_table_shows_its_next_ready_rows_whole_in_the_profile
     adopt("adopt", "--set", "source.profile=relational", "--apply")
     user_tables.enqueue_relational(adopt.queue, 3)
     adopt.queue.consuming.claim("etl", 1, 1)  # p0, in the profile's order (ScheduledFor, then EnqueuedAt)
-    status, out, _ = adopt("peek", "--set", "source.profile=relational", "--limit", "5")
+    status, out, err = adopt("peek", "--set", "source.profile=relational", "--limit", "5")
     rows = [{k.lower(): v for k, v in json.loads(line).items()} for line in out.splitlines()]  # PostgreSQL folds
-    assert status == 0 and [(r["payload"], r["status"]) for r in rows] == [("p1", "Pending"), ("p2", "Pending")]
+    assert status == 0 and [(r["payload"], r["status"]) for r in rows] == [("p1", "Pending"), ("p2", "Pending")], err
     assert {k: v["rows"] for k, v in adopt.queue.inspection.stats().items()} == {"Pending": 2, "Processing": 1}
 
 
@@ -133,16 +135,16 @@ def test_peek_with_a_filter_lists_only_the_rows_it_selects(adopt):
     user_tables.enqueue_relational(adopt.queue, 2, type_="Sync")
     user_tables.enqueue_relational(adopt.queue, 1, type_="Mail", start=10)
     filter_ = "source.profile.filter=Type IN ('Mail', 'Fax') AND Payload NOT LIKE '%:draft'"
-    status, out, _ = adopt("peek", "--set", "source.profile=relational", "--set", filter_, "--limit", "5")
+    status, out, err = adopt("peek", "--set", "source.profile=relational", "--set", filter_, "--limit", "5")
     rows = [{k.lower(): v for k, v in json.loads(line).items()} for line in out.splitlines()]
-    assert status == 0 and [(r["payload"], r["type"]) for r in rows] == [("p10", "Mail")]
+    assert status == 0 and [(r["payload"], r["type"]) for r in rows] == [("p10", "Mail")], err
 
 
 def test_adopt_proposes_the_tables_referencing_its_key_as_subtype_tables(adopt, engine):
     name = str(adopt.queue.table)
     user_tables.run(adopt.queue, *designs.subtypes(engine.name, name))
-    status, out, _ = adopt("adopt")
-    assert status == 0
+    status, out, err = adopt("adopt")
+    assert status == 0, err
     assert f'"profile.include" = "{name}_email, {name}_reset"' in out.lower()
     assert '"profile.include_exclusive" = "true"' in out
 
@@ -150,9 +152,9 @@ def test_adopt_proposes_the_tables_referencing_its_key_as_subtype_tables(adopt, 
 def test_adopt_apply_makes_sqlqueue_s_tables_beside_each_subtype_table(adopt, engine):
     name = str(adopt.queue.table)
     user_tables.run(adopt.queue, *designs.subtypes(engine.name, name))
-    status, _, _ = adopt(
+    status, _, err = adopt(
         "adopt", "--set", "source.profile=relational", "--set", f"source.profile.include={name}_email", "--apply"
     )
-    assert status == 0
+    assert status == 0, err
     claims = adopt.queue.dialect.lifecycle.claims_table(TableName(f"{name}_email"))
     assert adopt.queue.fetch(adopt.queue.dialect.schema.table_columns(claims), adopt.queue.catalog_names(claims))

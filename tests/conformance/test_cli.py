@@ -36,9 +36,9 @@ def run(engine, tmp_path, monkeypatch, capsys):
 
 def test_create_makes_a_queue_with_the_given_columns(run, engine):
     name = fresh_name("made_by_cli_")
-    status, out, _ = run("create", "--columns", "payload text, customer bigint not null", table=name)
+    status, out, err = run("create", "--columns", "payload text, customer bigint not null", table=name)
     fresh = engine.queue(name)
-    assert status == 0 and f"{name} is ready" in out
+    assert status == 0 and f"{name} is ready" in out, err
     assert [(c.name, c.type, c.nullable) for c in fresh.domain_columns()] == [
         ("payload", "text", True),
         ("customer", "bigint", False),
@@ -46,8 +46,8 @@ def test_create_makes_a_queue_with_the_given_columns(run, engine):
 
 
 def test_create_print_shows_the_ddl_and_touches_nothing(run, engine):
-    status, out, _ = run("create", "--print", table="only_printed")
-    assert status == 0 and "only_printed" in out and "ix_only_printed_ready" in out
+    status, out, err = run("create", "--print", table="only_printed")
+    assert status == 0 and "only_printed" in out and "ix_only_printed_ready" in out, err
     assert run("stats", table="only_printed")[0] == 2  # the table was not created
 
 
@@ -73,8 +73,8 @@ def test_enqueue_refuses_a_line_that_is_not_json(run, monkeypatch):
 
 def test_peek_shows_the_next_ready_rows_in_order_without_claiming(run):
     run.queue.enqueue([{"payload": p} for p in "abc"])
-    status, out, _ = run("peek", "-n", "2")
-    assert status == 0 and [json.loads(line)["payload"] for line in out.splitlines()] == ["a", "b"]
+    status, out, err = run("peek", "-n", "2")
+    assert status == 0 and [json.loads(line)["payload"] for line in out.splitlines()] == ["a", "b"], err
     assert run.queue.inspection.count_ready() == 3
 
 
@@ -82,9 +82,9 @@ def test_stats_shows_rows_per_state_and_the_oldest_age(run):
     run.queue.enqueue([{"payload": p} for p in "abc"])
     run.queue.consuming.claim("c", 1, 1, order=run.order)
     Producer(run.queue, "w").write(0, 0, (Column("payload", "text"),), [("unpublished",)])
-    status, out, _ = run("stats")
+    status, out, err = run("stats")
     lines = {line.split()[0]: line.split()[1] for line in out.splitlines()[2:7]}
-    assert status == 0 and lines == {"ready": "2", "claimed": "1", "failed": "0", "done": "0", "unpublished": "1"}
+    assert status == 0 and lines == {"ready": "2", "claimed": "1", "failed": "0", "done": "0", "unpublished": "1"}, err
     assert "throughput: 0 rows done in the last 60 s" in out
 
 
@@ -95,8 +95,8 @@ def test_stats_shows_the_oldest_claimable_row_and_the_waits_of_recent_claims(run
     set_times(run.queue, "claimed_at", {1: claimed, 2: claimed})
     set_times(run.queue, "enqueued_at", {1: claimed - dt.timedelta(seconds=10), 2: claimed - dt.timedelta(seconds=20)})
     move_back(run.queue, "enqueued_at", 7200, ids=[3])
-    status, out, _ = run("stats")
-    assert status == 0
+    status, out, err = run("stats")
+    assert status == 0, err
     assert re.search(r"^claimable: 1 rows now \(.*\), the oldest enqueued 2:00:0\d ago$", out, re.MULTILINE), out
     assert "queue wait: 2 rows claimed in the last 60 s waited p50 10.0 s, p95 20.0 s, max 20.0 s (" in out
     run.queue.consuming.complete("c", 1)  # deleted: nothing recent is left to measure
@@ -197,9 +197,9 @@ def test_commands_refuse_a_layout_1_queue_in_one_line_until_migrate_upgrades_it(
     table = str(old.table)
     status, _, err = run("stats", table=table)
     assert status == 2 and err.count("\n") == 1 and f"run `sqlqueue migrate --queue {table}`" in err
-    status, out, _ = run("migrate", "--chunk-size", "2", table=table)
+    status, out, err = run("migrate", "--chunk-size", "2", table=table)
     lines = out.splitlines()
-    assert status == 0 and lines[-1].endswith(f"{table} at {old.spec.display} is at layout 2")
+    assert status == 0 and lines[-1].endswith(f"{table} at {old.spec.display} is at layout 2"), err
     assert any("move rows of uncommitted sink batches" in line and line.endswith(": 5 rows") for line in lines)
     assert run("stats", table=table)[0] == 0
     assert run("migrate", table=table)[1].endswith("is at layout 2: nothing to migrate\n")
@@ -207,8 +207,8 @@ def test_commands_refuse_a_layout_1_queue_in_one_line_until_migrate_upgrades_it(
 
 def test_migrate_print_shows_the_script_and_touches_nothing(run, engine):
     old = layout1_queue(engine)
-    status, out, _ = run("migrate", "--print", "--columns", "payload text", table=str(old.table))
-    assert status == 0 and out.startswith(f"-- sqlqueue migrate: queue {old.table} from layout 1 to layout 2")
+    status, out, err = run("migrate", "--print", "--columns", "payload text", table=str(old.table))
+    assert status == 0 and out.startswith(f"-- sqlqueue migrate: queue {old.table} from layout 1 to layout 2"), err
     assert "-- Step 1/" in out and f"{old.table.name}_layout" in out
     assert old.layout() == 1
 
