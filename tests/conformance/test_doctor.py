@@ -112,8 +112,8 @@ def test_doctor_command_prints_findings_and_fixes_and_fails_on_a_problem(engine,
     queue = engine.new_queue()
     run_fixes(queue, [f"DROP INDEX {drop(queue, f'ix_{queue.table.name}_ready')}"])
     status = cli.main(["doctor", "-c", config_file(engine, tmp_path, monkeypatch), "--queue", str(queue.table)])
-    out = capsys.readouterr().out
-    assert status == 1
+    out, err = capsys.readouterr()
+    assert status == 1, err
     assert "PROBLEM  ready index: no index seeks the ready rows in fifo order" in out
     assert "CREATE INDEX IF NOT EXISTS" in out and out.rstrip().endswith("1 problem(s) found")
 
@@ -131,7 +131,7 @@ def test_a_layout_1_table_is_a_problem_that_names_migrate(engine, tmp_path, monk
     old = layout1_queue(engine)
     assert problems(old) == {"layout": ()}
     status = cli.main(["doctor", "-c", config_file(engine, tmp_path, monkeypatch), "--queue", str(old.table)])
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert (
         status == 1
         and (
@@ -139,4 +139,4 @@ def test_a_layout_1_table_is_a_problem_that_names_migrate(engine, tmp_path, monk
             "run `sqlqueue migrate` (`sqlqueue migrate --print` prints the script)\n"
         )
         in out
-    )
+    ), err
