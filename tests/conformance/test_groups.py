@@ -9,9 +9,10 @@ from collections import defaultdict
 import pytest
 
 from sqlqueue import layouts
-from sqlqueue.errors import SchemaError
+from sqlqueue.connection import parse_connection
+from sqlqueue.errors import DatabaseError, SchemaError
 from sqlqueue.groups import Grouping
-from sqlqueue.queue import Ack
+from sqlqueue.queue import Ack, Queue
 from sqlqueue.schema import Column
 
 DOMAIN = (Column("account", "string"), Column("payload", "text"))
@@ -137,6 +138,40 @@ def test_a_claim_waits_for_a_groups_first_row_held_locked_rather_than_pass_it_ov
     assert waited, "the claim did not wait for the locked row"
     assert claimed == [3]
     assert held(queue, "c1", 0, 1) == [("a", 0), ("a", 1), ("a", 2)]
+
+
+def test_a_lock_timeout_on_the_connection_bounds_a_grouped_claims_wait_with_an_error_it_retries(engine):
+    """A transaction that keeps a group's first row locked holds grouped claims back until it ends; the
+    connection's lock_timeout (libpq's options in the URL) bounds that wait, with a transient error."""
+    if engine.name != "postgres":
+        pytest.skip("a URL sets lock_timeout through libpq's options on PostgreSQL only")
+    queue = grouped_queue(engine)
+    fill(queue, ["a", "a"])
+    table = queue.engine.table(queue.table)
+    url = engine.options["url"]
+    url += ("&" if "?" in url else "?") + "options=-c%20lock_timeout%3D300ms"
+    bounded = Queue(parse_connection(url, password=engine.options.get("password")), queue.table)
+    holder = engine.queue(str(queue.table))
+    raised: list[Exception] = []
+
+    def claimer() -> None:
+        try:
+            claim(bounded, engine, "c1", 1)
+        except DatabaseError as error:
+            raised.append(error)
+
+    waiting = threading.Thread(target=claimer)
+    try:
+        with holder.transaction() as cur:
+            cur.execute(f"UPDATE {table} SET payload = payload WHERE id = (SELECT MIN(id) FROM {table})")
+            waiting.start()
+            waiting.join(timeout=30)  # the holder's transaction lasts until the claim gave up
+            assert not waiting.is_alive(), "the claim still waits past the connection's lock timeout"
+        assert [(e.transient, "lock timeout" in str(e)) for e in raised] == [(True, True)], raised
+        assert claim(bounded, engine, "c1", 1) == 2  # once the holder is done
+    finally:
+        waiting.join()
+        bounded.close()
 
 
 def test_competing_grouped_claimers_never_hold_one_group_at_once(engine):
