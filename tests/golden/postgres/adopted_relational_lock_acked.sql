@@ -1,1 +1,0 @@
-SELECT 1 FROM "jobs" WHERE EXISTS (SELECT 1 FROM pg_temp."sqlqueue_acks" AS sqlqueue_ack WHERE sqlqueue_ack."n" BETWEEN %s AND %s AND sqlqueue_ack."k0" = "jobs"."EnqueuedAt") ORDER BY "EnqueuedAt" ASC FOR UPDATE
