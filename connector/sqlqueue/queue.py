@@ -55,9 +55,10 @@ def _settled(cur: Any, writes: Sequence[Statement], values: dict[str, Any], size
     """Run one chunk's outcome statements; how many rows they settled. A pass that settled fewer rows than
     the chunk holds (``size``) runs again, up to ACK_PASSES in all: an ack that waited on the stream's own
     renewal of its row compared the row's new token with its copy's old one (lock_acked) and changed
-    nothing; the next statement reads both anew. Where the lock is not honoured (Babelfish ignores table
-    hints) that race fenced out whole batches, whose rows then stayed held. A row another claimer took
-    stays unsettled in every pass."""
+    nothing; the next statement reads both anew. Where the lock is not taken (PostgreSQL:
+    Engine.locks_acked_rows) or not honoured (Babelfish ignores table hints) this pass is what settles
+    such a row; without it that race fenced out whole batches, whose rows then stayed held. A row another
+    claimer took stays unsettled in every pass."""
     settled = 0
     for n in range(ACK_PASSES):
         passed = sum(max(execute(cur, w, **values).rowcount, 0) for w in writes)

@@ -100,6 +100,10 @@ class Engine(ABC):
     # Whether queue rows get an index on their sink tag (see SqlServerEngine for why).
     indexes_row_tags = False
 
+    # Whether acknowledgements lock their rows in key order before writing outcomes (Outcomes.lock_acked)
+    # rather than leave a row their stream's renewal changed meanwhile to the next pass (queue._settled).
+    locks_acked_rows = True
+
     @abstractmethod
     def quote(self, ident: str) -> str: ...
 
