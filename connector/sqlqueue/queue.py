@@ -56,7 +56,7 @@ def _settled(cur: Any, writes: Sequence[Statement], values: dict[str, Any], size
     the chunk holds (``size``) runs again, up to ACK_PASSES in all: an ack that waited on the stream's own
     renewal of its row compared the row's new token with its copy's old one (lock_acked) and changed
     nothing; the next statement reads both anew. Where the lock is not taken (PostgreSQL:
-    Engine.locks_acked_rows) or not honoured (Babelfish ignores table hints) this pass is what settles
+    Engine.lock_rows) or not honoured (Babelfish ignores table hints) this pass is what settles
     such a row; without it that race fenced out whole batches, whose rows then stayed held. A row another
     claimer took stays unsettled in every pass."""
     settled = 0

@@ -100,10 +100,6 @@ class Engine(ABC):
     # Whether queue rows get an index on their sink tag (see SqlServerEngine for why).
     indexes_row_tags = False
 
-    # Whether acknowledgements lock their rows in key order before writing outcomes (Outcomes.lock_acked)
-    # rather than leave a row their stream's renewal changed meanwhile to the next pass (queue._settled).
-    locks_acked_rows = True
-
     @abstractmethod
     def quote(self, ident: str) -> str: ...
 
@@ -400,11 +396,13 @@ class Engine(ABC):
         and skipping rows other sessions hold. SQLite's one writer (BEGIN IMMEDIATE) locks the database."""
         return f"SELECT {columns} FROM {self.table(table)} WHERE {where} LIMIT :limit"
 
+    @abstractmethod
     def lock_rows(self, table: TableName, columns: str, where: str, order: str) -> str | None:
         """SELECT ``columns`` of the rows ``where`` selects, locked in ``order`` (an ORDER BY list) until the
-        transaction ends, waiting for a session that holds them; None where a transaction holds the whole
-        database already."""
-        return f"SELECT {columns} FROM {self.table(table)} WHERE {where} ORDER BY {order} FOR UPDATE"
+        transaction ends, waiting for a session that holds them, as acknowledgements lock their rows before
+        writing outcomes (Outcomes.lock_acked); None where they take no such lock: a transaction holds the
+        whole database already, or the outcomes' next pass settles what the lock would spare
+        (queue._settled)."""
 
     def skip_locked_hints(self) -> str:
         """Table hints for a read that skips rows other sessions hold locked instead of waiting."""

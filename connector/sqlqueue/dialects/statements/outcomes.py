@@ -117,10 +117,8 @@ class Outcomes:
         statement's start. The acknowledgement would be fenced out by its own stream's renewal. Once the
         rows are locked, the outcomes' statements start after the renewal and read both anew. None on
         SQLite (one writer), and where the engine leaves such a row to the next pass instead
-        (Engine.locks_acked_rows)."""
+        (Engine.lock_rows)."""
         e = self.engine
-        if not e.locks_acked_rows:
-            return None
         where = self._staged(profile, e.quote(table.name))
         sql = e.lock_rows(table, "1", where, self.lifecycle.order_by([(k, "ASC") for k in profile.key]))
         return None if sql is None else e.compile(sql)
