@@ -726,7 +726,7 @@ class Consuming:
         staged = [first[key] for key in sorted(first)]  # in key order, as two writers that lock several rows should
         columns, types = self._staged_columns()
         execute(cur, outcomes.stage(types, len(profile.key)))
-        rows = _staged_rows(staged, [c.name for c in columns], len(profile.key))
+        rows = _staged_rows(staged, [field for field, _ in outcomes.fields(profile)], len(profile.key))
         self.queue.engine.load(cur, self.queue.engine.temp_table(STAGED), columns, rows)
         analyze = self.queue.engine.analyze(self.queue.engine.temp_table(STAGED))
         if analyze is not None:
@@ -760,9 +760,9 @@ class Consuming:
             portable = {c.name.lower(): c.type for c in self.queue.columns()}
             columns, types = [], []
             for field, column in self.queue.dialect.outcomes.fields(self.queue.profile):
-                own = Outcomes.own_type(field)
-                columns.append(Column(field, portable[column.lower()]) if column else own)
-                types.append((field, exact[column.lower()] if column else self.queue.engine.type_sql(own)))
+                own, name = Outcomes.own_type(field), Outcomes.column(field)
+                columns.append(Column(name, portable[column.lower()]) if column else replace(own, name=name))
+                types.append((name, exact[column.lower()] if column else self.queue.engine.type_sql(own)))
             self._ack_columns = (tuple(columns), tuple(types))
         return self._ack_columns
 

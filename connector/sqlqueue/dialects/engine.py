@@ -196,6 +196,12 @@ class Engine(ABC):
     def limited_delete(self, table: TableName, where: str, limited: bool) -> str:
         return f"DELETE FROM {self.table(table)} WHERE {self._limited(table, where, limited)}"
 
+    def update_from(self, table: TableName, set_sql: str, source: str, where: str) -> str:
+        """UPDATE of the rows ``where`` joins to ``source`` (a table and its alias), each joined to one
+        source row, whose values ``set_sql`` may read (PostgreSQL's and SQLite's UPDATE ... FROM:
+        postgresql.org/docs/current/sql-update.html, sqlite.org/lang_update.html#update_from)."""
+        return f"UPDATE {self.table(table)} SET {set_sql} FROM {source} WHERE {where}"
+
     def _limited(self, table: TableName, where: str, limited: bool) -> str:
         if not limited:
             return where

@@ -1,1 +1,1 @@
-CREATE TABLE #sqlqueue_acks ([n] BIGINT, [k0] BIGINT, [outcome] NVARCHAR(400) COLLATE DATABASE_DEFAULT, [attempts] INT, [error] NVARCHAR(MAX) COLLATE DATABASE_DEFAULT, [delay_seconds] BIGINT, PRIMARY KEY ([k0]))
+CREATE TABLE #sqlqueue_acks ([n] BIGINT, [k0] BIGINT, [outcome] NVARCHAR(400) COLLATE DATABASE_DEFAULT, [attempts] INT, [error] NVARCHAR(MAX) COLLATE DATABASE_DEFAULT, [delay_seconds] BIGINT, PRIMARY KEY ([sqlqueue_k0]))

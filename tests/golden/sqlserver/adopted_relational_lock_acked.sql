@@ -1,1 +1,1 @@
-SELECT 1 FROM [dbo].[jobs] WITH (UPDLOCK, ROWLOCK) WHERE EXISTS (SELECT 1 FROM #sqlqueue_acks AS sqlqueue_ack WHERE sqlqueue_ack.[n] BETWEEN ? AND ? AND sqlqueue_ack.[k0] = [jobs].[EnqueuedAt]) ORDER BY [EnqueuedAt] ASC
+SELECT 1 FROM [dbo].[jobs] WITH (UPDLOCK, ROWLOCK) WHERE EXISTS (SELECT 1 FROM #sqlqueue_acks AS sqlqueue_ack WHERE sqlqueue_ack.[sqlqueue_n] BETWEEN ? AND ? AND sqlqueue_ack.[sqlqueue_k0] = [jobs].[EnqueuedAt]) ORDER BY [EnqueuedAt] ASC
