@@ -198,9 +198,12 @@ class Engine(ABC):
 
     def update_from(self, table: TableName, set_sql: str, source: str, where: str) -> str:
         """UPDATE of the rows ``where`` joins to ``source`` (a table and its alias), each joined to one
-        source row, whose values ``set_sql`` may read (PostgreSQL's and SQLite's UPDATE ... FROM:
-        postgresql.org/docs/current/sql-update.html, sqlite.org/lang_update.html#update_from)."""
-        return f"UPDATE {self.table(table)} SET {set_sql} FROM {source} WHERE {where}"
+        source row, whose values ``set_sql`` may read: UPDATE ... FROM on PostgreSQL
+        (postgresql.org/docs/current/sql-update.html), SQLite (sqlite.org/lang_update.html#update_from)
+        and SQL Server, where the target, named and not aliased, is left out of the FROM list, which then
+        joins it implicitly ("If the object being updated is the same as the object in the FROM clause
+        ...", UPDATE (Transact-SQL), learn.microsoft.com/sql/t-sql/queries/update-transact-sql)."""
+        return f"UPDATE {self.table(table)}{self.row_lock_hints()} SET {set_sql} FROM {source} WHERE {where}"
 
     def _limited(self, table: TableName, where: str, limited: bool) -> str:
         if not limited:

@@ -286,12 +286,6 @@ class SqlServerEngine(Engine):
         top = "TOP (:limit) " if limited else ""
         return f"UPDATE {top}{self.table(table)}{self.row_lock_hints()} SET {set_sql} WHERE {where}"
 
-    def update_from(self, table: TableName, set_sql: str, source: str, where: str) -> str:
-        # The target is named, not aliased, and left out of the FROM list, which then joins it implicitly
-        # ("If the object being updated is the same as the object in the FROM clause ...", UPDATE
-        # (Transact-SQL), learn.microsoft.com/sql/t-sql/queries/update-transact-sql).
-        return f"UPDATE {self.table(table)}{self.row_lock_hints()} SET {set_sql} FROM {source} WHERE {where}"
-
     def limited_delete(self, table: TableName, where: str, limited: bool) -> str:
         top = "TOP (:limit) " if limited else ""
         return f"DELETE {top}FROM {self.table(table)}{self.row_lock_hints()} WHERE {where}"
