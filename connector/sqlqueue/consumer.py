@@ -26,12 +26,6 @@ from .queue import Queue
 from .waits import Waits
 
 log = logging.getLogger("sqlqueue.consumer")
-# A claim made ahead goes in lanes side by side only from twice this many rows. Alone on the database two
-# lanes claim 500,000 PostgreSQL rows in 2.8 s against 3.8 s. In a drain on 2 cores, where the claim shares
-# the cores with Spark's work: at 200,000-row batches the second lane cost rows/s (69,499 against 77,723);
-# at 500,000 (2M rows, 3 drains each, the batches between the first and the last) 70,537 rows/s against
-# 74,744 for one lane, within the spread (56,712-80,541).
-LANE_ROWS = 200_000
 
 
 @dataclass(frozen=True)
@@ -108,7 +102,6 @@ class Consumer:
         self._bounds: dict[int, list[tuple[int, int]]] = {}  # claim number -> its read tasks' row ranges
         self._prefetch: threading.Thread | None = None
         self._background: Queue | None = None  # the connection of the claim ahead and the heartbeat
-        self._lanes: list[Queue] = []  # the connections of a claim ahead's other lanes
         self._last_rescue = float("-inf")
         self._lock = threading.Lock()
         self._committed: int | None = None  # claims after this one are held
@@ -265,8 +258,6 @@ class Consumer:
         self.queue.close()
         if self._background is not None:
             self._background.close()
-        for lane in self._lanes:
-            lane.close()
 
     def _claim(self, queue: Queue, seq: int, limit: int, bound: Any) -> int:
         """Claim ``seq``; where the claim returns the ids it took, its read tasks' row ranges are planned
@@ -274,20 +265,8 @@ class Consumer:
         which spares claim_waits one."""
         taken: list[int] = []
         waited: list[int] = []
-        claimed = self._claim_share(queue, seq, limit, bound, taken, waited)
-        self._took(seq, claimed, taken, waited)
-        return claimed
-
-    def _took(self, seq: int, claimed: int, taken: list[int], waited: list[int]) -> None:
-        """What claim ``seq`` returned of the ``claimed`` rows it took: their ids and waits, where it returns them."""
-        if taken and self.policy.groups is None:  # a grouped claim's read tasks take whole groups
-            self._bounds[seq] = even_ranges(taken, self.policy.partitions)
-        if claimed and len(waited) == claimed:
-            self._waits_ahead = (seq, Waits.ranked(waited))
-
-    def _claim_share(self, queue: Queue, seq: int, limit: int, bound: Any, taken: list[int], waited: list[int]) -> int:
         p = self.policy
-        return queue.consuming.claim(
+        claimed = queue.consuming.claim(
             self.id,
             seq,
             limit,
@@ -300,43 +279,11 @@ class Consumer:
             groups=p.groups,
             waited=waited,
         )
-
-    def _claim_ahead(self, seq: int, limit: int, bound: Any) -> int:
-        """The claim made ahead: a large one in lanes side by side, each on a connection of its own, where the
-        engine runs claims in parallel (Engine.claim_lanes). Each lane claims its share under ``seq`` skipping
-        the rows the others lock, as chunks of one claim do, and commits on its own; a lane that fails leaves
-        what the others took held under ``seq``, which the next ``advance`` counts and serves. Two lanes
-        claimed 500,000 PostgreSQL rows in 2.8 s against 3.8 s for one statement (LANE_ROWS: when)."""
-        lanes = self.queue.engine.claim_lanes if limit >= LANE_ROWS * 2 else 1
-        if lanes == 1:
-            return self._claim(self._background_queue(), seq, limit, bound)
-        queues = self._lane_queues(lanes)
-        shares = [limit // lanes + (i < limit % lanes) for i in range(lanes)]
-        taken: list[list[int]] = [[] for _ in range(lanes)]
-        waited: list[list[int]] = [[] for _ in range(lanes)]
-        claimed = [0] * lanes
-        failed: list[SqlQueueError] = []
-
-        def lane(i: int) -> None:
-            try:
-                claimed[i] = self._claim_share(queues[i], seq, shares[i], bound, taken[i], waited[i])
-            except SqlQueueError as exc:
-                failed.append(exc)
-
-        threads = [threading.Thread(target=lane, args=(i,), name=f"sqlqueue-claim-{seq}-{i}") for i in range(lanes)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        if failed:
-            raise failed[0]
-        self._took(seq, sum(claimed), [i for share in taken for i in share], [w for share in waited for w in share])
-        return sum(claimed)
-
-    def _lane_queues(self, lanes: int) -> list[Queue]:
-        while len(self._lanes) < lanes - 1:
-            self._lanes.append(self.queue.twin())
-        return [self._background_queue(), *self._lanes[: lanes - 1]]
+        if taken and p.groups is None:  # a grouped claim's read tasks take whole groups
+            self._bounds[seq] = even_ranges(taken, p.partitions)
+        if claimed and len(waited) == claimed:
+            self._waits_ahead = (seq, Waits.ranked(waited))
+        return claimed
 
     def _held(self, seq: int, dropped: int) -> int:
         """Rows held under claim ``seq``: as many as the claim made ahead took, when it made it and none was
@@ -395,7 +342,7 @@ class Consumer:
                     # A claim ahead honours min_rows too, or a trickle would be served in small batches.
                     if queue.consuming.count_claimed(self.id, seq) or not self._enough_ready(queue, min_rows):
                         return
-                    self._taken_ahead = (seq, self._claim_ahead(seq, limit, bound))
+                    self._taken_ahead = (seq, self._claim(queue, seq, limit, bound))
                     if self._waits_ahead is None or self._waits_ahead[0] != seq:  # not returned by the claim
                         self._waits_ahead = (seq, queue.inspection.claim_waits(self.id, seq))
             except SqlQueueError as exc:  # the next advance claims (and completes) in the foreground instead

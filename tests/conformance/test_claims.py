@@ -359,15 +359,12 @@ def test_reading_a_batch_this_run_claimed_does_not_wait_for_the_claim_ahead(engi
     consumer.close()
 
 
-def test_a_large_claim_ahead_in_lanes_takes_each_row_once_and_the_whole_limit(engine, monkeypatch):
-    import sqlqueue.consumer
-
-    monkeypatch.setattr(sqlqueue.consumer, "LANE_ROWS", 2)  # lanes from 4 rows, where the engine runs them
+def test_a_claim_ahead_takes_the_whole_limit_of_rows_the_batch_before_did_not(engine):
     queue = engine.new_queue()
     fill(queue, 20)
     consumer = Consumer(queue, "c1", ClaimPolicy(order=engine.order, prefetch=True, partitions=2))
     assert consumer.advance(0, 8) == 1
-    consumer._await_prefetch()  # claim 2, made ahead (in lanes on an engine with more than one)
+    consumer._await_prefetch()  # claim 2, made ahead
     ahead = claimed_ids(queue, "c1", 1, 2)
     assert len(ahead) == len(set(ahead)) == 8 and not set(ahead) & set(claimed_ids(queue, "c1", 0, 1))
     assert consumer.advance(1, 8) == 2 and consumer.last_claimed_rows == 8

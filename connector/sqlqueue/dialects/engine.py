@@ -84,10 +84,6 @@ class Engine(ABC):
 
     # Largest number of rows one statement may lock; None means no limit is needed.
     default_chunk: int | None = None
-    # How many claims of one batch usefully run side by side, each on its own connection (Consumer's claim
-    # ahead): one where the engine has one writer at a time.
-    claim_lanes: int = 1
-
     # False where the identity column declares the primary key itself.
     separate_primary_key: bool = True
 

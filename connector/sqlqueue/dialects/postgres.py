@@ -71,8 +71,6 @@ class PostgresEngine(Engine):
 
     name = "postgres"
     marker = "%s"
-    # FOR UPDATE SKIP LOCKED lets claims run side by side, each skipping the rows the others lock.
-    claim_lanes = 2
 
     def compile(self, sql: str) -> Statement:
         # psycopg reads every % of a statement run with parameters as a marker's start, in literals too
