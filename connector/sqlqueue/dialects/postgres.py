@@ -397,7 +397,7 @@ class PostgresClaims(Claims):
         target, lead = self.into_claims(table, columns)
         # The copies' row numbers come back, and their queue waits where the table records enqueue and claim
         # times, as sqlqueue's own claim returns its ids and waits: the read tasks are planned from them and
-        # the waits ranked here, without a pass over the copies for each (Consumer._took).
+        # the waits ranked here, without a pass over the copies for each (Consumer._claim).
         holding = self.lifecycle.holding(table, profile)
         returned = [q(holding.row)]
         if holding.enqueued in columns and holding.claimed in columns:
