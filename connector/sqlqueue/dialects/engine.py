@@ -84,6 +84,7 @@ class Engine(ABC):
 
     # Largest number of rows one statement may lock; None means no limit is needed.
     default_chunk: int | None = None
+
     # False where the identity column declares the primary key itself.
     separate_primary_key: bool = True
 
