@@ -46,7 +46,7 @@ def fill(options: dict, table: str, rows: int, size: int = 100, groups: int | No
 
     queue = Queue(parse_connection(options["url"], password=options["password"]), TableName(table))
     with psycopg.connect(options["url"], password=options["password"], autocommit=True) as conn:
-        for name in (table, f"{table}_staging", f"{table}_unpublished", f"{table}_layout"):
+        for name in (table, f"{table}_staging", f"{table}_unpublished", f"{table}_layout", f"{table}_claims"):
             conn.execute(f'DROP TABLE IF EXISTS "{name}" CASCADE')
         queue.create(DOMAIN, "fifo", None if groups is None else "customer")
         queue.close()

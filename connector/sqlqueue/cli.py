@@ -193,7 +193,7 @@ def stats(queue: Queue, args: argparse.Namespace, order: str) -> int:
     if queue.producing.lists_unpublished:  # a sink batch's rows may wait in the table itself, tagged
         staging = f"tagged rows listed in {queue.dialect.schema.unpublished(queue.table)}, or staged in {staging}"
     print(f"{'unpublished':14} {inspection.unpublished_rows():>12,}  (sink batches not committed yet: {staging})")
-    claims = queue.consuming.holding.table
+    claims = " and ".join(str(h.runs or h.table) for h in queue.consuming.holdings())
     print(f"{'held':14} {inspection.held_rows():>12,}  (claimed by sqlqueue's streams, not completed yet: {claims})")
     backlog = inspection.backlog()
     oldest = "" if backlog.oldest_age_ms is None else f", the oldest enqueued {duration(backlog.oldest_age_ms)} ago"

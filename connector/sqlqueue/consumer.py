@@ -65,6 +65,10 @@ class ClaimPolicy:
     partitions: int = 1
     # Claim by message group (the source's groupBy, or the table's profile.group): None claims ungrouped.
     groups: Grouping | None = None
+    # Hold the rows a claim takes as runs of ids beside the table, writing nothing on them, where the table
+    # allows it and the claim is neither grouped nor strict (Consuming.claim): the source's choice for a
+    # stream whose rows are completed when Spark commits them.
+    runs: bool = False
 
     @property
     def heartbeat_s(self) -> float:
@@ -100,6 +104,7 @@ class Consumer:
         self._waits_ahead: tuple[int, Waits] | None = None  # (claim number, its waits) from the claim that took it
         self._taken_ahead: tuple[int, int] | None = None  # (claim number, rows it took) from the prefetch
         self._bounds: dict[int, list[tuple[int, int]]] = {}  # claim number -> its read tasks' row ranges
+        self._made: dict[int, bool] = {}  # claim number -> whether runs hold it, for claims this run made
         self._prefetch: threading.Thread | None = None
         self._background: Queue | None = None  # the connection of the claim ahead and the heartbeat
         self._last_rescue = float("-inf")
@@ -180,7 +185,18 @@ class Consumer:
         are ranges of group values, (None, None) for the rows of no group (Consuming.partition_bounds)."""
         planned = self._bounds.get(upto) if upto == after + 1 else None
         group = self.policy.groups.column if self.policy.groups else None
-        return planned or self.queue.consuming.partition_bounds(self.id, after, upto, self.policy.partitions, group)
+        runs = self.held_as_runs(after, upto)
+        return planned or self.queue.consuming.partition_bounds(
+            self.id, after, upto, self.policy.partitions, group, runs
+        )
+
+    def held_as_runs(self, after: int, upto: int) -> bool:
+        """Whether runs of ids hold the rows of claims (after, upto] (ClaimPolicy.runs): as this run made them,
+        or for a claim held across a restart, as the table shows (it may have been made under other options)."""
+        made = [self._made.get(seq) for seq in range(after + 1, upto + 1)]
+        if made and None not in made:
+            return any(made)
+        return self.queue.consuming.runs_hold(self.id, after, upto)
 
     def complete_through(self, seq: int) -> int:
         """Complete the rows of claims up to ``seq`` (Spark committed them); how many were done. Rows of
@@ -201,6 +217,7 @@ class Consumer:
         if not self.policy.complete_on_commit:
             self._served = {s: n for s, n in self._served.items() if s > seq}
             self._bounds = {s: b for s, b in self._bounds.items() if s > seq}
+            self._made = {s: r for s, r in self._made.items() if s > seq}
             self._completed = seq
             return 0
         inherited = 0
@@ -211,6 +228,7 @@ class Consumer:
         done = queue.consuming.complete(self.id, seq, keep=self.policy.keep_completed, chunk=self.policy.chunk)
         served = [self._served.pop(s) for s in sorted(self._served) if s <= seq]
         self._bounds = {s: b for s, b in self._bounds.items() if s > seq}
+        self._made = {s: r for s, r in self._made.items() if s > seq}
         self._completed = seq
         if served or inherited:
             self._fence(sum(served) + inherited - done, f"claims up to {seq}, not completed")
@@ -278,7 +296,9 @@ class Consumer:
             taken=taken,
             groups=p.groups,
             waited=waited,
+            runs=p.runs,
         )
+        self._made[seq] = p.runs and p.groups is None and not p.strict and queue.profile.runs
         if taken and p.groups is None:  # a grouped claim's read tasks take whole groups
             self._bounds[seq] = even_ranges(taken, p.partitions)
         if claimed and len(waited) == claimed:
@@ -298,7 +318,7 @@ class Consumer:
         batch's path there), else ranked now from the times the database recorded."""
         if self._waits_ahead is not None and self._waits_ahead[0] == seq:
             return self._waits_ahead[1]
-        return self.queue.inspection.claim_waits(self.id, seq)
+        return self.queue.inspection.claim_waits(self.id, seq, self.held_as_runs(seq - 1, seq))
 
     @staticmethod
     def _enough_ready(queue: Queue, min_rows: int | None) -> bool:
@@ -344,7 +364,7 @@ class Consumer:
                         return
                     self._taken_ahead = (seq, self._claim(queue, seq, limit, bound))
                     if self._waits_ahead is None or self._waits_ahead[0] != seq:  # not returned by the claim
-                        self._waits_ahead = (seq, queue.inspection.claim_waits(self.id, seq))
+                        self._waits_ahead = (seq, queue.inspection.claim_waits(self.id, seq, self._made[seq]))
             except SqlQueueError as exc:  # the next advance claims (and completes) in the foreground instead
                 log.warning("%s: claiming %d ahead failed: %s", self.id, seq, exc)
 

@@ -94,9 +94,9 @@ class Profile:
     # How long a claim's started-at holds a row before the row counts as abandoned by its claimer
     # (the source's leaseSeconds): after that a claim, ours or the table's own worker's, may take it.
     lease_seconds: int = 300
-    # The four fields below are sqlqueue's own layout's only: its rows carry their bookkeeping (and their
-    # own maximum attempts), where an adopted table's go in the claims table beside it. None for every
-    # adopted table, and no option sets them. The column a claim writes its claim number to (the
+    # The five fields below are sqlqueue's own layout's only: its rows carry their bookkeeping (and their
+    # own maximum attempts), where an adopted table's go in the claims table beside it. None (runs: False)
+    # for every adopted table, and no option sets them. The column a claim writes its claim number to (the
     # consumer goes in ``claimer``):
     claim_seq: str | None = None
     # The column a claim writes its lease's end to and done clears. A sweep (rescue_expired) gives rows
@@ -107,6 +107,10 @@ class Profile:
     tag: str | None = None
     # The column holding a row's own maximum attempts, which overrides the stream's maxAttempts.
     attempts_cap: str | None = None
+    # A claim may hold rows as runs of consecutive keys in a claims table beside the table (Claims.runs),
+    # writing nothing on the rows: those rows stay ready in the table, and every claim passes over the
+    # runs. Only rows numbered by an identity that never returns a number can be held so.
+    runs: bool = False
     # Subtype tables: tables that extend this one by its key (a Notification's Notification_Email and
     # Notification_ResetPassword rows, keyed by the same EnqueuedAt), each with the key's columns under the
     # same names, referencing it. A claim copies their rows with the base row's; the sink writes them with
@@ -305,6 +309,7 @@ NATIVE = Profile(
     lease="lease_until",
     tag=STAGE_TAG.name,
     attempts_cap="max_attempts",
+    runs=True,
 )
 
 
@@ -317,7 +322,9 @@ def native(order: str) -> Profile:
 _TUPLES = {"key", "ready", "include"}
 _INTS = {"max_attempts", "lease_seconds"}
 _BOOLS = {"take", "include_exclusive"}
-_FIELDS = [f.name for f in fields(Profile) if f.name not in ("name", "claim_seq", "lease", "tag", "attempts_cap")]
+# What no option sets: the profile's name, and the roles only sqlqueue's own layout has.
+_OWN = ("name", "claim_seq", "lease", "tag", "attempts_cap", "runs")
+_FIELDS = [f.name for f in fields(Profile) if f.name not in _OWN]
 
 
 def _order(text: str) -> tuple[tuple[str, str], ...]:

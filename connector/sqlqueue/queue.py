@@ -26,7 +26,7 @@ from .connection import ConnectionSpec
 from .dialects import Dialect, dialect_for
 from .dialects.engine import Statement, execute
 from .dialects.layout import Step
-from .dialects.statements.lifecycle import UPTO, Holding
+from .dialects.statements.lifecycle import RANGE, UPTO, Holding
 from .dialects.statements.outcomes import STAGED, Outcomes
 from .errors import ConfigError, DatabaseError, SchemaError, unsupported
 from .findings import Finding
@@ -396,6 +396,7 @@ class Consuming:
         taken: list[Any] | None = None,
         groups: Grouping | None = None,
         waited: list[int] | None = None,
+        runs: bool = False,
     ) -> int:
         """Claim up to ``limit`` ready rows under (consumer, seq); returns how many were claimed.
 
@@ -404,7 +405,9 @@ class Consuming:
         run's ``available_now_bound``, None otherwise. ``taken``: where the claim returns the id of each
         row it takes (rows that carry their claim), those ids are added to it, and to ``waited`` their queue
         waits in ms (Waits.ranked). ``groups``: the claim takes rows by message group (Claims.grouped); the
-        table's profile.group, if any, otherwise.
+        table's profile.group, if any, otherwise. ``runs``: where the table's rows may be held as runs of ids
+        (Profile.runs) and the claim is neither grouped nor strict, it holds them so, in one transaction,
+        writing nothing on them (claim_runs).
         """
         group = groups.column if groups else self.claim_profile(order).group
         chunk = chunk or self.queue.engine.default_chunk or limit
@@ -412,6 +415,8 @@ class Consuming:
         if group is not None:
             per_group = groups.per_group if groups else PER_GROUP
             return self._claim_groups(group, per_group, order, strict, limit, chunk, values, taken, waited)
+        if runs and self.claim_profile(order).runs and not strict:
+            return self._claim_runs(order, limit, values, taken, waited)
         take = self._claimer(order, strict, bound is not None, ids=taken, waits=waited)
         claimed = 0
         while claimed < limit:
@@ -422,6 +427,27 @@ class Consuming:
             if got < want:
                 break
         return claimed
+
+    def _claim_runs(
+        self, order: str, limit: int, values: dict[str, Any], taken: list[Any] | None, waited: list[int] | None
+    ) -> int:
+        """Claims.runs: in the claims' turn, the ids and waits of up to ``limit`` ready rows, then a run recorded
+        for each stretch of consecutive ids among them. One transaction whatever the limit: it locks no row."""
+        claims, table = self.queue.dialect.claims, self.queue.table
+        bound = self.bound_column() if values["max_id"] is not None else None
+        pick = claims.pick(table, self.claim_profile(order), bound)
+        turn, record = claims.turn(table), claims.record_run(table)
+        with self.queue.transaction() as cur:
+            if turn is not None:
+                cur.execute(turn.sql)
+            rows = execute(cur, pick, **values, **self.queue.bindings(), limit=limit).fetchall()
+            ids = [int(row[0]) for row in rows]
+            cur.executemany(record.sql, [record.bind({**values, "first": a, "last": b}) for a, b in runs_of(ids)])
+        if taken is not None:
+            taken.extend(ids)
+        if waited is not None:
+            waited.extend(int(row[1]) for row in rows if row[1] is not None)
+        return len(ids)
 
     def _claim_groups(
         self, group: str, per_group: int, order: str, strict: bool, limit: int, chunk: int,
@@ -556,30 +582,48 @@ class Consuming:
 
     @property
     def holding(self) -> Holding:
-        """Where this table's claimed rows are held."""
+        """Where this table's claims that mark their rows (or copy them) hold them."""
         return self.queue.dialect.lifecycle.holding(self.queue.table, self.queue.profile)
 
+    def held_by(self, runs: bool) -> Holding:
+        """Where a claim holds its rows: as runs of ids (``runs``, Claims.runs), else marked or copied."""
+        return self.queue.dialect.claims.runs_holding(self.queue.table, self.queue.profile) if runs else self.holding
+
+    def holdings(self) -> tuple[Holding, ...]:
+        """Every way this table's claims hold rows: marked or copied, and runs where the profile has them."""
+        return (self.holding, self.held_by(True)) if self.queue.profile.runs else (self.holding,)
+
     def count_claimed(self, consumer: str, seq: int) -> int:
-        return self.queue.fetch(self.queue.dialect.claims.count_held(self.holding), {"consumer": consumer, "seq": seq})[
-            0
-        ][0]
+        """Rows ``consumer`` holds under claim ``seq``, however the claim holds them."""
+        counts = self.queue.dialect.claims.count_held
+        return sum(self.queue.fetch(counts(h), {"consumer": consumer, "seq": seq})[0][0] for h in self.holdings())
 
     def count_claimed_through(self, consumer: str, seq: int) -> int:
         """Rows ``consumer`` holds under every claim up to ``seq``."""
-        statement = self.queue.dialect.claims.count_held(self.holding, UPTO)
-        return self.queue.fetch(statement, {"consumer": consumer, "upto_seq": seq})[0][0]
+        counts = self.queue.dialect.claims.count_held
+        values = {"consumer": consumer, "upto_seq": seq}
+        return sum(self.queue.fetch(counts(h, UPTO), values)[0][0] for h in self.holdings())
+
+    def runs_hold(self, consumer: str, after_seq: int, upto_seq: int) -> bool:
+        """Whether runs hold the rows of ``consumer``'s claims (after_seq, upto_seq]: a claim held across a
+        restart, read by the holding it was made with whatever the stream's options say now."""
+        if not self.queue.profile.runs:
+            return False
+        counted = self.queue.dialect.claims.count_held(self.held_by(True), RANGE)
+        values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq}
+        return bool(self.queue.fetch(counted, values)[0][0])
 
     def partition_bounds(
-        self, consumer: str, after_seq: int, upto_seq: int, parts: int, group: str | None = None
+        self, consumer: str, after_seq: int, upto_seq: int, parts: int, group: str | None = None, runs: bool = False
     ) -> list[tuple[Any, Any]]:
         """Row ranges that split the rows of claims (after_seq, upto_seq] into ``parts`` even groups; with a
         ``group`` column, ranges of its values that keep each message group whole, and (None, None) for the
-        rows of no group."""
+        rows of no group. ``runs``: runs hold the claims (runs_hold)."""
         values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq}
         if group is not None:
             ranges = self.queue.fetch(self.queue.dialect.claims.partition_groups(self.holding, group, parts), values)
             return [(lo, hi) for lo, hi in ranges]
-        rows = self.queue.fetch(self.queue.dialect.claims.partition_bounds(self.holding, parts), values)
+        rows = self.queue.fetch(self.queue.dialect.claims.partition_bounds(self.held_by(runs), parts), values)
         return [(int(lo), int(hi)) for lo, hi in rows]
 
     def read_claimed(
@@ -592,10 +636,12 @@ class Consuming:
         columns: Sequence[str],
         batch_rows: int = 10_000,
         grouped: GroupRead | None = None,
+        runs: bool = False,
     ) -> Iterator[list[tuple]]:
         """The claimed rows in one row range, in lists of at most ``batch_rows``. A name in ``columns`` that
         names a subtype table (Profile.include) takes, in each row, a dict of that table's columns but the
-        key, as the claim copied its row; None where the row has none. ``grouped``: as for export_claimed."""
+        key, as the claim copied its row; None where the row has none. ``grouped``: as for export_claimed;
+        ``runs``: runs hold the claims (runs_hold)."""
         by_name = {s.name.lower(): s for s in self.queue.subtypes()}
         base = [n for n in columns if n.lower() not in by_name]
         wanted = [by_name[n.lower()] for n in columns if n.lower() in by_name]
@@ -605,7 +651,7 @@ class Consuming:
             raise ConfigError(
                 f"option 'groupBy' cannot read subtype tables ({names}): leave them out of option 'columns'"
             )
-        statement = self._read_statement(self.queue.spelled(base), lo, grouped, shape)
+        statement = self._read_statement(self.queue.spelled(base), lo, grouped, shape, runs)
         values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
         places = {n.lower(): i for i, n in enumerate(columns)}
 
@@ -630,27 +676,30 @@ class Consuming:
 
     def export_claimed(
         self, consumer: str, after_seq: int, upto_seq: int, lo: Any, hi: Any, columns: Sequence[str],
-        grouped: GroupRead | None = None,
+        grouped: GroupRead | None = None, runs: bool = False,
     ) -> Iterator[bytes] | None:  # fmt: skip
         """The rows ``read_claimed`` reads, as CSV text in chunks (Engine.copy_out), where the engine streams
         them so and no name in ``columns`` is a subtype table's; None otherwise. ``grouped``: [lo, hi] is a
-        range of group values (None: the rows of no group), read whole groups in the claim order."""
+        range of group values (None: the rows of no group), read whole groups in the claim order; ``runs``:
+        runs hold the claims (runs_hold)."""
         if any(s.name.lower() in {n.lower() for n in columns} for s in self.queue.subtypes()):
             return None
-        statement = self._read_statement(self.queue.spelled(columns), lo, grouped)
+        statement = self._read_statement(self.queue.spelled(columns), lo, grouped, runs=runs)
         values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
         chunks = self.queue.engine.copy_out(self.queue.engine.autocommit_cursor(self.queue.conn), statement, values)
         return None if chunks is None else self._guarded(chunks)
 
     def _read_statement(
         self, columns: tuple[str, ...], lo: Any, grouped: GroupRead | None,
-        shape: tuple[tuple[TableName, tuple[str, ...]], ...] = (),
+        shape: tuple[tuple[TableName, tuple[str, ...]], ...] = (), runs: bool = False,
     ) -> Statement:  # fmt: skip
         """What reads a read task's rows (``columns``, as the table spells them): a row range, or with
         ``grouped`` a range of group values starting at ``lo`` (None: the rows of no group) in the claim
-        order; ``shape``: the subtype tables' copies read beside the rows (read_claimed)."""
+        order; ``shape``: the subtype tables' copies read beside the rows (read_claimed); ``runs``: runs hold
+        the claims."""
         if grouped is None:
-            return self.queue.dialect.claims.read_claimed(self.holding, columns, self.queue.profile.key, shape)
+            p = self.queue.profile
+            return self.queue.dialect.claims.read_claimed(self.held_by(runs), p, columns, p.key, shape)
         group, order = grouped
         return self.queue.dialect.claims.read_grouped(self.holding, columns, group, order, lo is None)
 
@@ -902,10 +951,10 @@ class Inspection:
             )[0]
         )
 
-    def claim_waits(self, consumer: str, seq: int) -> Waits:
+    def claim_waits(self, consumer: str, seq: int, runs: bool = False) -> Waits:
         """How long the rows of claim ``seq`` waited between enqueue and claim (none where the table
-        records no enqueue time)."""
-        statement = self.queue.dialect.claims.claim_waits(self.queue.consuming.holding)
+        records no enqueue time); ``runs``: runs hold the claim (Consuming.runs_hold)."""
+        statement = self.queue.dialect.claims.claim_waits(self.queue.consuming.held_by(runs))
         if statement is None:
             return Waits()
         return Waits.from_row(self.queue.fetch(statement, {"consumer": consumer, "seq": seq})[0])
@@ -951,7 +1000,8 @@ class Inspection:
 
     def held_rows(self) -> int:
         """Rows sqlqueue's streams hold (claimed, not completed), whatever their consumer."""
-        return self.queue.fetch(self.queue.dialect.claims.count_all_held(self.queue.consuming.holding), {})[0][0]
+        counts = self.queue.dialect.claims.count_all_held
+        return sum(self.queue.fetch(counts(h), {})[0][0] for h in self.queue.consuming.holdings())
 
     def unpublished_rows(self) -> int:
         """Rows of sink batches not committed yet (or left by a checkpoint since deleted): in the
@@ -1021,3 +1071,14 @@ def _staged_rows(acks: Sequence[Ack], fields: Sequence[str], keys: int) -> list[
     if len(rest) == 1:
         return [(n, *a.key, carried(a)) for n, a in enumerate(acks)]
     return [(n, *a.key, *carried(a)) for n, a in enumerate(acks)]
+
+
+def runs_of(ids: Sequence[int]) -> list[tuple[int, int]]:
+    """``ids`` as runs of consecutive ids, each (first, last), in order."""
+    runs: list[tuple[int, int]] = []
+    for i in sorted(ids):
+        if runs and runs[-1][1] + 1 == i:
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    return runs

@@ -123,7 +123,9 @@ PAST_HEX = "g"
 #   2  the sink writes ready rows under tags listed in <q>_unpublished (keyed batches stage in
 #      <q>_staging); no 'staged' state; the ready index covers stage_tag; SQL Server indexes
 #      tagged rows (ix_<q>_tag).
-LAYOUT = 2
+#   3  a claim may hold its rows as runs of consecutive ids in <q>_claims, beside the table, rather
+#      than mark each row: such rows stay 'ready' in the table, and a claim passes over the runs.
+LAYOUT = 3
 UNRECORDED_LAYOUT = 1
 # The lifecycle columns every layout-1 table has (stage_tag came and went while the sink changed).
 LAYOUT_1_COLUMNS = tuple(n for n in LIFECYCLE_NAMES if n != STAGE_TAG.name)

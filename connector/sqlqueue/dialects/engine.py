@@ -390,6 +390,20 @@ class Engine(ABC):
         names = ", ".join(key)
         return f"{names if len(key) == 1 else f'({names})'} IN ({rows})"
 
+    def read_first(self, table: TableName, columns: str, where: str, order: str, index: str | None) -> str:
+        """SELECT ``columns`` of the first ``:limit`` rows ``where`` selects, in ``order`` (an ORDER BY list, empty
+        for none), locking none of them and passing over rows other sessions are writing, as the backlog's
+        count reads them: a claim that holds rows as runs (Claims.pick). ``index``: the index whose filter the
+        rows match, for an engine that is told which to read (SQL Server's INDEX hint)."""
+        order_by = f" ORDER BY {order}" if order else ""
+        return self.select_first(columns, f"{self.table(table)}{self.skip_locked_hints()} WHERE {where}{order_by}")
+
+    def lock_waiting(self, table: TableName, columns: str, where: str, order: str) -> str:
+        """SELECT ``columns`` of the rows ``where`` selects, locked in ``order`` (an ORDER BY list) until the
+        transaction ends, waiting for a session that holds one. SQLite's one writer (BEGIN IMMEDIATE) holds
+        the whole database already."""
+        return f"SELECT {columns} FROM {self.table(table)} WHERE {where} ORDER BY {order}"
+
     def group_lock(self, table: TableName) -> str | None:
         """The statement a grouped claim of ``table`` runs first in its transaction, which waits while another
         claim of that table holds it and holds it until commit (Claims.grouped); None where the claim's

@@ -222,6 +222,11 @@ class PostgresEngine(Engine):
     def lock_first(self, table: TableName, columns: str, where: str) -> str:
         return f"{super().lock_first(table, columns, where)} FOR UPDATE SKIP LOCKED"
 
+    def lock_waiting(self, table: TableName, columns: str, where: str, order: str) -> str:
+        # FOR UPDATE waits for a transaction that holds a row, and skips a row it deleted once it commits
+        # ("The Locking Clause", postgresql.org/docs/current/sql-select.html).
+        return f"{super().lock_waiting(table, columns, where, order)} FOR UPDATE"
+
     def temp_table(self, name: str) -> str:
         return f"pg_temp.{self.quote(name)}"
 

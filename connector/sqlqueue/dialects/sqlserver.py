@@ -261,7 +261,20 @@ class SqlServerEngine(Engine):
         # skipped (READPAST, legal under READ_COMMITTED_SNAPSHOT with READCOMMITTEDLOCK), row locks only.
         return f"SELECT TOP (:limit) {columns} FROM {self.table(table)} WITH ({CLAIM_HINTS}) WHERE {where}"
 
-    def lock_rows(self, table: TableName, columns: str, where: str, order: str) -> str | None:
+    def read_first(self, table: TableName, columns: str, where: str, order: str, index: str | None) -> str:
+        # The claim's read without its UPDLOCK: shared row locks, each released once its row is read under
+        # READ COMMITTED, so the scan takes no lock it keeps and none escalates; rows other sessions hold
+        # passed over (READPAST, with READCOMMITTEDLOCK under READ_COMMITTED_SNAPSHOT); the filtered ready
+        # index named, as claim_sql names it ("Table hints (Transact-SQL)", learn.microsoft.com/sql/t-sql/
+        # queries/hints-transact-sql-table).
+        hints = f"READPAST, ROWLOCK, READCOMMITTEDLOCK{f', INDEX({self.quote(index)})' if index else ''}"
+        order_by = f" ORDER BY {order}" if order else ""
+        return f"SELECT TOP (:limit) {columns} FROM {self.table(table)} WITH ({hints}) WHERE {where}{order_by}"
+
+    def lock_waiting(self, table: TableName, columns: str, where: str, order: str) -> str:
+        return self.lock_rows(table, columns, where, order)
+
+    def lock_rows(self, table: TableName, columns: str, where: str, order: str) -> str:
         # UPDLOCK holds the lock to the end of the transaction and makes the read a locking one under
         # READ_COMMITTED_SNAPSHOT too ("Table hints (Transact-SQL)", learn.microsoft.com/sql/t-sql/
         # queries/hints-transact-sql-table); ROWLOCK keeps it off the rows of claims that skip past it.

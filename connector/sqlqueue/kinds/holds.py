@@ -16,6 +16,8 @@ from .kind import AckWrites, Served
 # Rows one renewal statement names by key: two key columns of 500 rows stay under SQL Server's 2,100
 # parameters a statement (learn.microsoft.com/sql/sql-server/maximum-capacity-specifications-for-sql-server).
 RENEWED_PER_STATEMENT = 500
+# Runs whose lease ran out that one sweep transaction gives back.
+RUNS_PER_SWEEP = 100
 
 
 class InPlace:
@@ -49,6 +51,73 @@ class InPlace:
 
     def forget_subtype_copies(self, queue: Served, cur: Any) -> None:
         return None
+
+
+class MarksOrRuns(InPlace):
+    """sqlqueue's own layout: a claim marks each row it takes (InPlace), or holds them as runs of ids in the
+    claims table beside the table and writes nothing on them (Claims.runs; the stream's options choose,
+    ClaimPolicy.runs). A consumer's claims of either kind settle here: completion, renewal and the sweep
+    of leases that ran out take both, each kind's statements finding nothing of the other."""
+
+    def complete(self, queue: Served, consumer: str, upto_seq: int, keep: bool, chunk: int | None) -> int:
+        return super().complete(queue, consumer, upto_seq, keep, chunk) + self._complete_runs(
+            queue, consumer, upto_seq, keep
+        )
+
+    def _complete_runs(self, queue: Served, consumer: str, upto_seq: int, keep: bool) -> int:
+        """In one transaction: the runs of claims up to ``upto_seq`` locked (a run a sweep gave back first is
+        gone by then, and its rows left to whoever took them), the done transition on their rows, a run at
+        a time, and the runs forgotten."""
+        claims, profile = queue.dialect.claims, queue.profile if keep else queue.profile.deleting()
+        held = {"consumer": consumer, "upto_seq": upto_seq}
+        done = 0
+        with queue.transaction() as cur:
+            runs = execute(cur, claims.lock_runs(queue.table), **held).fetchall()
+            if not runs:
+                return 0
+            statement = claims.complete_run(queue.table, profile)
+            for seq, first, last, taken in runs:
+                for lo, hi in spans(int(first), int(last), queue.engine.default_chunk):
+                    values = {**queue.bindings(), "consumer": consumer, "seq": seq, "first": lo, "last": hi}
+                    done += max(execute(cur, statement, **values, taken=taken).rowcount, 0)
+            execute(cur, claims.forget_runs(queue.table), **held)
+        return done
+
+    def renew(self, queue: Served, values: dict[str, Any], limit: int | None) -> int:
+        """Rows a consumer marked, then its runs: the count is of both (a run counts once)."""
+        renewed = super().renew(queue, values, limit)
+        with queue.transaction() as cur:
+            return renewed + max(execute(cur, queue.dialect.leases.renew_runs(queue.table), **values).rowcount, 0)
+
+    def rescue_expired(self, queue: Served, max_attempts: int, chunk: int | None) -> int:
+        return super().rescue_expired(queue, max_attempts, chunk) + self._sweep_runs(queue, max_attempts)
+
+    def _sweep_runs(self, queue: Served, max_attempts: int) -> int:
+        """Runs whose lease ran out, RUNS_PER_SWEEP a transaction, locked past those a completion holds:
+        their rows back to the queue with the attempt the claim made counted (or failed once spent), then
+        the runs forgotten; how many rows went back."""
+        leases, table = queue.dialect.leases, queue.table
+        total = 0
+        while True:
+            with queue.transaction() as cur:
+                runs = execute(cur, leases.expired_runs(table), limit=RUNS_PER_SWEEP).fetchall()
+                for consumer, seq, first, last, taken, lease_until in runs:
+                    run = {"consumer": consumer, "seq": seq, "taken": taken, "lease_until": lease_until}
+                    run["max_attempts"] = max_attempts
+                    for lo, hi in spans(int(first), int(last), queue.engine.default_chunk):
+                        back = execute(cur, leases.give_back_run(table), **run, first=lo, last=hi)
+                        total += max(back.rowcount, 0)
+                    execute(cur, leases.forget_run(table), consumer=consumer, seq=seq, first=first)
+            if len(runs) < RUNS_PER_SWEEP:
+                return total
+
+
+def spans(first: int, last: int, size: int | None) -> list[tuple[int, int]]:
+    """[first, last] in consecutive spans of at most ``size`` ids (one span without a size): a run's ids
+    are its rows, so a span is as many rows as one statement may lock (Engine.default_chunk)."""
+    if size is None:
+        return [(first, last)]
+    return [(lo, min(lo + size - 1, last)) for lo in range(first, last + 1, size)]
 
 
 class Copies:

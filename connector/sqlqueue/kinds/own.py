@@ -36,7 +36,7 @@ from ..schema import (
     writable_columns,
 )
 from ..waits import hms
-from .holds import InPlace
+from .holds import MarksOrRuns
 from .kind import Adoption, Holds, Served
 
 CAPABILITIES = frozenset(Capability)
@@ -48,7 +48,7 @@ class OwnLayout:
     declared: Profile | None = None
     capabilities = CAPABILITIES
     shown_lifecycle: tuple[str, ...] = DEFAULT_SOURCE_LIFECYCLE
-    holds: Holds = InPlace()
+    holds: Holds = MarksOrRuns()
     ready_rule = "ready, due, not in an unpublished sink batch"
 
     def __init__(self) -> None:

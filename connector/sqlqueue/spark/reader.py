@@ -81,6 +81,8 @@ class ClaimRange(InputPartition):
     # A grouped claim's task: [lo, hi] is a range of group values (None: the rows of no group), read whole
     # groups in the claim order.
     grouped: GroupRead | None = None
+    # Runs of ids beside the table hold the claims' rows (ClaimPolicy.runs), not marks on the rows.
+    runs: bool = False
 
 
 class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -127,6 +129,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 rescue_interval_s=min(max(o.lease_seconds / 4, 1.0), 60.0),
                 partitions=o.num_partitions,
                 groups=groups,
+                runs=groups is None and not o.strict_order and o.completion != "ack",
             )
             self._consumer = Consumer(queue, consumer_id, policy)
         return self._consumer
@@ -219,7 +222,8 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
         bounds = self.options.retry.run(plan, f"planning claims {first.seq + 1}..{last.seq}")
         grouped = self._grouped(consumer)
-        return [ClaimRange(last.consumer, first.seq, last.seq, lo, hi, grouped) for lo, hi in bounds]
+        runs = self.options.retry.run(lambda: consumer.held_as_runs(first.seq, last.seq), "planning the read")
+        return [ClaimRange(last.consumer, first.seq, last.seq, lo, hi, grouped, runs) for lo, hi in bounds]
 
     def _grouped(self, consumer: Consumer) -> GroupRead | None:
         """How a read task of a grouped claim reads: the group column, and the claim order (the key's where
@@ -237,14 +241,15 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         target = arrow_schema(self.schema)
         bounds = (partition.consumer, partition.after_seq, partition.upto_seq, partition.lo, partition.hi)
 
-        grouped = partition.grouped
+        grouped, runs = partition.grouped, partition.runs
 
         def first_rows() -> tuple[pa.RecordBatch | None, Iterator[pa.RecordBatch]]:
-            chunks = queue.consuming.export_claimed(*bounds, target.names, grouped) if csv_readable(target) else None
+            readable = csv_readable(target)
+            chunks = queue.consuming.export_claimed(*bounds, target.names, grouped, runs) if readable else None
             if chunks is not None:  # the engine streams the rows as text, which Arrow parses in C++
                 batches = csv_batches(chunks, target)
             else:
-                rows = queue.consuming.read_claimed(*bounds, target.names, self.options.fetch_size, grouped)
+                rows = queue.consuming.read_claimed(*bounds, target.names, self.options.fetch_size, grouped, runs)
                 batches = (record_batch(chunk, target) for chunk in rows)
             return next(batches, None), batches
 

@@ -17,7 +17,7 @@ from ...identifiers import TableName
 from ...profile import Profile
 from ...schema import STAGE_TAG, Column
 from ..engine import Engine, Statement, cached
-from .lifecycle import CONSUMER, ONE, RANGE, ROW, SEQ, UPTO, Holding, Lifecycle
+from .lifecycle import CONSUMER, FIRST, LAST, LEASE, ONE, RANGE, ROW, SEQ, TAKEN, UPTO, Holding, Lifecycle
 from .schema import Schema
 
 
@@ -97,7 +97,21 @@ class Claims(ABC):
             parts.append(self.engine.filter_condition(profile.filter))
         if bound is not None:
             parts.append(f"{q(bound)} <= :max_id")
+        if profile.runs:
+            parts.append(f"NOT {self.in_run(table, profile)}")
         return " AND ".join(parts) or "1 = 1"
+
+    def in_run(self, table: TableName, profile: Profile) -> str:
+        """A run of ids a claim holds (Claims.runs) holds this row of ``table``: one seek of the runs' index
+        on their first id. The runs are read as last committed, like the unpublished list; no alias, as
+        there: the two names differ by construction."""
+        e, runs = self.engine, self.schema.claims(table)
+        q, r = e.quote, e.quote(runs.name)
+        row = f"{q(table.name)}.{q(profile.key[0])}"
+        return (
+            f"EXISTS (SELECT 1 FROM {e.table(runs)}{e.committed_read_hints()} "
+            f"WHERE {r}.{q(FIRST)} <= {row} AND {r}.{q(LAST)} >= {row})"
+        )
 
     def _open(self, profile: Profile, now: str) -> tuple[str, str | None]:
         """(rows open for a claim, rows abandoned by a claimer whose lease ran out, None where a sweep gives
@@ -158,8 +172,9 @@ class Claims(ABC):
             # table), so a grouped claim reads and locks without them.
             strict = True
             where = f"{where} AND {self.grouped(table, profile, where, resume)}"
-            turn = e.group_lock(table)
-            lock = e.compile(turn) if turn is not None else None
+            lock = self.turn(table)
+        elif profile.runs:  # a claim that marks rows takes the turn claims that hold runs take (runs)
+            lock = self.turn(table)
         if profile.claim_seq is not None:
             marks = self.lifecycle.claim_sets(profile)
             ready = self.schema.ready_index(table)
@@ -172,6 +187,90 @@ class Claims(ABC):
         if profile.take or profile.guard is None:
             return plan
         return replace(plan, settle=e.compile(self._settle(table, profile)), rewriters=self.schema.rewriters(table))
+
+    # ---- runs: a claim that writes nothing on the rows it takes --------------------------------------
+    # A claim of sqlqueue's own layout may hold its rows as runs of consecutive ids in the claims table
+    # beside the queue (Schema.claims) instead of marking each row: it reads the ids of up to :limit ready
+    # rows, then records a row per run of consecutive ids. A marked claim rewrites every row it takes (a
+    # new row version, its entries in the primary key and the index of claimed rows: five WAL records a row
+    # on PostgreSQL), which made the claim the slowest stage of a drain (docs/evidence.md). The rows of a
+    # run stay ready in the table; every claim passes over them (ready), and reading, completing and
+    # sweeping a claim find them by its runs. No other row can ever be inside a run: ids are an identity
+    # that never returns a number, and a run holds only ids the claim took one after another.
+    #
+    # Nothing locks the rows, so the claims of a table take turns (Engine.group_lock, as grouped claims do):
+    # a claim's read starts after the claim before it committed its runs, so it passes over them. Marked
+    # claims of the same table take the same turn, or one could mark a row a claim of runs has just read.
+    def runs_holding(self, table: TableName, profile: Profile) -> Holding:
+        """Where runs hold a claim's rows: the queue table joined to its claims table."""
+        return Holding(
+            table, CONSUMER, SEQ, profile.key[0], None, profile.enqueued, TAKEN, self.schema.claims(table)
+        )  # fmt: skip
+
+    @cached
+    def turn(self, table: TableName) -> Statement | None:
+        """The statement a claim of ``table`` runs first in its transaction, where claims take turns."""
+        sql = self.engine.group_lock(table)
+        return self.engine.compile(sql) if sql is not None else None
+
+    @cached
+    def pick(self, table: TableName, profile: Profile, bound: str | None = None) -> Statement:
+        """The ids of up to :limit ready rows (within ``bound``, as ``ready``) in the profile's claim order, and
+        each one's queue wait in ms, locking none of them: a claim that holds them as runs (record_run)."""
+        e, lifecycle = self.engine, self.lifecycle
+        q, now = e.quote, lifecycle.clock(profile)
+        wait = e.millis_between(q(str(profile.enqueued)), now)
+        order = lifecycle.order_by(profile.order)
+        columns = f"{q(profile.key[0])}, {wait}"
+        return e.compile(
+            e.read_first(table, columns, self.ready(table, profile, bound), order, self.schema.ready_index(table))
+        )
+
+    @cached
+    def record_run(self, table: TableName) -> Statement:
+        """A run of ids [:first, :last] :consumer's claim :seq holds, leased for :lease_seconds."""
+        e = self.engine
+        names = ", ".join(e.quote(c) for c in (CONSUMER, SEQ, FIRST, LAST, LEASE))
+        return e.compile(
+            f"INSERT INTO {e.table(self.schema.claims(table))} ({names}) "
+            f"VALUES (:consumer, :seq, :first, :last, {e.now_plus('lease_seconds')})"
+        )
+
+    @cached
+    def lock_runs(self, table: TableName) -> Statement:
+        """The runs of :consumer's claims up to :upto_seq (their claim, first and last id, and when it took
+        them), locked to the end of the transaction, waiting for a sweep that holds one: a run the sweep gave
+        back is gone when the lock is granted, and its rows are no longer this claim's to complete."""
+        e, runs = self.engine, self.schema.claims(table)
+        q = e.quote
+        where = f"{q(CONSUMER)} = :consumer AND {q(SEQ)} <= :upto_seq"
+        columns = ", ".join(q(c) for c in (SEQ, FIRST, LAST, TAKEN))
+        return e.compile(e.lock_waiting(runs, columns, where, f"{q(SEQ)}, {q(FIRST)}"))
+
+    @cached
+    def complete_run(self, table: TableName, profile: Profile) -> Statement:
+        """The done transition on the rows with ids in [:first, :last] (a run, or a part of one no larger than
+        a statement may lock): a delete, or the update done makes, as the row would carry it had the claim
+        marked it (by :consumer under :seq, taken at :taken, one more attempt, no sink tag)."""
+        e, lifecycle = self.engine, self.lifecycle
+        q = e.quote
+        where = f"{q(profile.key[0])} BETWEEN :first AND :last"
+        if profile.deletes_on_done:
+            return e.compile(e.limited_delete(table, where, False))
+        attempts = q(str(profile.attempts))
+        marked = [f"{q(str(profile.claimer))} = :consumer", f"{q(str(profile.claim_seq))} = :seq"]
+        marked += [f"{q(str(profile.started))} = :taken", f"{attempts} = {attempts} + 1"]
+        if profile.tag is not None:
+            marked.append(f"{q(profile.tag)} = NULL")
+        return e.compile(e.limited_update(table, ", ".join([lifecycle.done_sets(profile), *marked]), where, False))
+
+    @cached
+    def forget_runs(self, table: TableName) -> Statement:
+        """The runs of :consumer's claims up to :upto_seq, once their rows are done."""
+        e = self.engine
+        q = e.quote
+        where = f"{q(CONSUMER)} = :consumer AND {q(SEQ)} <= :upto_seq"
+        return e.compile(f"DELETE FROM {e.table(self.schema.claims(table))}{e.row_lock_hints()} WHERE {where}")
 
     # ---- message groups --------------------------------------------------------------------------------
     # A grouped claim takes, from each group (Profile.group) that has no row in flight and none waiting for
@@ -420,14 +519,25 @@ class Claims(ABC):
     def count_all_held(self, holding: Holding) -> Statement:
         """Rows every consumer holds (claimed, not completed)."""
         e = self.engine
+        if holding.runs is not None:
+            return e.compile(f"SELECT {self._run_rows()} FROM {e.table(holding.runs)}")
         state = f" WHERE {e.quote(holding.state[0])} = {e.literal(holding.state[1])}" if holding.state else ""
         return e.compile(f"SELECT COUNT(*) FROM {e.table(holding.table)}{state}")
 
     @cached
     def count_held(self, holding: Holding, claims: str = ONE) -> Statement:
-        """Rows a consumer holds under claim :seq (ONE), or under every claim up to :upto_seq (UPTO)."""
+        """Rows a consumer holds under claim :seq (ONE), or under every claim up to :upto_seq (UPTO): where runs
+        hold them, from the runs alone (every id of a run is a row the claim holds)."""
         e = self.engine
-        return e.compile(f"SELECT COUNT(*) FROM {e.table(holding.table)} WHERE {self.lifecycle.held(holding, claims)}")
+        held = self.lifecycle.held(holding, claims)
+        if holding.runs is not None:
+            return e.compile(f"SELECT {self._run_rows()} FROM {e.table(holding.runs)} WHERE {held}")
+        return e.compile(f"SELECT COUNT(*) FROM {e.table(holding.table)} WHERE {held}")
+
+    def _run_rows(self) -> str:
+        """The rows runs hold, summed over the runs a query selects (0 for none)."""
+        q = self.engine.quote
+        return f"COALESCE(SUM({q(LAST)} - {q(FIRST)} + 1), 0)"
 
     @cached
     def partition_bounds(self, holding: Holding, parts: int) -> Statement:
@@ -440,7 +550,7 @@ class Claims(ABC):
         q, row = e.quote, e.quote(holding.row)
         inner = (
             f"SELECT {row}, NTILE({int(parts)}) OVER (ORDER BY {row}) AS {q('part')} "
-            f"FROM {e.table(holding.table)} WHERE {self.lifecycle.held(holding, RANGE)}"
+            f"FROM {self.lifecycle.source(holding)} WHERE {self.lifecycle.held(holding, RANGE)}"
         )
         return e.compile(
             f"SELECT MIN(t.{row}) AS {q('lo')}, MAX(t.{row}) AS {q('hi')} FROM ({inner}) AS t "
@@ -490,19 +600,20 @@ class Claims(ABC):
 
     @cached
     def read_claimed(
-        self, holding: Holding, columns: Sequence[str], key: tuple[str, ...] = (),
+        self, holding: Holding, profile: Profile, columns: Sequence[str], key: tuple[str, ...] = (),
         subtypes: tuple[tuple[TableName, tuple[str, ...]], ...] = (),
     ) -> Statement:  # fmt: skip
-        """The ``columns`` of the rows of claims (after_seq, upto_seq] in the row range [lo, hi]. With
+        """The ``columns`` of the rows of claims (after_seq, upto_seq] in the row range [lo, hi], as the profile's
+        claim leaves them (Lifecycle.shown: rows runs hold are read as a marked claim would show them). With
         ``subtypes`` ((subtype table, its columns but ``key``), Profile.include), then for each its copy's
         row number (NULL: the row has none) and those columns, from the copies the claim made beside the
         base row's (``key``: the queue table's key)."""
         e = self.engine
         q = e.quote
         if not subtypes:
-            cols = ", ".join(q(c) for c in columns)
+            cols = ", ".join(self.lifecycle.shown(holding, profile, c) for c in columns)
             return e.compile(
-                f"SELECT {cols} FROM {e.table(holding.table)} WHERE {self.lifecycle.held(holding, RANGE)} "
+                f"SELECT {cols} FROM {self.lifecycle.source(holding)} WHERE {self.lifecycle.held(holding, RANGE)} "
                 f"AND {q(holding.row)} BETWEEN :lo AND :hi"
             )
         selected, joins = [f"c.{q(c)}" for c in columns], []
@@ -558,12 +669,12 @@ class Claims(ABC):
     # 371 ms a batch against 393 ms for the claim and this statement (benchmarks/bench_wait.py). This
     # statement ranks in the database, in one row back, what no claim returned: an adopted table's
     # copies, and the rows of a claim held across a restart.
-    def wait_figures(self, table: TableName, enqueued: str, claimed: str, where: str, hints: str = "") -> str:
-        """One row for the rows ``where`` selects: how many, the p50 and p95 of their waits (``claimed``
-        minus ``enqueued``) and the longest (ms; NULL when no row matches)."""
+    def wait_figures(self, source: str, enqueued: str, claimed: str, where: str) -> str:
+        """One row for the rows ``where`` selects from ``source`` (a FROM clause): how many, the p50 and p95 of
+        their waits (``claimed`` minus ``enqueued``) and the longest (ms; NULL when no row matches)."""
         e = self.engine
         wait = e.millis_between(e.quote(enqueued), e.quote(claimed))
-        return self.rank_waits(f"SELECT {wait} AS {e.quote('wait_ms')} FROM {e.table(table)}{hints} WHERE {where}")
+        return self.rank_waits(f"SELECT {wait} AS {e.quote('wait_ms')} FROM {source} WHERE {where}")
 
     def rank_waits(self, waits: str) -> str:
         """(count, p50, p95, max) of the column wait_ms of the query ``waits``, with ROW_NUMBER and
@@ -589,4 +700,5 @@ class Claims(ABC):
         if holding.enqueued is None or holding.claimed is None:
             return None
         held = self.lifecycle.held(holding)
-        return self.engine.compile(self.wait_figures(holding.table, holding.enqueued, holding.claimed, held))
+        source = self.lifecycle.source(holding)
+        return self.engine.compile(self.wait_figures(source, holding.enqueued, holding.claimed, held))

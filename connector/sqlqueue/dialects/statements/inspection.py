@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...identifiers import TableName
-from ...profile import Profile
-from ...schema import DONE, UNPUBLISHED
+from ...profile import NATIVE, Profile
+from ...schema import CLAIMED, DONE, UNPUBLISHED
 from ..engine import Engine, Statement, cached
 from .claims import Claims
 from .lifecycle import Lifecycle
@@ -46,11 +46,13 @@ class Inspection:
 
     @cached
     def count_by_state(self, table: TableName) -> Statement:
-        """Rows and the oldest enqueue time per state, rows of unpublished sink batches apart."""
+        """Rows and the oldest enqueue time per state, rows of unpublished sink batches apart, and rows runs hold
+        (Claims.runs), which stay ready in the table, counted as claimed."""
         e, tag = self.engine, self.claims.row_tag(table)
         q = e.quote
         shown = (
-            f"CASE WHEN {tag} IS NOT NULL AND EXISTS ({self.claims.listed_tag(table, tag)}) "
+            f"CASE WHEN {self.claims.in_run(table, NATIVE)} THEN '{CLAIMED}' "
+            f"WHEN {tag} IS NOT NULL AND EXISTS ({self.claims.listed_tag(table, tag)}) "
             f"THEN '{UNPUBLISHED}' ELSE {q('state')} END"
         )
         return e.compile(
@@ -75,7 +77,8 @@ class Inspection:
         counts per state do. Rows being claimed or written are skipped rather than waited for."""
         e = self.engine
         where = f"{e.quote('claimed_at')} >= :since"
-        return e.compile(self.claims.wait_figures(table, "enqueued_at", "claimed_at", where, e.skip_locked_hints()))
+        source = f"{e.table(table)}{e.skip_locked_hints()}"
+        return e.compile(self.claims.wait_figures(source, "enqueued_at", "claimed_at", where))
 
     @cached
     def count_rows(self, table: TableName) -> Statement:

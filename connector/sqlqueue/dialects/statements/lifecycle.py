@@ -13,6 +13,10 @@ from ..engine import Engine
 
 # The claims table's own columns; an adopted table's columns follow them under their own names.
 ROW, CONSUMER, SEQ = "sqlqueue_row", "sqlqueue_consumer", "sqlqueue_claim_seq"
+# A run's columns beside the consumer and claim number, in the claims table of sqlqueue's own layout: the
+# first and last id of consecutive ids one claim holds, when it took them and until when (Claims.runs).
+# Prefixed like the copies' columns: a statement joins them to the queue's own consumer and claimed_at.
+FIRST, LAST, TAKEN, LEASE = "sqlqueue_first_id", "sqlqueue_last_id", "sqlqueue_claimed_at", "sqlqueue_lease_until"
 
 # Which claims a held-rows condition selects: one claim number, a range (after, upto], every one up
 # to a number, or every one after a number (the claims Spark has not committed yet).
@@ -35,6 +39,9 @@ class Holding:
     # When the row was enqueued and when it was claimed, for the queue wait (None: not recorded).
     enqueued: str | None
     claimed: str | None
+    # Where the rows are held as runs of ids (Claims.runs): the claims table, joined to ``table`` by id;
+    # ``consumer``, ``seq`` and ``claimed`` are then its columns, and the rows stay as they were.
+    runs: TableName | None = None
 
 
 class Lifecycle:
@@ -112,30 +119,36 @@ class Lifecycle:
             return self.engine.add_seconds(self.engine.local_now(), seconds_param)
         return self.engine.now_plus(seconds_param)
 
-    def spent(self, profile: Profile) -> str | None:
-        """The row has no attempt left: its attempts reached its own maximum where it carries one (sqlqueue's
-        own layout), else :max_attempts; None where the profile counts no attempts."""
+    def spent(self, profile: Profile, ahead: int = 0) -> str | None:
+        """The row has no attempt left: its attempts (with ``ahead`` more) reached its own maximum where it
+        carries one (sqlqueue's own layout), else :max_attempts; None where the profile counts no attempts."""
         if profile.attempts is None:
             return None
         q = self.engine.quote
+        attempts = q(profile.attempts) + (f" + {ahead}" if ahead else "")
         cap = f"COALESCE({q(profile.attempts_cap)}, :max_attempts)" if profile.attempts_cap else ":max_attempts"
-        return f"{q(profile.attempts)} >= {cap}"
+        return f"{attempts} >= {cap}"
 
-    def give_back(self, profile: Profile, error: str, failed_at: str) -> str:
+    def give_back(self, profile: Profile, error: str, failed_at: str, run: bool = False) -> str:
         """SET list that returns a claimed row to the queue with the retry status, or fails it once its
         attempts are spent, as a relational queue's Modify_ procedure forces Failed at its maximum.
 
         A failed row keeps the claimer and claim number that gave up on it, and records when in its
         done-at: the SQL expression ``failed_at``, read before the SET applies. ``error``: the error text's
-        SQL expression."""
-        q, literal, spent = self.engine.quote, self.engine.literal, self.spent(profile)
+        SQL expression. ``run``: a run held the row (Claims.runs) and wrote nothing on it, so the attempt is
+        counted now and the row takes what the claim would have written: :consumer, :seq, taken at :taken,
+        no sink tag."""
+        q, literal, spent = self.engine.quote, self.engine.literal, self.spent(profile, 1 if run else 0)
 
         def unless_spent(if_spent: str, otherwise: str) -> str:
             return otherwise if spent is None else f"CASE WHEN {spent} THEN {if_spent} ELSE {otherwise} END"
 
         sets = [f"{q(str(profile.status))} = {unless_spent(literal(str(profile.failed)), literal(str(profile.retry)))}"]
+        kept = {profile.claimer: ":consumer", profile.claim_seq: ":seq"}
         sets += [
-            f"{q(c)} = {unless_spent(q(c), 'NULL')}" for c in (profile.claimer, profile.claim_seq) if c is not None
+            f"{q(c)} = {unless_spent(kept[c] if run else q(c), 'NULL')}"
+            for c in (profile.claimer, profile.claim_seq)
+            if c is not None
         ]
         if profile.done_at is not None:
             sets.append(f"{q(profile.done_at)} = {unless_spent(failed_at, 'NULL')}")
@@ -143,6 +156,10 @@ class Lifecycle:
             sets.append(f"{q(profile.lease)} = NULL")
         if profile.error is not None:
             sets.append(f"{q(profile.error)} = {error}")
+        if run:
+            attempts = q(str(profile.attempts))
+            sets += [f"{attempts} = {attempts} + 1", f"{q(str(profile.started))} = :taken"]
+            sets += [f"{q(profile.tag)} = NULL"] if profile.tag is not None else []
         return ", ".join(sets)
 
     def retry_sets(self, profile: Profile) -> str:
@@ -202,6 +219,36 @@ class Lifecycle:
                 profile.started,
             )  # fmt: skip
         return Holding(self.claims_table(table), CONSUMER, SEQ, ROW, None, profile.enqueued, profile.started)
+
+    def source(self, holding: Holding) -> str:
+        """The rows a holding holds, as a FROM clause names them: the table, or the table joined to the runs
+        that hold its rows (unaliased: the two names differ by construction; the runs' columns, prefixed,
+        need no qualifier beside the table's)."""
+        e = self.engine
+        if holding.runs is None:
+            return e.table(holding.table)
+        t, r, row = e.quote(holding.table.name), e.quote(holding.runs.name), e.quote(holding.row)
+        return (
+            f"{e.table(holding.table)} JOIN {e.table(holding.runs)} "
+            f"ON {t}.{row} BETWEEN {r}.{e.quote(FIRST)} AND {r}.{e.quote(LAST)}"
+        )
+
+    def shown(self, holding: Holding, profile: Profile, column: str) -> str:
+        """A column of a held row as a read returns it: where runs hold the row, as the claim would have left
+        it had it marked the row (in flight, started when the run was taken, one more attempt, by the run's
+        consumer and claim, leased as the run is); else the column itself."""
+        q = self.engine.quote
+        if holding.runs is None:
+            return q(column)
+        held = {
+            profile.status: self.engine.literal(profile.in_flight or ""),
+            profile.attempts: f"{q(str(profile.attempts))} + 1",
+            profile.claimer: q(CONSUMER),
+            profile.claim_seq: q(SEQ),
+            profile.started: q(TAKEN),
+            profile.lease: q(LEASE),
+        }
+        return f"{held[column]} AS {q(column)}" if column in held else q(column)
 
     def held(self, holding: Holding, claims: str = ONE, qualifier: str = "") -> str:
         """Rows a consumer holds under the claims ``claims`` names (ONE, RANGE, UPTO or AFTER), their columns

@@ -64,6 +64,11 @@ class Migrations:
             *self.ready_index_steps(t, spec.order),
             self.tag_index_step(t),
             Step(
+                "claims_table",
+                f"create {schema.claims(t).name}, where claims hold runs of ids, where missing",
+                tuple(schema.create_claims(t)),
+            ),
+            Step(
                 "record_layout",
                 f"record layout {LAYOUT} in {schema.layout_table(t).name}",
                 (schema.record_layout(t, self.migrated(t)),),

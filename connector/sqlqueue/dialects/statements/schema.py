@@ -26,6 +26,7 @@ from ...schema import (
     QueueSpec,
 )
 from ..engine import Engine, Statement, cached
+from .lifecycle import CONSUMER, FIRST, LAST, LEASE, SEQ, TAKEN
 
 LEDGER_TABLE = "sqlqueue_sink_ledger"
 
@@ -60,6 +61,7 @@ class Schema:
         statements += self.create_staging(spec)
         statements.append(self.create_unpublished(t))
         statements.append(self.create_ledger(t))
+        statements += self.create_claims(t)
         return statements
 
     def staging(self, table: TableName) -> TableName:
@@ -98,6 +100,35 @@ class Schema:
         lines = [self.engine.column_sql(c) for c in (STAGE_TAG, *bigints)]
         lines.append(f"CONSTRAINT {q('pk_' + self.unpublished(table).name)} PRIMARY KEY ({q(STAGE_TAG.name)})")
         return self.engine.create_table_guarded(self.unpublished(table), ",\n  ".join(lines))
+
+    def claims(self, table: TableName) -> TableName:
+        """Where a claim holds rows as runs of consecutive ids (Claims.runs), beside the queue table."""
+        return TableName(f"{table.name}_claims", table.schema)
+
+    def runs_index(self, table: TableName) -> str:
+        return f"ux_{self.claims(table).name}_first"
+
+    def create_claims(self, table: TableName) -> list[str]:
+        """The claims table: a row per run of ids a claim holds, keyed by consumer, claim and the run's first
+        id, which a claim's read and completion seek; and a unique index on the first id with the last, which
+        every claim's test of a row against the runs seeks. Runs never overlap, so no two start at one id."""
+        e = self.engine
+        q, claims = e.quote, self.claims(table)
+        columns = (
+            Column(CONSUMER, "string", False),
+            Column(SEQ, "bigint", False),
+            Column(FIRST, "bigint", False),
+            Column(LAST, "bigint", False),
+        )
+        lines = [e.column_sql(c) for c in columns]
+        lines.append(e.column_sql(Column(TAKEN, "timestamp", False), "now"))
+        lines.append(e.column_sql(Column(LEASE, "timestamp", False)))
+        key = ", ".join(q(c) for c in (CONSUMER, SEQ, FIRST))
+        lines.append(f"CONSTRAINT {q('pk_' + claims.name)} PRIMARY KEY ({key})")
+        return [
+            e.create_table_guarded(claims, ",\n  ".join(lines)),
+            e.create_index_guarded(claims, self.runs_index(table), q(FIRST), [LAST], None, unique=True),
+        ]
 
     def ready_index(self, table: TableName) -> str:
         """The filtered index of ready rows, in the order the queue was created for."""
