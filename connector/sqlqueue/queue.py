@@ -433,10 +433,10 @@ class Consuming:
     ) -> int:
         """Claims.runs: in the claims' turn, the ids and waits of up to ``limit`` ready rows, then a run recorded
         for each stretch of consecutive ids among them. One transaction whatever the limit: it locks no row."""
-        claims, table = self.queue.dialect.claims, self.queue.table
+        runs, table = self.queue.dialect.runs, self.queue.table
         bound = self.bound_column() if values["max_id"] is not None else None
-        pick = claims.pick(table, self.claim_profile(order), bound)
-        turn, record = claims.turn(table), claims.record_run(table)
+        pick = runs.pick(table, self.claim_profile(order), bound)
+        turn, record = runs.turn(table), runs.record(table)
         with self.queue.transaction() as cur:
             if turn is not None:
                 cur.execute(turn.sql)
@@ -587,7 +587,7 @@ class Consuming:
 
     def held_by(self, runs: bool) -> Holding:
         """Where a claim holds its rows: as runs of ids (``runs``, Claims.runs), else marked or copied."""
-        return self.queue.dialect.claims.runs_holding(self.queue.table, self.queue.profile) if runs else self.holding
+        return self.queue.dialect.lifecycle.runs_holding(self.queue.table, self.queue.profile) if runs else self.holding
 
     def holdings(self) -> tuple[Holding, ...]:
         """Every way this table's claims hold rows: marked or copied, and runs where the profile has them."""

@@ -10,7 +10,7 @@ CREATE TABLE IF NOT EXISTS "jobs_layout" (
   CONSTRAINT "pk_jobs_layout" PRIMARY KEY ("layout")
 );
 
-INSERT INTO "jobs_layout" ("layout") SELECT 2 WHERE NOT EXISTS (SELECT 1 FROM "jobs_layout" WHERE "layout" = 2) AND NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'jobs');
+INSERT INTO "jobs_layout" ("layout") SELECT 3 WHERE NOT EXISTS (SELECT 1 FROM "jobs_layout" WHERE "layout" = 3) AND NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'jobs');
 
 CREATE TABLE IF NOT EXISTS "jobs" (
   "id" INTEGER PRIMARY KEY AUTOINCREMENT NOT NULL,
@@ -67,3 +67,15 @@ CREATE TABLE IF NOT EXISTS "sqlqueue_sink_ledger" (
   "committed_at" TIMESTAMP NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now')),
   CONSTRAINT "pk_sqlqueue_sink_ledger" PRIMARY KEY ("queue_name", "writer_id", "batch_id")
 );
+
+CREATE TABLE IF NOT EXISTS "jobs_claims" (
+  "sqlqueue_consumer" VARCHAR(200) NOT NULL,
+  "sqlqueue_claim_seq" BIGINT NOT NULL,
+  "sqlqueue_first_id" BIGINT NOT NULL,
+  "sqlqueue_last_id" BIGINT NOT NULL,
+  "sqlqueue_claimed_at" TIMESTAMP DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now')) NOT NULL,
+  "sqlqueue_lease_until" TIMESTAMP NOT NULL,
+  CONSTRAINT "pk_jobs_claims" PRIMARY KEY ("sqlqueue_consumer", "sqlqueue_claim_seq", "sqlqueue_first_id")
+);
+
+CREATE UNIQUE INDEX IF NOT EXISTS "ux_jobs_claims_first" ON "jobs_claims" ("sqlqueue_first_id", "sqlqueue_last_id");

@@ -13,7 +13,7 @@ CREATE TABLE [dbo].[jobs_layout] (
 )
 GO
 
-INSERT INTO [dbo].[jobs_layout] ([layout]) SELECT 2 WHERE NOT EXISTS (SELECT 1 FROM [dbo].[jobs_layout] WHERE [layout] = 2) AND OBJECT_ID(N'dbo.jobs', N'U') IS NULL
+INSERT INTO [dbo].[jobs_layout] ([layout]) SELECT 3 WHERE NOT EXISTS (SELECT 1 FROM [dbo].[jobs_layout] WHERE [layout] = 3) AND OBJECT_ID(N'dbo.jobs', N'U') IS NULL
 GO
 
 IF OBJECT_ID(N'dbo.jobs', N'U') IS NULL
@@ -99,4 +99,20 @@ CREATE TABLE [dbo].[sqlqueue_sink_ledger] (
   [committed_at] DATETIME2(6) NOT NULL DEFAULT SYSUTCDATETIME(),
   CONSTRAINT [pk_sqlqueue_sink_ledger] PRIMARY KEY ([queue_name], [writer_id], [batch_id])
 )
+GO
+
+IF OBJECT_ID(N'dbo.jobs_claims', N'U') IS NULL
+CREATE TABLE [dbo].[jobs_claims] (
+  [sqlqueue_consumer] NVARCHAR(400) NOT NULL,
+  [sqlqueue_claim_seq] BIGINT NOT NULL,
+  [sqlqueue_first_id] BIGINT NOT NULL,
+  [sqlqueue_last_id] BIGINT NOT NULL,
+  [sqlqueue_claimed_at] DATETIME2(6) DEFAULT SYSUTCDATETIME() NOT NULL,
+  [sqlqueue_lease_until] DATETIME2(6) NOT NULL,
+  CONSTRAINT [pk_jobs_claims] PRIMARY KEY ([sqlqueue_consumer], [sqlqueue_claim_seq], [sqlqueue_first_id])
+)
+GO
+
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'ux_jobs_claims_first' AND object_id = OBJECT_ID(N'dbo.jobs_claims'))
+CREATE UNIQUE INDEX [ux_jobs_claims_first] ON [dbo].[jobs_claims] ([sqlqueue_first_id]) INCLUDE ([sqlqueue_last_id])
 GO

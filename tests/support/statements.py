@@ -258,7 +258,8 @@ def _adopted(dialect: Dialect, t: TableName) -> Iterator[Entry]:
     yield made(dialect, "local_offset", dialect.sink.local_offset)
     yield made(dialect, "count_rows", dialect.inspection.count_rows, t)
     yield made(dialect, "adopted_partition_bounds", dialect.claims.partition_bounds, held, PARTS)
-    yield made(dialect, "adopted_read_claimed", dialect.claims.read_claimed, held, ("Id", "Payload"))
+    started_mark = PRESETS["started-mark"]
+    yield made(dialect, "adopted_read_claimed", dialect.claims.read_claimed, held, started_mark, ("Id", "Payload"))
     yield from _subtypes(dialect, t)
     for builder in (
         dialect.adoption.unique_keys,
@@ -291,7 +292,7 @@ def _subtypes(dialect: Dialect, t: TableName) -> Iterator[Entry]:
     yield Entry("adopted_subtype_forget_copies", "claims.forget_subtype_copies", forget.sql)
     held = dialect.lifecycle.holding(t, SUBTYPED)
     shape = ((subtype, SUBTYPE_COLUMNS[1:]),)
-    read = dialect.claims.read_claimed(held, ("EnqueuedAt", "Payload"), SUBTYPED.key, shape)
+    read = dialect.claims.read_claimed(held, SUBTYPED, ("EnqueuedAt", "Payload"), SUBTYPED.key, shape)
     yield Entry("adopted_subtype_read_claimed", "claims.read_claimed", read.sql)
     yield made(dialect, "adopted_subtype_publish", dialect.sink.publish_subtype, subtype, SUBTYPE_COLUMNS)
 
@@ -353,6 +354,37 @@ def _groups(dialect: Dialect, t: TableName) -> Iterator[Entry]:
         yield Entry(f"ddl_group_index_{i}", DDL_BUILDER, sql)
 
 
+def _runs(dialect: Dialect, t: TableName) -> Iterator[Entry]:
+    """What a claim that holds its rows as runs of ids emits (Claims.runs), and the turn every claim of
+    sqlqueue's own layout takes."""
+    claims, runs = dialect.claims, dialect.runs
+    for order in ORDERS:
+        yield made(dialect, f"runs_pick_{order}", runs.pick, t, native(order))
+    yield made(dialect, "runs_pick_fifo_bounded", runs.pick, t, native("fifo"), "id")
+    yield made(dialect, "runs_record", runs.record, t)
+    turn = claims.claim(t, native("fifo"), (), False, None, addressed=True).lock
+    if turn is not None:  # SQLite's BEGIN IMMEDIATE is the turn
+        yield Entry("claim_turn", "claims.claim", turn.sql)
+    held = dialect.lifecycle.runs_holding(t, NATIVE)
+    yield made(dialect, "runs_count_held", claims.count_held, held)
+    yield made(dialect, "runs_count_held_through", claims.count_held, held, "upto")
+    yield made(dialect, "runs_count_held_range", claims.count_held, held, "range")
+    yield made(dialect, "runs_count_all_held", claims.count_all_held, held)
+    yield made(dialect, "runs_partition_bounds", claims.partition_bounds, held, PARTS)
+    yield made(dialect, "runs_read_claimed", claims.read_claimed, held, NATIVE, READ_COLUMNS)
+    waits = claims.claim_waits(held)
+    assert waits is not None, "runs record when they were taken"
+    yield Entry("runs_claim_waits", "claims.claim_waits", waits.sql)
+    yield made(dialect, "runs_lock", runs.lock, t)
+    yield made(dialect, "runs_complete_delete", runs.complete, t, NATIVE.deleting())
+    yield made(dialect, "runs_complete_keep", runs.complete, t, NATIVE)
+    yield made(dialect, "runs_forget", runs.forget, t)
+    yield made(dialect, "runs_renew", runs.renew, t)
+    yield made(dialect, "runs_expired", runs.expired, t)
+    yield made(dialect, "runs_give_back", runs.give_back, t)
+    yield made(dialect, "runs_forget_one", runs.forget_one, t)
+
+
 def catalog(dialect: Dialect) -> list[Entry]:
     """Every statement ``dialect`` emits, each variant once, in a stable order."""
     t = example_table(dialect)
@@ -385,7 +417,8 @@ def catalog(dialect: Dialect) -> list[Entry]:
     entries.append(made(dialect, "count_held_through", dialect.claims.count_held, held, "upto"))
     entries.append(made(dialect, "count_all_held", dialect.claims.count_all_held, held))
     entries.append(made(dialect, "partition_bounds", dialect.claims.partition_bounds, held, PARTS))
-    entries.append(made(dialect, "read_claimed", dialect.claims.read_claimed, held, READ_COLUMNS))
+    entries.append(made(dialect, "read_claimed", dialect.claims.read_claimed, held, NATIVE, READ_COLUMNS))
+    entries += _runs(dialect, t)
     for keep in (False, True):
         for limited in (False, True):
             done = NATIVE if keep else NATIVE.deleting()

@@ -1,4 +1,4 @@
-"""sql/<dialect>/queue.sql and migrate_layout_1_to_2.sql: the example queue's DDL and its migration
+"""sql/<dialect>/queue.sql and migrate_layout_1_to_3.sql: the example queue's DDL and its migration
 from layout 1, as the dialect generates them, runnable by hand.
 
 The files must equal the generator's output (regenerate them with
@@ -23,9 +23,10 @@ from tests.support.layouts import OLDEST, fill_layout1, fixture_statements, rows
 from tests.support.statements import DIALECTS, ddl_script, migration_script
 
 THIS = "tests/unit/test_ddl_scripts.py"
-# Tables the script creates: the example queue, its staging, unpublished and layout tables and the sink ledger.
-CREATED = {"jobs", "jobs_staging", "jobs_unpublished", "jobs_layout", "sqlqueue_sink_ledger"}
-MIGRATION = "migrate_layout_1_to_2.sql"
+# Tables the script creates: the example queue, its staging, unpublished, layout and claims tables and the sink
+# ledger.
+CREATED = {"jobs", "jobs_staging", "jobs_unpublished", "jobs_layout", "jobs_claims", "sqlqueue_sink_ledger"}
+MIGRATION = "migrate_layout_1_to_3.sql"
 
 
 def script_path(dialect: str, name: str = "queue.sql") -> Path:

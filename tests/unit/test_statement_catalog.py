@@ -37,6 +37,7 @@ DDL_PARTS = {
     "engine.table_options",
     "schema.staging_statements",
     "schema.create_staging",
+    "schema.create_claims",
     "schema.group_indexes",
     "adoption.copied_columns",
 }

@@ -19,6 +19,7 @@ from .statements.leases import Leases
 from .statements.lifecycle import Lifecycle
 from .statements.migrations import Migrations
 from .statements.outcomes import Outcomes
+from .statements.runs import Runs
 from .statements.schema import Schema
 from .statements.sink import Sink
 
@@ -40,6 +41,7 @@ class Dialect:
         self.claims = claims(engine, self.schema, self.lifecycle)
         self.adoption = Adoption(engine, self.lifecycle)
         self.leases = Leases(engine, self.lifecycle, self.claims)
+        self.runs = Runs(engine, self.schema, self.lifecycle, self.claims)
         self.sink = Sink(engine, self.schema, self.lifecycle, self.adoption)
         self.outcomes = Outcomes(engine, self.lifecycle, self.claims)
         self.housekeeping = Housekeeping(engine, self.lifecycle)

@@ -404,11 +404,13 @@ class Engine(ABC):
         the whole database already."""
         return f"SELECT {columns} FROM {self.table(table)} WHERE {where} ORDER BY {order}"
 
-    def group_lock(self, table: TableName) -> str | None:
-        """The statement a grouped claim of ``table`` runs first in its transaction, which waits while another
-        claim of that table holds it and holds it until commit (Claims.grouped); None where the claim's
-        transaction already excludes every other writer: SQLite's BEGIN IMMEDIATE takes the database's
-        write lock (sqlite.org/lang_transaction.html)."""
+    def claim_turn(self, table: TableName) -> str | None:
+        """The statement a claim of ``table`` runs first in its transaction where claims take turns (a grouped
+        claim, Claims.grouped; every claim of sqlqueue's own layout, Claims.runs), which waits while another
+        claim of that table holds it and holds it until commit; None where the claim's transaction already
+        excludes every other writer: SQLite's BEGIN IMMEDIATE takes the database's write lock
+        (sqlite.org/lang_transaction.html). The keys are the ones grouped claims took first, which a table's
+        own worker takes too (docs/streaming.md)."""
         return None
 
     def lock_first(self, table: TableName, columns: str, where: str) -> str:

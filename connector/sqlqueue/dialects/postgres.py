@@ -54,8 +54,9 @@ _PORTABLE = {
 }
 
 
-# The first key of the advisory lock a grouped claim takes ("SQGP"), the table's OID the second.
-GROUPS_LOCK_CLASS = 0x53514750
+# The first key of the advisory lock a claim's turn takes ("SQGP": grouped claims took it first), the
+# table's OID the second.
+TURN_LOCK_CLASS = 0x53514750
 
 
 def _psycopg() -> Any:
@@ -204,15 +205,15 @@ class PostgresEngine(Engine):
             f"OR EXISTS (SELECT 1 FROM pg_inherits WHERE inhparent = {table})"
         )
 
-    def group_lock(self, table: TableName) -> str:
+    def claim_turn(self, table: TableName) -> str:
         # A transaction-level advisory lock, released at commit or rollback (postgresql.org/docs/current/
-        # functions-admin.html#FUNCTIONS-ADVISORY-LOCKS), keyed by a constant of sqlqueue's groups and the
+        # functions-admin.html#FUNCTIONS-ADVISORY-LOCKS), keyed by a constant of sqlqueue's turns and the
         # table's OID: every claimer names the same table however it spells its name, and an OID casts to
         # integer, the second key's type (postgresql.org/docs/current/datatype-oid.html). In READ COMMITTED
         # each statement takes its snapshot when it starts (postgresql.org/docs/current/transaction-iso.html
         # #XACT-READ-COMMITTED), so the claim after this one sees the claim before.
         oid = f"CAST(CAST(CAST({self.literal(self.table(table))} AS regclass) AS oid) AS integer)"
-        return f"SELECT pg_advisory_xact_lock({GROUPS_LOCK_CLASS}, {oid})"
+        return f"SELECT pg_advisory_xact_lock({TURN_LOCK_CLASS}, {oid})"
 
     def among(self, key: Sequence[str], rows: str) -> str:
         # As in picked: an array from an uncorrelated sub-SELECT, run once, then each row fetched by its key;

@@ -223,7 +223,7 @@ class SqlServerEngine(Engine):
         returned = self.claimed_returns(waited, "inserted.")
         return self.change_first(table, set_sql, where, order, hints, f"OUTPUT {returned}")
 
-    def group_lock(self, table: TableName) -> str:
+    def claim_turn(self, table: TableName) -> str:
         # An application lock owned by the transaction, released when it commits or rolls back
         # (learn.microsoft.com/sql/relational-databases/system-stored-procedures/sp-getapplock-transact-sql),
         # on a resource named by the table's object id: every claimer names the same table however it spells
@@ -237,7 +237,7 @@ class SqlServerEngine(Engine):
             f"DECLARE @resource NVARCHAR(255) = CONCAT('sqlqueue.groups ', {named}), @granted INT;\n"
             "EXEC @granted = sp_getapplock @Resource = @resource, @LockMode = 'Exclusive', "
             "@LockOwner = 'Transaction';\n"
-            "IF @granted < 0 THROW 51000, 'sqlqueue: the turn of a grouped claim was not granted', 1;"
+            "IF @granted < 0 THROW 51000, 'sqlqueue: the turn of a claim was not granted', 1;"
         )
 
     def change_first(self, table: TableName, set_sql: str | None, where: str, order: str, hints: str, out: str) -> str:

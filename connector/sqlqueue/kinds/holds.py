@@ -68,26 +68,26 @@ class MarksOrRuns(InPlace):
         """In one transaction: the runs of claims up to ``upto_seq`` locked (a run a sweep gave back first is
         gone by then, and its rows left to whoever took them), the done transition on their rows, a run at
         a time, and the runs forgotten."""
-        claims, profile = queue.dialect.claims, queue.profile if keep else queue.profile.deleting()
+        runs, profile = queue.dialect.runs, queue.profile if keep else queue.profile.deleting()
         held = {"consumer": consumer, "upto_seq": upto_seq}
         done = 0
         with queue.transaction() as cur:
-            runs = execute(cur, claims.lock_runs(queue.table), **held).fetchall()
-            if not runs:
+            locked = execute(cur, runs.lock(queue.table), **held).fetchall()
+            if not locked:
                 return 0
-            statement = claims.complete_run(queue.table, profile)
-            for seq, first, last, taken in runs:
+            statement = runs.complete(queue.table, profile)
+            for seq, first, last, taken in locked:
                 for lo, hi in spans(int(first), int(last), queue.engine.default_chunk):
                     values = {**queue.bindings(), "consumer": consumer, "seq": seq, "first": lo, "last": hi}
                     done += max(execute(cur, statement, **values, taken=taken).rowcount, 0)
-            execute(cur, claims.forget_runs(queue.table), **held)
+            execute(cur, runs.forget(queue.table), **held)
         return done
 
     def renew(self, queue: Served, values: dict[str, Any], limit: int | None) -> int:
         """Rows a consumer marked, then its runs: the count is of both (a run counts once)."""
         renewed = super().renew(queue, values, limit)
         with queue.transaction() as cur:
-            return renewed + max(execute(cur, queue.dialect.leases.renew_runs(queue.table), **values).rowcount, 0)
+            return renewed + max(execute(cur, queue.dialect.runs.renew(queue.table), **values).rowcount, 0)
 
     def rescue_expired(self, queue: Served, max_attempts: int, chunk: int | None) -> int:
         return super().rescue_expired(queue, max_attempts, chunk) + self._sweep_runs(queue, max_attempts)
@@ -96,19 +96,19 @@ class MarksOrRuns(InPlace):
         """Runs whose lease ran out, RUNS_PER_SWEEP a transaction, locked past those a completion holds:
         their rows back to the queue with the attempt the claim made counted (or failed once spent), then
         the runs forgotten; how many rows went back."""
-        leases, table = queue.dialect.leases, queue.table
+        runs, table = queue.dialect.runs, queue.table
         total = 0
         while True:
             with queue.transaction() as cur:
-                runs = execute(cur, leases.expired_runs(table), limit=RUNS_PER_SWEEP).fetchall()
-                for consumer, seq, first, last, taken, lease_until in runs:
+                expired = execute(cur, runs.expired(table), limit=RUNS_PER_SWEEP).fetchall()
+                for consumer, seq, first, last, taken, lease_until in expired:
                     run = {"consumer": consumer, "seq": seq, "taken": taken, "lease_until": lease_until}
                     run["max_attempts"] = max_attempts
                     for lo, hi in spans(int(first), int(last), queue.engine.default_chunk):
-                        back = execute(cur, leases.give_back_run(table), **run, first=lo, last=hi)
+                        back = execute(cur, runs.give_back(table), **run, first=lo, last=hi)
                         total += max(back.rowcount, 0)
-                    execute(cur, leases.forget_run(table), consumer=consumer, seq=seq, first=first)
-            if len(runs) < RUNS_PER_SWEEP:
+                    execute(cur, runs.forget_one(table), consumer=consumer, seq=seq, first=first)
+            if len(expired) < RUNS_PER_SWEEP:
                 return total
 
 

@@ -1,1 +1,1 @@
-SELECT MAX("id") FROM "jobs" WHERE "state" = 'ready' AND "due_at" <= now() AND ("jobs"."stage_tag" IS NULL OR NOT EXISTS (SELECT 1 FROM "jobs_unpublished" WHERE "jobs_unpublished"."stage_tag" = "jobs"."stage_tag"))
+SELECT MAX("id") FROM "jobs" WHERE "state" = 'ready' AND "due_at" <= now() AND ("jobs"."stage_tag" IS NULL OR NOT EXISTS (SELECT 1 FROM "jobs_unpublished" WHERE "jobs_unpublished"."stage_tag" = "jobs"."stage_tag")) AND NOT EXISTS (SELECT 1 FROM "jobs_claims" WHERE "jobs_claims"."sqlqueue_first_id" <= "jobs"."id" AND "jobs_claims"."sqlqueue_last_id" >= "jobs"."id")

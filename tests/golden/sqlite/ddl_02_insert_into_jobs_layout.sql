@@ -1,1 +1,1 @@
-INSERT INTO "jobs_layout" ("layout") SELECT 2 WHERE NOT EXISTS (SELECT 1 FROM "jobs_layout" WHERE "layout" = 2) AND NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'jobs')
+INSERT INTO "jobs_layout" ("layout") SELECT 3 WHERE NOT EXISTS (SELECT 1 FROM "jobs_layout" WHERE "layout" = 3) AND NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'jobs')

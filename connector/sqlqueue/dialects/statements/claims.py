@@ -17,7 +17,7 @@ from ...identifiers import TableName
 from ...profile import Profile
 from ...schema import STAGE_TAG, Column
 from ..engine import Engine, Statement, cached
-from .lifecycle import CONSUMER, FIRST, LAST, LEASE, ONE, RANGE, ROW, SEQ, TAKEN, UPTO, Holding, Lifecycle
+from .lifecycle import CONSUMER, FIRST, LAST, ONE, RANGE, ROW, SEQ, UPTO, Holding, Lifecycle
 from .schema import Schema
 
 
@@ -35,7 +35,7 @@ class ClaimPlan:
     # OUTPUT and RETURNING give the values from before AFTER triggers ran, and a trigger may write the
     # token (UpdatedAt) itself.
     settle: Statement | None = None
-    # Run first in the claim's transaction where claims of a grouped profile take turns (Engine.group_lock).
+    # Run first in the claim's transaction where claims of a grouped profile take turns (Engine.claim_turn).
     lock: Statement | None = None
     # Asked after the claim, in its transaction, whether settle has anything to do: whether the table has
     # triggers or rules (Schema.rewriters; None: settle always). On a relational queue with none, settle
@@ -98,20 +98,8 @@ class Claims(ABC):
         if bound is not None:
             parts.append(f"{q(bound)} <= :max_id")
         if profile.runs:
-            parts.append(f"NOT {self.in_run(table, profile)}")
+            parts.append(f"NOT {self.lifecycle.in_run(table, profile)}")
         return " AND ".join(parts) or "1 = 1"
-
-    def in_run(self, table: TableName, profile: Profile) -> str:
-        """A run of ids a claim holds (Claims.runs) holds this row of ``table``: one seek of the runs' index
-        on their first id. The runs are read as last committed, like the unpublished list; no alias, as
-        there: the two names differ by construction."""
-        e, runs = self.engine, self.schema.claims(table)
-        q, r = e.quote, e.quote(runs.name)
-        row = f"{q(table.name)}.{q(profile.key[0])}"
-        return (
-            f"EXISTS (SELECT 1 FROM {e.table(runs)}{e.committed_read_hints()} "
-            f"WHERE {r}.{q(FIRST)} <= {row} AND {r}.{q(LAST)} >= {row})"
-        )
 
     def _open(self, profile: Profile, now: str) -> tuple[str, str | None]:
         """(rows open for a claim, rows abandoned by a claimer whose lease ran out, None where a sweep gives
@@ -172,9 +160,9 @@ class Claims(ABC):
             # table), so a grouped claim reads and locks without them.
             strict = True
             where = f"{where} AND {self.grouped(table, profile, where, resume)}"
-            lock = self.turn(table)
-        elif profile.runs:  # a claim that marks rows takes the turn claims that hold runs take (runs)
-            lock = self.turn(table)
+        if profile.group is not None or profile.runs:  # Runs: a claim that marks rows takes their turn
+            turn = e.claim_turn(table)
+            lock = e.compile(turn) if turn is not None else None
         if profile.claim_seq is not None:
             marks = self.lifecycle.claim_sets(profile)
             ready = self.schema.ready_index(table)
@@ -188,97 +176,13 @@ class Claims(ABC):
             return plan
         return replace(plan, settle=e.compile(self._settle(table, profile)), rewriters=self.schema.rewriters(table))
 
-    # ---- runs: a claim that writes nothing on the rows it takes --------------------------------------
-    # A claim of sqlqueue's own layout may hold its rows as runs of consecutive ids in the claims table
-    # beside the queue (Schema.claims) instead of marking each row: it reads the ids of up to :limit ready
-    # rows, then records a row per run of consecutive ids. A marked claim rewrites every row it takes (a
-    # new row version, its entries in the primary key and the index of claimed rows: five WAL records a row
-    # on PostgreSQL), which made the claim the slowest stage of a drain (docs/evidence.md). The rows of a
-    # run stay ready in the table; every claim passes over them (ready), and reading, completing and
-    # sweeping a claim find them by its runs. No other row can ever be inside a run: ids are an identity
-    # that never returns a number, and a run holds only ids the claim took one after another.
-    #
-    # Nothing locks the rows, so the claims of a table take turns (Engine.group_lock, as grouped claims do):
-    # a claim's read starts after the claim before it committed its runs, so it passes over them. Marked
-    # claims of the same table take the same turn, or one could mark a row a claim of runs has just read.
-    def runs_holding(self, table: TableName, profile: Profile) -> Holding:
-        """Where runs hold a claim's rows: the queue table joined to its claims table."""
-        return Holding(
-            table, CONSUMER, SEQ, profile.key[0], None, profile.enqueued, TAKEN, self.schema.claims(table)
-        )  # fmt: skip
-
-    @cached
-    def turn(self, table: TableName) -> Statement | None:
-        """The statement a claim of ``table`` runs first in its transaction, where claims take turns."""
-        sql = self.engine.group_lock(table)
-        return self.engine.compile(sql) if sql is not None else None
-
-    @cached
-    def pick(self, table: TableName, profile: Profile, bound: str | None = None) -> Statement:
-        """The ids of up to :limit ready rows (within ``bound``, as ``ready``) in the profile's claim order, and
-        each one's queue wait in ms, locking none of them: a claim that holds them as runs (record_run)."""
-        e, lifecycle = self.engine, self.lifecycle
-        q, now = e.quote, lifecycle.clock(profile)
-        wait = e.millis_between(q(str(profile.enqueued)), now)
-        order = lifecycle.order_by(profile.order)
-        columns = f"{q(profile.key[0])}, {wait}"
-        return e.compile(
-            e.read_first(table, columns, self.ready(table, profile, bound), order, self.schema.ready_index(table))
-        )
-
-    @cached
-    def record_run(self, table: TableName) -> Statement:
-        """A run of ids [:first, :last] :consumer's claim :seq holds, leased for :lease_seconds."""
-        e = self.engine
-        names = ", ".join(e.quote(c) for c in (CONSUMER, SEQ, FIRST, LAST, LEASE))
-        return e.compile(
-            f"INSERT INTO {e.table(self.schema.claims(table))} ({names}) "
-            f"VALUES (:consumer, :seq, :first, :last, {e.now_plus('lease_seconds')})"
-        )
-
-    @cached
-    def lock_runs(self, table: TableName) -> Statement:
-        """The runs of :consumer's claims up to :upto_seq (their claim, first and last id, and when it took
-        them), locked to the end of the transaction, waiting for a sweep that holds one: a run the sweep gave
-        back is gone when the lock is granted, and its rows are no longer this claim's to complete."""
-        e, runs = self.engine, self.schema.claims(table)
-        q = e.quote
-        where = f"{q(CONSUMER)} = :consumer AND {q(SEQ)} <= :upto_seq"
-        columns = ", ".join(q(c) for c in (SEQ, FIRST, LAST, TAKEN))
-        return e.compile(e.lock_waiting(runs, columns, where, f"{q(SEQ)}, {q(FIRST)}"))
-
-    @cached
-    def complete_run(self, table: TableName, profile: Profile) -> Statement:
-        """The done transition on the rows with ids in [:first, :last] (a run, or a part of one no larger than
-        a statement may lock): a delete, or the update done makes, as the row would carry it had the claim
-        marked it (by :consumer under :seq, taken at :taken, one more attempt, no sink tag)."""
-        e, lifecycle = self.engine, self.lifecycle
-        q = e.quote
-        where = f"{q(profile.key[0])} BETWEEN :first AND :last"
-        if profile.deletes_on_done:
-            return e.compile(e.limited_delete(table, where, False))
-        attempts = q(str(profile.attempts))
-        marked = [f"{q(str(profile.claimer))} = :consumer", f"{q(str(profile.claim_seq))} = :seq"]
-        marked += [f"{q(str(profile.started))} = :taken", f"{attempts} = {attempts} + 1"]
-        if profile.tag is not None:
-            marked.append(f"{q(profile.tag)} = NULL")
-        return e.compile(e.limited_update(table, ", ".join([lifecycle.done_sets(profile), *marked]), where, False))
-
-    @cached
-    def forget_runs(self, table: TableName) -> Statement:
-        """The runs of :consumer's claims up to :upto_seq, once their rows are done."""
-        e = self.engine
-        q = e.quote
-        where = f"{q(CONSUMER)} = :consumer AND {q(SEQ)} <= :upto_seq"
-        return e.compile(f"DELETE FROM {e.table(self.schema.claims(table))}{e.row_lock_hints()} WHERE {where}")
-
     # ---- message groups --------------------------------------------------------------------------------
     # A grouped claim takes, from each group (Profile.group) that has no row in flight and none waiting for
     # a retry, its first :per_group claimable rows in the claim order; rows with no group are claimed as
     # in an ungrouped queue. Two claimers must never both see a group free, and under SKIP LOCKED / READPAST
     # one would: each skips the rows the other is locking and judges the group by what was last committed.
     # So the claims of a grouped table take turns: each first takes one lock per table in its transaction
-    # (Engine.group_lock), held until it commits, and its claim statement starts after that, so it sees
+    # (Engine.claim_turn), held until it commits, and its claim statement starts after that, so it sees
     # every row the claim before it took as in flight. A claim is one short statement, so turns cost little
     # beside a batch; every claimer of a grouped table (streams, the table's own worker) takes the same lock.
     #
@@ -308,6 +212,9 @@ class Claims(ABC):
             f"SELECT {group} FROM {e.table(table)}{e.committed_read_hints()} "
             f"WHERE {self.group_busy(profile)} AND {group} IS NOT NULL"
         )
+        if profile.runs:  # rows an ungrouped stream holds as runs are in flight too, and marked nowhere
+            held = self.lifecycle.source(self.lifecycle.runs_holding(table, profile))
+            busy += f" UNION ALL SELECT {q(table.name)}.{group} FROM {held} WHERE {q(table.name)}.{group} IS NOT NULL"
         after = f" AND {group} > :after_group" if resume else ""
         window = e.select_first(
             ", ".join(q(c) for c in shown),

@@ -51,7 +51,7 @@ class Inspection:
         e, tag = self.engine, self.claims.row_tag(table)
         q = e.quote
         shown = (
-            f"CASE WHEN {self.claims.in_run(table, NATIVE)} THEN '{CLAIMED}' "
+            f"CASE WHEN {self.lifecycle.in_run(table, NATIVE)} THEN '{CLAIMED}' "
             f"WHEN {tag} IS NOT NULL AND EXISTS ({self.claims.listed_tag(table, tag)}) "
             f"THEN '{UNPUBLISHED}' ELSE {q('state')} END"
         )

@@ -14,7 +14,7 @@ from ...identifiers import TableName
 from ...profile import NATIVE, Profile
 from ..engine import Engine, Statement, cached
 from .claims import Claims
-from .lifecycle import AFTER, CONSUMER, FIRST, LAST, LEASE, ONE, SEQ, TAKEN, Lifecycle
+from .lifecycle import AFTER, ONE, Lifecycle
 
 
 class Leases:
@@ -32,44 +32,6 @@ class Leases:
         lease = e.quote(str(NATIVE.lease))
         where = f"{lifecycle.held(lifecycle.holding(table, NATIVE), AFTER)} AND {lease} < {e.now_plus('half_seconds')}"
         return e.compile(e.limited_update(table, f"{lease} = {e.now_plus('lease_seconds')}", where, limited))
-
-    @cached
-    def renew_runs(self, table: TableName) -> Statement:
-        """The runs of sqlqueue's own layout (Claims.runs): those :consumer holds under claims after :after_seq
-        with less than :half_seconds of their lease left are leased for :lease_seconds from now again. One
-        row a run, however many rows it holds."""
-        e = self.engine
-        q, lease = e.quote, e.quote(LEASE)
-        where = f"{q(CONSUMER)} = :consumer AND {q(SEQ)} > :after_seq AND {lease} < {e.now_plus('half_seconds')}"
-        runs = e.table(self.claims.schema.claims(table))
-        return e.compile(f"UPDATE {runs}{e.row_lock_hints()} SET {lease} = {e.now_plus('lease_seconds')} WHERE {where}")
-
-    @cached
-    def expired_runs(self, table: TableName) -> Statement:
-        """Up to :limit runs whose lease ran out (their consumer is gone, or was away longer than its lease),
-        locked, past those a completion or another sweep holds: (consumer, claim, first id, last id, when taken,
-        lease end)."""
-        e, runs = self.engine, self.claims.schema.claims(table)
-        columns = ", ".join(e.quote(c) for c in (CONSUMER, SEQ, FIRST, LAST, TAKEN, LEASE))
-        return e.compile(e.lock_first(runs, columns, f"{e.quote(LEASE)} < {e.now()}"))
-
-    @cached
-    def give_back_run(self, table: TableName) -> Statement:
-        """The rows with ids in [:first, :last] (a run whose lease ran out, or a part of it no larger than a
-        statement may lock) back to the queue with one more attempt, or failed once their attempts are
-        spent, as of :lease_until (Lifecycle.give_back)."""
-        e, profile = self.engine, NATIVE
-        sets = self.lifecycle.give_back(profile, "'lease expired'", ":lease_until", run=True)
-        where = f"{e.quote(profile.key[0])} BETWEEN :first AND :last"
-        return e.compile(e.limited_update(table, sets, where, False))
-
-    @cached
-    def forget_run(self, table: TableName) -> Statement:
-        """One run, once its rows went back to the queue."""
-        e = self.engine
-        q = e.quote
-        where = f"{q(CONSUMER)} = :consumer AND {q(SEQ)} = :seq AND {q(FIRST)} = :first"
-        return e.compile(f"DELETE FROM {e.table(self.claims.schema.claims(table))}{e.row_lock_hints()} WHERE {where}")
 
     def keys_in(self, profile: Profile, rows: int, qualifier: str = "") -> str:
         """The ``rows`` rows whose keys are :k<column>_<row> (column and row counted from 0)."""

@@ -18,6 +18,12 @@ ROW, CONSUMER, SEQ = "sqlqueue_row", "sqlqueue_consumer", "sqlqueue_claim_seq"
 # Prefixed like the copies' columns: a statement joins them to the queue's own consumer and claimed_at.
 FIRST, LAST, TAKEN, LEASE = "sqlqueue_first_id", "sqlqueue_last_id", "sqlqueue_claimed_at", "sqlqueue_lease_until"
 
+
+def runs_table(table: TableName) -> TableName:
+    """Where a claim holds rows of sqlqueue's own ``table`` as runs of consecutive ids (Runs), beside it."""
+    return TableName(f"{table.name}_claims", table.schema)
+
+
 # Which claims a held-rows condition selects: one claim number, a range (after, upto], every one up
 # to a number, or every one after a number (the claims Spark has not committed yet).
 ONE, RANGE, UPTO, AFTER = "one", "range", "upto", "after"
@@ -219,6 +225,22 @@ class Lifecycle:
                 profile.started,
             )  # fmt: skip
         return Holding(self.claims_table(table), CONSUMER, SEQ, ROW, None, profile.enqueued, profile.started)
+
+    def runs_holding(self, table: TableName, profile: Profile) -> Holding:
+        """Where runs hold a claim's rows (Runs): the queue table joined to its claims table."""
+        return Holding(table, CONSUMER, SEQ, profile.key[0], None, profile.enqueued, TAKEN, runs_table(table))
+
+    def in_run(self, table: TableName, profile: Profile) -> str:
+        """A run a claim holds (Runs) holds this row of ``table``: one seek of the runs' index on their first
+        id. The runs are read as last committed, like a sink's unpublished list; no alias, as there: the two
+        names differ by construction."""
+        e, runs = self.engine, runs_table(table)
+        q, r = e.quote, e.quote(runs.name)
+        row = f"{q(table.name)}.{q(profile.key[0])}"
+        return (
+            f"EXISTS (SELECT 1 FROM {e.table(runs)}{e.committed_read_hints()} "
+            f"WHERE {r}.{q(FIRST)} <= {row} AND {r}.{q(LAST)} >= {row})"
+        )
 
     def source(self, holding: Holding) -> str:
         """The rows a holding holds, as a FROM clause names them: the table, or the table joined to the runs

@@ -17,6 +17,7 @@ from ...schema import (
 )
 from ..engine import Engine
 from ..layout import Step
+from .lifecycle import runs_table
 from .schema import Schema
 
 # How long a migration's DDL waits for a table lock before it fails (and migrate is run again).
@@ -65,7 +66,7 @@ class Migrations:
             self.tag_index_step(t),
             Step(
                 "claims_table",
-                f"create {schema.claims(t).name}, where claims hold runs of ids, where missing",
+                f"create {runs_table(t).name}, where claims hold runs of ids, where missing",
                 tuple(schema.create_claims(t)),
             ),
             Step(

@@ -26,7 +26,7 @@ from ...schema import (
     QueueSpec,
 )
 from ..engine import Engine, Statement, cached
-from .lifecycle import CONSUMER, FIRST, LAST, LEASE, SEQ, TAKEN
+from .lifecycle import CONSUMER, FIRST, LAST, LEASE, SEQ, TAKEN, runs_table
 
 LEDGER_TABLE = "sqlqueue_sink_ledger"
 
@@ -101,19 +101,15 @@ class Schema:
         lines.append(f"CONSTRAINT {q('pk_' + self.unpublished(table).name)} PRIMARY KEY ({q(STAGE_TAG.name)})")
         return self.engine.create_table_guarded(self.unpublished(table), ",\n  ".join(lines))
 
-    def claims(self, table: TableName) -> TableName:
-        """Where a claim holds rows as runs of consecutive ids (Claims.runs), beside the queue table."""
-        return TableName(f"{table.name}_claims", table.schema)
-
     def runs_index(self, table: TableName) -> str:
-        return f"ux_{self.claims(table).name}_first"
+        return f"ux_{runs_table(table).name}_first"
 
     def create_claims(self, table: TableName) -> list[str]:
         """The claims table: a row per run of ids a claim holds, keyed by consumer, claim and the run's first
         id, which a claim's read and completion seek; and a unique index on the first id with the last, which
         every claim's test of a row against the runs seeks. Runs never overlap, so no two start at one id."""
         e = self.engine
-        q, claims = e.quote, self.claims(table)
+        q, claims = e.quote, runs_table(table)
         columns = (
             Column(CONSUMER, "string", False),
             Column(SEQ, "bigint", False),

@@ -1,1 +1,0 @@
-INSERT INTO "jobs_layout" ("layout") SELECT 2 WHERE NOT EXISTS (SELECT 1 FROM "jobs_layout" WHERE "layout" = 2) AND EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = to_regclass('"jobs"') AND conname = 'ck_jobs_state' AND convalidated AND position('staged' in pg_get_constraintdef(oid)) = 0)

@@ -1,0 +1,1 @@
+INSERT INTO "jobs_layout" ("layout") SELECT 3 WHERE NOT EXISTS (SELECT 1 FROM "jobs_layout" WHERE "layout" = 3) AND EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = to_regclass('"jobs"') AND conname = 'ck_jobs_state' AND convalidated AND position('staged' in pg_get_constraintdef(oid)) = 0)

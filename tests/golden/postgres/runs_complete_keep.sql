@@ -1,0 +1,1 @@
+UPDATE "jobs" SET "state" = 'done', "completed_at" = now(), "lease_until" = NULL, "consumer" = %s, "claim_seq" = %s, "claimed_at" = %s, "attempts" = "attempts" + 1, "stage_tag" = NULL WHERE "id" BETWEEN %s AND %s

@@ -1,0 +1,1 @@
+SELECT MIN(t."id") AS "lo", MAX(t."id") AS "hi" FROM (SELECT "id", NTILE(4) OVER (ORDER BY "id") AS "part" FROM "jobs" JOIN "jobs_claims" ON "jobs"."id" BETWEEN "jobs_claims"."sqlqueue_first_id" AND "jobs_claims"."sqlqueue_last_id" WHERE "sqlqueue_consumer" = %s AND "sqlqueue_claim_seq" > %s AND "sqlqueue_claim_seq" <= %s) AS t GROUP BY t."part" ORDER BY "lo"

@@ -1,0 +1,1 @@
+SELECT "id", "enqueued_at", "attempts" + 1 AS "attempts", "payload" FROM "jobs" JOIN "jobs_claims" ON "jobs"."id" BETWEEN "jobs_claims"."sqlqueue_first_id" AND "jobs_claims"."sqlqueue_last_id" WHERE "sqlqueue_consumer" = %s AND "sqlqueue_claim_seq" > %s AND "sqlqueue_claim_seq" <= %s AND "id" BETWEEN %s AND %s

@@ -1,0 +1,1 @@
+UPDATE "jobs_claims" SET "sqlqueue_lease_until" = now() + %s * INTERVAL '1 second' WHERE "sqlqueue_consumer" = %s AND "sqlqueue_claim_seq" > %s AND "sqlqueue_lease_until" < now() + %s * INTERVAL '1 second'

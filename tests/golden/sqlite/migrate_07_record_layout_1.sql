@@ -1,1 +1,0 @@
-INSERT INTO "jobs_layout" ("layout") SELECT 2 WHERE NOT EXISTS (SELECT 1 FROM "jobs_layout" WHERE "layout" = 2) AND NOT EXISTS (SELECT 1 FROM "jobs" WHERE "state" = 'staged') AND EXISTS (SELECT 1 FROM pragma_table_info('jobs') WHERE name = 'stage_tag')

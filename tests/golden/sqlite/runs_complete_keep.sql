@@ -1,0 +1,1 @@
+UPDATE "jobs" SET "state" = 'done', "completed_at" = strftime('%Y-%m-%d %H:%M:%f', 'now'), "lease_until" = NULL, "consumer" = ?, "claim_seq" = ?, "claimed_at" = ?, "attempts" = "attempts" + 1, "stage_tag" = NULL WHERE "id" BETWEEN ? AND ?

@@ -1,0 +1,1 @@
+SELECT "sqlqueue_consumer", "sqlqueue_claim_seq", "sqlqueue_first_id", "sqlqueue_last_id", "sqlqueue_claimed_at", "sqlqueue_lease_until" FROM "jobs_claims" WHERE "sqlqueue_lease_until" < strftime('%Y-%m-%d %H:%M:%f', 'now') LIMIT ?

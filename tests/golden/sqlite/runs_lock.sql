@@ -1,0 +1,1 @@
+SELECT "sqlqueue_claim_seq", "sqlqueue_first_id", "sqlqueue_last_id", "sqlqueue_claimed_at" FROM "jobs_claims" WHERE "sqlqueue_consumer" = ? AND "sqlqueue_claim_seq" <= ? ORDER BY "sqlqueue_claim_seq", "sqlqueue_first_id"

@@ -1,0 +1,1 @@
+SELECT "id", "enqueued_at", "attempts" + 1 AS "attempts", "payload" FROM "jobs" JOIN "jobs_claims" ON "jobs"."id" BETWEEN "jobs_claims"."sqlqueue_first_id" AND "jobs_claims"."sqlqueue_last_id" WHERE "sqlqueue_consumer" = ? AND "sqlqueue_claim_seq" > ? AND "sqlqueue_claim_seq" <= ? AND "id" BETWEEN ? AND ?

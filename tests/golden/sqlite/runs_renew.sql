@@ -1,0 +1,1 @@
+UPDATE "jobs_claims" SET "sqlqueue_lease_until" = strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || ? || ' seconds') WHERE "sqlqueue_consumer" = ? AND "sqlqueue_claim_seq" > ? AND "sqlqueue_lease_until" < strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || ? || ' seconds')

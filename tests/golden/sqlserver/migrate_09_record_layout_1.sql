@@ -1,0 +1,1 @@
+INSERT INTO [dbo].[jobs_layout] ([layout]) SELECT 3 WHERE NOT EXISTS (SELECT 1 FROM [dbo].[jobs_layout] WHERE [layout] = 3) AND EXISTS (SELECT 1 FROM sys.check_constraints WHERE parent_object_id = OBJECT_ID(N'dbo.jobs') AND name = N'ck_jobs_state' AND CHARINDEX(N'staged', [definition]) = 0)

@@ -1,0 +1,1 @@
+DELETE FROM [dbo].[jobs] WITH (ROWLOCK) WHERE [id] BETWEEN ? AND ?

@@ -1,0 +1,1 @@
+UPDATE [dbo].[jobs] WITH (ROWLOCK) SET [state] = 'done', [completed_at] = SYSUTCDATETIME(), [lease_until] = NULL, [consumer] = ?, [claim_seq] = ?, [claimed_at] = ?, [attempts] = [attempts] + 1, [stage_tag] = NULL WHERE [id] BETWEEN ? AND ?

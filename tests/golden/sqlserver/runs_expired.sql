@@ -1,0 +1,1 @@
+SELECT TOP (?) [sqlqueue_consumer], [sqlqueue_claim_seq], [sqlqueue_first_id], [sqlqueue_last_id], [sqlqueue_claimed_at], [sqlqueue_lease_until] FROM [dbo].[jobs_claims] WITH (UPDLOCK, READPAST, ROWLOCK, READCOMMITTEDLOCK) WHERE [sqlqueue_lease_until] < SYSUTCDATETIME()

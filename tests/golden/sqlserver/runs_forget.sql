@@ -1,0 +1,1 @@
+DELETE FROM [dbo].[jobs_claims] WITH (ROWLOCK) WHERE [sqlqueue_consumer] = ? AND [sqlqueue_claim_seq] <= ?

@@ -1,0 +1,1 @@
+UPDATE [dbo].[jobs_claims] WITH (ROWLOCK) SET [sqlqueue_lease_until] = DATEADD(SECOND, ?, SYSUTCDATETIME()) WHERE [sqlqueue_consumer] = ? AND [sqlqueue_claim_seq] > ? AND [sqlqueue_lease_until] < DATEADD(SECOND, ?, SYSUTCDATETIME())
