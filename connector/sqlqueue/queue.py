@@ -613,17 +613,22 @@ class Consuming:
         values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq}
         return bool(self.queue.fetch(counted, values)[0][0])
 
+    def _runs(self, runs: bool | None, consumer: str, after_seq: int, upto_seq: int) -> bool:
+        return self.runs_hold(consumer, after_seq, upto_seq) if runs is None else runs
+
     def partition_bounds(
-        self, consumer: str, after_seq: int, upto_seq: int, parts: int, group: str | None = None, runs: bool = False
-    ) -> list[tuple[Any, Any]]:
+        self, consumer: str, after_seq: int, upto_seq: int, parts: int, group: str | None = None,
+        runs: bool | None = None,
+    ) -> list[tuple[Any, Any]]:  # fmt: skip
         """Row ranges that split the rows of claims (after_seq, upto_seq] into ``parts`` even groups; with a
         ``group`` column, ranges of its values that keep each message group whole, and (None, None) for the
-        rows of no group. ``runs``: runs hold the claims (runs_hold)."""
+        rows of no group. ``runs``: whether runs hold the claims (None: asked of the table, runs_hold)."""
         values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq}
         if group is not None:
             ranges = self.queue.fetch(self.queue.dialect.claims.partition_groups(self.holding, group, parts), values)
             return [(lo, hi) for lo, hi in ranges]
-        rows = self.queue.fetch(self.queue.dialect.claims.partition_bounds(self.held_by(runs), parts), values)
+        held = self.held_by(self._runs(runs, consumer, after_seq, upto_seq))
+        rows = self.queue.fetch(self.queue.dialect.claims.partition_bounds(held, parts), values)
         return [(int(lo), int(hi)) for lo, hi in rows]
 
     def read_claimed(
@@ -636,12 +641,12 @@ class Consuming:
         columns: Sequence[str],
         batch_rows: int = 10_000,
         grouped: GroupRead | None = None,
-        runs: bool = False,
+        runs: bool | None = None,
     ) -> Iterator[list[tuple]]:
         """The claimed rows in one row range, in lists of at most ``batch_rows``. A name in ``columns`` that
         names a subtype table (Profile.include) takes, in each row, a dict of that table's columns but the
-        key, as the claim copied its row; None where the row has none. ``grouped``: as for export_claimed;
-        ``runs``: runs hold the claims (runs_hold)."""
+        key, as the claim copied its row; None where the row has none. ``grouped``, ``runs``: as for
+        export_claimed."""
         by_name = {s.name.lower(): s for s in self.queue.subtypes()}
         base = [n for n in columns if n.lower() not in by_name]
         wanted = [by_name[n.lower()] for n in columns if n.lower() in by_name]
@@ -651,6 +656,7 @@ class Consuming:
             raise ConfigError(
                 f"option 'groupBy' cannot read subtype tables ({names}): leave them out of option 'columns'"
             )
+        runs = self._runs(runs, consumer, after_seq, upto_seq)
         statement = self._read_statement(self.queue.spelled(base), lo, grouped, shape, runs)
         values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
         places = {n.lower(): i for i, n in enumerate(columns)}
@@ -676,14 +682,15 @@ class Consuming:
 
     def export_claimed(
         self, consumer: str, after_seq: int, upto_seq: int, lo: Any, hi: Any, columns: Sequence[str],
-        grouped: GroupRead | None = None, runs: bool = False,
+        grouped: GroupRead | None = None, runs: bool | None = None,
     ) -> Iterator[bytes] | None:  # fmt: skip
         """The rows ``read_claimed`` reads, as CSV text in chunks (Engine.copy_out), where the engine streams
         them so and no name in ``columns`` is a subtype table's; None otherwise. ``grouped``: [lo, hi] is a
         range of group values (None: the rows of no group), read whole groups in the claim order; ``runs``:
-        runs hold the claims (runs_hold)."""
+        whether runs hold the claims (None: asked of the table, runs_hold; a read task is told)."""
         if any(s.name.lower() in {n.lower() for n in columns} for s in self.queue.subtypes()):
             return None
+        runs = self._runs(runs, consumer, after_seq, upto_seq)
         statement = self._read_statement(self.queue.spelled(columns), lo, grouped, runs=runs)
         values = {"consumer": consumer, "after_seq": after_seq, "upto_seq": upto_seq, "lo": lo, "hi": hi}
         chunks = self.queue.engine.copy_out(self.queue.engine.autocommit_cursor(self.queue.conn), statement, values)
@@ -951,10 +958,12 @@ class Inspection:
             )[0]
         )
 
-    def claim_waits(self, consumer: str, seq: int, runs: bool = False) -> Waits:
+    def claim_waits(self, consumer: str, seq: int, runs: bool | None = None) -> Waits:
         """How long the rows of claim ``seq`` waited between enqueue and claim (none where the table
-        records no enqueue time); ``runs``: runs hold the claim (Consuming.runs_hold)."""
-        statement = self.queue.dialect.claims.claim_waits(self.queue.consuming.held_by(runs))
+        records no enqueue time); ``runs``: whether runs hold the claim (None: asked of the table)."""
+        consuming = self.queue.consuming
+        runs = consuming.runs_hold(consumer, seq - 1, seq) if runs is None else runs
+        statement = self.queue.dialect.claims.claim_waits(consuming.held_by(runs))
         if statement is None:
             return Waits()
         return Waits.from_row(self.queue.fetch(statement, {"consumer": consumer, "seq": seq})[0])

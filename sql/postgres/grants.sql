@@ -1,7 +1,7 @@
 -- Least privilege for sqlqueue's connector role on PostgreSQL. Run as the queue table's owner or
 -- a superuser, after the queue exists (create it with `sqlqueue create --print` and review it).
 -- Replace: database ops, schema public, queue public.orders (and its public.orders_unpublished,
--- public.orders_staging and public.orders_layout), role sqlqueue_connector.
+-- public.orders_staging, public.orders_layout and public.orders_claims), role sqlqueue_connector.
 -- Set the role's password interactively (psql: \password sqlqueue_connector) or use another
 -- authentication method; never in a committed file.
 CREATE ROLE sqlqueue_connector LOGIN;
@@ -22,6 +22,9 @@ GRANT SELECT, INSERT, DELETE ON public.orders_staging TO sqlqueue_connector;
 GRANT SELECT, INSERT, DELETE ON public.sqlqueue_sink_ledger TO sqlqueue_connector;
 -- The queue's layout: sources and sinks check it before they start (sqlqueue migrate writes it, as its owner).
 GRANT SELECT ON public.orders_layout TO sqlqueue_connector;
+-- Claims held as runs of ids: record (INSERT), read and lock (SELECT ... FOR UPDATE, which needs UPDATE),
+-- renew (UPDATE), forget once done or given back (DELETE).
+GRANT SELECT, INSERT, UPDATE, DELETE ON public.orders_claims TO sqlqueue_connector;
 
 -- sqlqueue doctor reads pg_index and pg_stat_user_tables, which every role may read. The fixes it
 -- prints (CREATE INDEX, VACUUM, ALTER TABLE ... SET autovacuum_*) are for the table's owner.

@@ -1,7 +1,7 @@
 -- Least privilege for sqlqueue's connector login on SQL Server. Run as a DBA (sqlcmd -I), after
 -- the queue exists (create it with `sqlqueue create --print` and review the DDL).
 -- Replace: database [ops], queue [dbo].[orders] (and its [dbo].[orders_unpublished],
--- [dbo].[orders_staging] and [dbo].[orders_layout]), login [sqlqueue_connector].
+-- [dbo].[orders_staging], [dbo].[orders_layout] and [dbo].[orders_claims]), login [sqlqueue_connector].
 -- The login itself comes from your secret store or Microsoft Entra ID, e.g.
 --   CREATE LOGIN [sqlqueue_connector] FROM EXTERNAL PROVIDER;
 -- It needs no server role, no db_owner, no DDL rights: tables, indexes and LOCK_ESCALATION are
@@ -33,6 +33,11 @@ GRANT SELECT, INSERT, DELETE ON OBJECT::[dbo].[sqlqueue_sink_ledger] TO [sqlqueu
 GO
 -- The queue's layout: sources and sinks check it before they start (sqlqueue migrate, run by the DBA, writes it).
 GRANT SELECT ON OBJECT::[dbo].[orders_layout] TO [sqlqueue_queue_user];
+GO
+-- Claims held as runs of ids: record (INSERT), read and lock (SELECT WITH (UPDLOCK)), renew (UPDATE),
+-- forget once done or given back (DELETE). A claim's turn is an application lock (sp_getapplock), which
+-- needs membership in public only.
+GRANT SELECT, INSERT, UPDATE, DELETE ON OBJECT::[dbo].[orders_claims] TO [sqlqueue_queue_user];
 GO
 -- sqlqueue doctor reads index filters and trigger state: metadata that needs VIEW DEFINITION.
 GRANT VIEW DEFINITION ON OBJECT::[dbo].[orders] TO [sqlqueue_queue_user];

@@ -12,7 +12,7 @@ import pytest
 from sqlqueue import cli
 from sqlqueue.producer import Producer
 from sqlqueue.queue import Ack, Upkeep
-from sqlqueue.schema import Column
+from sqlqueue.schema import LAYOUT, Column
 from tests.support.clock import move_back, set_times
 from tests.support.engines import config_file, fresh_name
 from tests.support.layouts import fill_layout1, layout1_queue
@@ -199,16 +199,17 @@ def test_commands_refuse_a_layout_1_queue_in_one_line_until_migrate_upgrades_it(
     assert status == 2 and err.count("\n") == 1 and f"run `sqlqueue migrate --queue {table}`" in err
     status, out, err = run("migrate", "--chunk-size", "2", table=table)
     lines = out.splitlines()
-    assert status == 0 and lines[-1].endswith(f"{table} at {old.spec.display} is at layout 2"), err
+    assert status == 0 and lines[-1].endswith(f"{table} at {old.spec.display} is at layout {LAYOUT}"), err
     assert any("move rows of uncommitted sink batches" in line and line.endswith(": 5 rows") for line in lines)
     assert run("stats", table=table)[0] == 0
-    assert run("migrate", table=table)[1].endswith("is at layout 2: nothing to migrate\n")
+    assert run("migrate", table=table)[1].endswith(f"is at layout {LAYOUT}: nothing to migrate\n")
 
 
 def test_migrate_print_shows_the_script_and_touches_nothing(run, engine):
     old = layout1_queue(engine)
     status, out, err = run("migrate", "--print", "--columns", "payload text", table=str(old.table))
-    assert status == 0 and out.startswith(f"-- sqlqueue migrate: queue {old.table} from layout 1 to layout 2"), err
+    script_head = f"-- sqlqueue migrate: queue {old.table} from layout 1 to layout {LAYOUT}"
+    assert status == 0 and out.startswith(script_head), err
     assert "-- Step 1/" in out and f"{old.table.name}_layout" in out
     assert old.layout() == 1
 

@@ -10,6 +10,7 @@ import pytest
 from sqlqueue import cli
 from sqlqueue.doctor import OK, PROBLEM, examine
 from sqlqueue.queue import Queue
+from sqlqueue.schema import LAYOUT
 from sqlqueue.testing import wait_until
 from tests.support.engines import config_file
 from tests.support.layouts import layout1_queue
@@ -135,8 +136,8 @@ def test_a_layout_1_table_is_a_problem_that_names_migrate(engine, tmp_path, monk
     assert (
         status == 1
         and (
-            "PROBLEM  layout: layout 1 is older than this sqlqueue's layout 2, so sources and sinks refuse to start: "
-            "run `sqlqueue migrate` (`sqlqueue migrate --print` prints the script)\n"
+            f"PROBLEM  layout: layout 1 is older than this sqlqueue's layout {LAYOUT}, so sources and sinks refuse to "
+            "start: run `sqlqueue migrate` (`sqlqueue migrate --print` prints the script)\n"
         )
         in out
     ), err

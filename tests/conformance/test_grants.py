@@ -45,8 +45,10 @@ def test_connector_role_with_only_the_scripted_grants_claims_completes_enqueues_
         producer.publish(1, plain, [producer.write(1, 0, plain, [("c",)])])
         producer.write(2, 0, plain, [("aborted",)])
         producer.discard(2)
-        assert queue.consuming.claim("c", 1, 10, order="heap") == 3
-        assert queue.consuming.complete("c", 1) == 3
+        assert queue.consuming.claim("c", 1, 2, order="heap") == 2
+        assert queue.consuming.claim("c", 2, 10, order="heap", runs=True, lease_seconds=10) == 1
+        assert queue.consuming.renew("c", 1, 30) == 1
+        assert queue.consuming.complete("c", 2) == 3
         assert [f.check for f in examine(queue, "fifo") if f.severity == PROBLEM] == []
     finally:
         queue.close()

@@ -74,7 +74,7 @@ def test_create_over_a_layout_1_table_is_refused_naming_migrate(engine):
     queue = layout1_queue(engine)
     with pytest.raises(SchemaError) as refused:
         queue.create()
-    assert "has layout 1, older than this sqlqueue's layout 2: run `sqlqueue migrate" in str(refused.value)
+    assert f"has layout 1, older than this sqlqueue's layout {LAYOUT}: run `sqlqueue migrate" in str(refused.value)
     assert queue.layout() == 1
 
 

@@ -1,8 +1,9 @@
 """Queues whose claims hold rows for a lease, and time moved past that lease in SQL, for the lease tests.
 
 Time is moved, not waited for (River's rescuer tests back-date attempted_at the same way): an outage
-of ``seconds`` is the held rows' lease end (sqlqueue's own layout) or started-at (an adopted table,
-and the copies in its claims table, which hold the same started-at) set that much earlier.
+of ``seconds`` is the held rows' lease end (sqlqueue's own layout: on the rows a claim marked, and on the
+runs of ids a claim holds beside them) or started-at (an adopted table, and the copies in its claims table,
+which hold the same started-at) set that much earlier.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sqlqueue.dialects.statements.lifecycle import LEASE, TAKEN, runs_table
 from sqlqueue.queue import Queue
 from tests.support import user_tables
 from tests.support.engines import Engine
@@ -57,7 +59,8 @@ def outage(queue: Queue, seconds: int) -> None:
         started = str(queue.profile.started)
         targets = [(queue.table, started), (queue.dialect.lifecycle.claims_table(queue.table), started)]
     else:
-        targets = [(queue.table, "lease_until"), (queue.table, "claimed_at")]
+        runs = runs_table(queue.table)
+        targets = [(queue.table, "lease_until"), (queue.table, "claimed_at"), (runs, LEASE), (runs, TAKEN)]
     with queue.transaction() as cur:
         for table, column in targets:
             statement = d.compile(f"UPDATE {d.table(table)} SET {earlier(column)} WHERE {d.quote(column)} IS NOT NULL")
