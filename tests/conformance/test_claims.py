@@ -226,7 +226,12 @@ def race(engine, table: str, claimer: Callable[[str, Queue], None], errors: list
         t.join(timeout=300)
 
 
-def test_four_concurrent_claimers_take_every_row_exactly_once(engine):
+# Which of the four claimers hold their rows as runs of ids (Runs) rather than marking them.
+HOLDINGS = {"marks": set(), "runs": {"c0", "c1", "c2", "c3"}, "marks and runs": {"c1", "c3"}}
+
+
+@pytest.mark.parametrize("holding", HOLDINGS)
+def test_four_concurrent_claimers_take_every_row_exactly_once(engine, holding):
     queue = engine.new_queue()
     total = 20_000
     fill(queue, total)
@@ -235,10 +240,10 @@ def test_four_concurrent_claimers_take_every_row_exactly_once(engine):
     errors: list[BaseException] = []
 
     def claimer(name: str, own: Queue) -> None:
-        seq = 0
+        seq, runs = 0, name in HOLDINGS[holding]
         while True:
             seq += 1
-            if not own.consuming.claim(name, seq, 250, order=engine.order):
+            if not own.consuming.claim(name, seq, 250, order=engine.order, runs=runs):
                 return
             ids = claimed_ids(own, name, seq - 1, seq)
             own.consuming.complete(name, seq)
