@@ -171,7 +171,7 @@ LIVE_SPARK := tests/spark/test_source.py tests/spark/test_sink.py tests/spark/te
   tests/spark/test_jobs.py tests/docs/test_sqlserver_quick_start.py tests/plugin/test_example.py
 LIVE_SUBSET := tests/conformance/test_producer.py tests/conformance/test_payloads.py \
   tests/conformance/test_sqlserver_driver.py tests/conformance/test_adopted_sink.py \
-  tests/conformance/test_adopted_outcomes.py tests/conformance/test_subtypes.py
+  tests/conformance/test_adopted_outcomes.py tests/conformance/test_subtypes.py tests/conformance/test_runs.py
 # The two Babelfish runs share one database, and Babelfish's catalog views fail a read with "could not
 # open relation with OID", or "column ... of relation ... does not exist" naming the other run's table,
 # when the other run drops or alters a table under it (PostgreSQL's catalog functions on a relation

@@ -442,7 +442,8 @@ class Consuming:
                 cur.execute(turn.sql)
             rows = execute(cur, pick, **values, **self.queue.bindings(), limit=limit).fetchall()
             ids = [int(row[0]) for row in rows]
-            cur.executemany(record.sql, [record.bind({**values, "first": a, "last": b}) for a, b in runs_of(ids)])
+            if ids:  # pyodbc refuses an executemany of no rows
+                cur.executemany(record.sql, [record.bind({**values, "first": a, "last": b}) for a, b in runs_of(ids)])
         if taken is not None:
             taken.extend(ids)
         if waited is not None:
