@@ -597,13 +597,14 @@ class Consuming:
     def count_claimed(self, consumer: str, seq: int) -> int:
         """Rows ``consumer`` holds under claim ``seq``, however the claim holds them."""
         counts = self.queue.dialect.claims.count_held
-        return sum(self.queue.fetch(counts(h), {"consumer": consumer, "seq": seq})[0][0] for h in self.holdings())
+        # int: a sum over runs comes back as a decimal on PostgreSQL, which a stream's progress cannot show.
+        return sum(int(self.queue.fetch(counts(h), {"consumer": consumer, "seq": seq})[0][0]) for h in self.holdings())
 
     def count_claimed_through(self, consumer: str, seq: int) -> int:
         """Rows ``consumer`` holds under every claim up to ``seq``."""
         counts = self.queue.dialect.claims.count_held
         values = {"consumer": consumer, "upto_seq": seq}
-        return sum(self.queue.fetch(counts(h, UPTO), values)[0][0] for h in self.holdings())
+        return sum(int(self.queue.fetch(counts(h, UPTO), values)[0][0]) for h in self.holdings())
 
     def runs_hold(self, consumer: str, after_seq: int, upto_seq: int) -> bool:
         """Whether runs hold the rows of ``consumer``'s claims (after_seq, upto_seq]: a claim held across a
@@ -1011,7 +1012,7 @@ class Inspection:
     def held_rows(self) -> int:
         """Rows sqlqueue's streams hold (claimed, not completed), whatever their consumer."""
         counts = self.queue.dialect.claims.count_all_held
-        return sum(self.queue.fetch(counts(h), {})[0][0] for h in self.queue.consuming.holdings())
+        return sum(int(self.queue.fetch(counts(h), {})[0][0]) for h in self.queue.consuming.holdings())
 
     def unpublished_rows(self) -> int:
         """Rows of sink batches not committed yet (or left by a checkpoint since deleted): in the

@@ -116,6 +116,7 @@ def test_a_read_shows_held_rows_as_a_claim_that_marked_them_would(engine):
     claim(engine, queue, "c1", 7, 2)
     assert held(queue, "c1", 6, 7) == [(1, "claimed", 1, "c1", 7, "p0"), (2, "claimed", 1, "c1", 7, "p1")]
     assert queue.consuming.count_claimed("c1", 7) == 2
+    assert type(queue.consuming.count_claimed("c1", 7)) is int  # a stream's progress shows it as JSON
     assert queue.inspection.claim_waits("c1", 7).rows == 2
 
 
