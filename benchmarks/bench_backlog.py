@@ -8,13 +8,14 @@ it is small (--micro-batch).
 
 For each engine, order and backlog: a fresh queue table (sqlqueue's DDL for that order) filled in
 SQL (INSERT … SELECT over generate_series or a recursive CTE, not through sqlqueue), then --steps
-steps that each claim 5,000 rows (``Consuming.claim``: one statement and its commit), complete them
+steps that each claim 5,000 rows as the job does (``Consuming.claim`` holding them as runs of ids: the
+turn, one read of the ids and the runs recorded, in one transaction), complete them
 (``Consuming.complete``: deleted) and put 5,000 new ready rows back in SQL, so every claim sees the
 same backlog. The two backlogs of an order take their steps in turn. Printed: the median claim
 and completion times over the steps after --warm-up at each backlog, the ratio of the large
 backlog to the small one (issue 12's target for the claim: at most 1.2), and the shape of the
-claim's plan at the large backlog (PostgreSQL: EXPLAIN of the whole UPDATE; SQLite: EXPLAIN QUERY
-PLAN). --explain prints the full PostgreSQL plan with ANALYZE and BUFFERS, run in a transaction
+claim's plan at the large backlog (PostgreSQL: EXPLAIN of the claim's read of the ids; SQLite:
+EXPLAIN QUERY PLAN). --explain prints the full PostgreSQL plan with ANALYZE and BUFFERS, run in a transaction
 that is rolled back.
 """
 
@@ -81,15 +82,13 @@ def plan_shape(node: dict) -> str:
 
 
 def claim_plan(conn: Any, engine: Engine, queue, order: str, analyze: bool) -> str:
-    statement = queue.dialect.claims.claim(queue.table, native(order)).claim
-    values = statement.bind({"consumer": CONSUMER, "seq": 0, "lease_seconds": 300, "limit": BATCH})
+    statement = queue.dialect.runs.pick(queue.table, native(order))  # the job's claim: runs of ids
+    values = statement.bind({"limit": BATCH})
     if engine.name == "sqlite":
         rows = conn.execute(f"EXPLAIN QUERY PLAN {statement.sql}", values).fetchall()
         return "; ".join(row[3] for row in rows)
     if analyze:
-        with conn.transaction():
-            rows = conn.execute(f"EXPLAIN (ANALYZE, BUFFERS) {statement.sql}", values).fetchall()
-            conn.execute("ROLLBACK")  # the claim EXPLAIN ANALYZE ran must not stay
+        rows = conn.execute(f"EXPLAIN (ANALYZE, BUFFERS) {statement.sql}", values).fetchall()  # a read: nothing stays
         return "\n      ".join(["", *(row[0] for row in rows)])
     (plan,) = conn.execute(f"EXPLAIN (FORMAT JSON) {statement.sql}", values).fetchone()
     return plan_shape((plan if isinstance(plan, list) else json.loads(plan))[0]["Plan"])
@@ -112,7 +111,7 @@ class Backlog:
     def step(self, seq: int, record: bool) -> None:
         """Claim 5,000 rows, complete them, and put 5,000 new ones back (untimed, in SQL)."""
         started = time.perf_counter()
-        claimed = self.queue.consuming.claim(CONSUMER, seq, BATCH, order=self.order)
+        claimed = self.queue.consuming.claim(CONSUMER, seq, BATCH, order=self.order, runs=True)
         claimed_at = time.perf_counter()
         self.queue.consuming.complete(CONSUMER, seq)
         completed_at = time.perf_counter()
