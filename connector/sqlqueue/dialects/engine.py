@@ -398,6 +398,16 @@ class Engine(ABC):
         order_by = f" ORDER BY {order}" if order else ""
         return self.select_first(columns, f"{self.table(table)}{self.skip_locked_hints()} WHERE {where}{order_by}")
 
+    def in_runs(self, row: str, runs: TableName, first: str, last: str) -> str:
+        """A run of ``runs`` (columns ``first`` and ``last``: the run's ids) holds the id ``row`` (a qualified
+        column): one seek of the runs' index on their first id a row. The runs are read as last committed,
+        like a sink's unpublished list; no alias, as there: the two tables' names differ by construction."""
+        q, r = self.quote, self.quote(runs.name)
+        return (
+            f"EXISTS (SELECT 1 FROM {self.table(runs)}{self.committed_read_hints()} "
+            f"WHERE {r}.{q(first)} <= {row} AND {r}.{q(last)} >= {row})"
+        )
+
     def lock_waiting(self, table: TableName, columns: str, where: str, order: str) -> str:
         """SELECT ``columns`` of the rows ``where`` selects, locked in ``order`` (an ORDER BY list) until the
         transaction ends, waiting for a session that holds one. SQLite's one writer (BEGIN IMMEDIATE) holds

@@ -223,6 +223,16 @@ class PostgresEngine(Engine):
     def lock_first(self, table: TableName, columns: str, where: str) -> str:
         return f"{super().lock_first(table, columns, where)} FOR UPDATE SKIP LOCKED"
 
+    def in_runs(self, row: str, runs: TableName, first: str, last: str) -> str:
+        # Every run merged once into one multirange (range_agg, PostgreSQL 14 and later: postgresql.org/docs/
+        # current/rangetypes.html), an uncorrelated sub-SELECT run once, then a containment test a row in
+        # memory: a 500,000-row claim with 500,000 held rows ahead of it read in 236 ms against 548 through a
+        # seek of the runs' index a row, and the backlog's count of 1,000,000 rows 370 ms against 750
+        # (docs/evidence.md). No run merges to the empty multirange, which contains nothing.
+        q = self.quote
+        span = f"int8range({q(first)}, {q(last)}, '[]')"
+        return f"({row} <@ (SELECT COALESCE(range_agg({span}), '{{}}') FROM {self.table(runs)}))"
+
     def lock_waiting(self, table: TableName, columns: str, where: str, order: str) -> str:
         # FOR UPDATE waits for a transaction that holds a row, and skips a row it deleted once it commits
         # ("The Locking Clause", postgresql.org/docs/current/sql-select.html).

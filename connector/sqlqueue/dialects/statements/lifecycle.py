@@ -231,16 +231,9 @@ class Lifecycle:
         return Holding(table, CONSUMER, SEQ, profile.key[0], None, profile.enqueued, TAKEN, runs_table(table))
 
     def in_run(self, table: TableName, profile: Profile) -> str:
-        """A run a claim holds (Runs) holds this row of ``table``: one seek of the runs' index on their first
-        id. The runs are read as last committed, like a sink's unpublished list; no alias, as there: the two
-        names differ by construction."""
-        e, runs = self.engine, runs_table(table)
-        q, r = e.quote, e.quote(runs.name)
-        row = f"{q(table.name)}.{q(profile.key[0])}"
-        return (
-            f"EXISTS (SELECT 1 FROM {e.table(runs)}{e.committed_read_hints()} "
-            f"WHERE {r}.{q(FIRST)} <= {row} AND {r}.{q(LAST)} >= {row})"
-        )
+        """A run a claim holds (Runs) holds this row of ``table`` (Engine.in_runs)."""
+        q = self.engine.quote
+        return self.engine.in_runs(f"{q(table.name)}.{q(profile.key[0])}", runs_table(table), FIRST, LAST)
 
     def source(self, holding: Holding) -> str:
         """The rows a holding holds, as a FROM clause names them: the table, or the table joined to the runs
