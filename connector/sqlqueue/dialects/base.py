@@ -46,5 +46,5 @@ class Dialect:
         self.outcomes = Outcomes(engine, self.lifecycle, self.claims)
         self.housekeeping = Housekeeping(engine, self.lifecycle)
         self.inspection = Inspection(engine, self.lifecycle, self.claims)
-        self.doctor = doctor(engine, self.schema, self.lifecycle, self.claims)
+        self.doctor = doctor(engine, self.schema, self.lifecycle, self.claims, self.runs)
         self.migrations = migrations(engine, self.schema)

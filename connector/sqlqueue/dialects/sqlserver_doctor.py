@@ -269,11 +269,17 @@ def indexes_read(showplan_xml: str, table: str) -> set[tuple[str, str]]:
     return read
 
 
+def _estimated(d: SqlServerDoctor, live: LiveTable, sql: str) -> str:
+    return str(live.look(lambda conn: d.estimated_plan(conn, sql)))
+
+
 def _claim_plan(d: SqlServerDoctor, live: LiveTable, order: str) -> Finding:
     t, ready = live.table, d.schema.ready_index(live.table)
-    claim = d.inline(d.claims.claim(t, native(order)).claim, _EXAMPLE_CLAIM)
+    # Both claims: the one that marks its rows, and the read of a claim held as runs (Runs.pick).
+    claims = [d.inline(d.claims.claim(t, native(order)).claim, _EXAMPLE_CLAIM)]
+    claims.append(d.inline(d.runs.pick(t, native(order)), _EXAMPLE_CLAIM))
     try:
-        read = indexes_read(live.look(lambda conn: d.estimated_plan(conn, claim)), t.name)
+        read = {step for sql in claims for step in indexes_read(_estimated(d, live, sql), t.name)}
     except ElementTree.ParseError:
         return Finding(
             NOTE,

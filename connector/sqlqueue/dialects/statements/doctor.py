@@ -15,6 +15,7 @@ from ...identifiers import TableName
 from ..engine import Engine, Statement, cached
 from .claims import Claims
 from .lifecycle import Lifecycle
+from .runs import Runs
 from .schema import Schema
 
 T = TypeVar("T")
@@ -40,8 +41,8 @@ class Doctor:
     """The table's indexes, and the engine's own checks (``checks``, ``adopted_checks``: each engine's
     doctor subclass has its own)."""
 
-    def __init__(self, engine: Engine, schema: Schema, lifecycle: Lifecycle, claims: Claims) -> None:
-        self.engine, self.schema, self.lifecycle, self.claims = engine, schema, lifecycle, claims
+    def __init__(self, engine: Engine, schema: Schema, lifecycle: Lifecycle, claims: Claims, runs: Runs) -> None:
+        self.engine, self.schema, self.lifecycle, self.claims, self.runs = engine, schema, lifecycle, claims, runs
 
     def checks(self, live: LiveTable, order: str) -> Iterator[Finding]:
         """Findings on what only this engine has (settings, triggers, vacuum), for claims in ``order``."""
