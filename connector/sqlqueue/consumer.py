@@ -184,11 +184,11 @@ class Consumer:
         claim planned them when it is one claim this run made, else asked of the table. A grouped claim's
         are ranges of group values, (None, None) for the rows of no group (Consuming.partition_bounds)."""
         planned = self._bounds.get(upto) if upto == after + 1 else None
+        if planned:
+            return planned
         group = self.policy.groups.column if self.policy.groups else None
         runs = self.held_as_runs(after, upto)
-        return planned or self.queue.consuming.partition_bounds(
-            self.id, after, upto, self.policy.partitions, group, runs
-        )
+        return self.queue.consuming.partition_bounds(self.id, after, upto, self.policy.partitions, group, runs)
 
     def held_as_runs(self, after: int, upto: int) -> bool:
         """Whether runs of ids hold the rows of claims (after, upto] (ClaimPolicy.runs): as this run made them,
@@ -298,7 +298,7 @@ class Consumer:
             waited=waited,
             runs=p.runs,
         )
-        self._made[seq] = p.runs and p.groups is None and not p.strict and queue.profile.runs
+        self._made[seq] = queue.consuming.holds_as_runs(p.runs, p.order, p.strict, grouped=p.groups is not None)
         if taken and p.groups is None:  # a grouped claim's read tasks take whole groups
             self._bounds[seq] = even_ranges(taken, p.partitions)
         if claimed and len(waited) == claimed:

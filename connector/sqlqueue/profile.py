@@ -107,7 +107,7 @@ class Profile:
     tag: str | None = None
     # The column holding a row's own maximum attempts, which overrides the stream's maxAttempts.
     attempts_cap: str | None = None
-    # A claim may hold rows as runs of consecutive keys in a claims table beside the table (Claims.runs),
+    # A claim may hold rows as runs of consecutive keys in a claims table beside the table (statements.runs),
     # writing nothing on the rows: those rows stay ready in the table, and every claim passes over the
     # runs. Only rows numbered by an identity that never returns a number can be held so.
     runs: bool = False

@@ -405,9 +405,8 @@ class Consuming:
         run's ``available_now_bound``, None otherwise. ``taken``: where the claim returns the id of each
         row it takes (rows that carry their claim), those ids are added to it, and to ``waited`` their queue
         waits in ms (Waits.ranked). ``groups``: the claim takes rows by message group (Claims.grouped); the
-        table's profile.group, if any, otherwise. ``runs``: where the table's rows may be held as runs of ids
-        (Profile.runs) and the claim is neither grouped nor strict, it holds them so, in one transaction,
-        writing nothing on them (claim_runs).
+        table's profile.group, if any, otherwise. ``runs``: hold the rows as runs of ids, in one transaction,
+        writing nothing on them (_claim_runs), where ``holds_as_runs`` says the claim may.
         """
         group = groups.column if groups else self.claim_profile(order).group
         chunk = chunk or self.queue.engine.default_chunk or limit
@@ -415,7 +414,7 @@ class Consuming:
         if group is not None:
             per_group = groups.per_group if groups else PER_GROUP
             return self._claim_groups(group, per_group, order, strict, limit, chunk, values, taken, waited)
-        if runs and self.claim_profile(order).runs and not strict:
+        if self.holds_as_runs(runs, order, strict, grouped=False):
             return self._claim_runs(order, limit, values, taken, waited)
         take = self._claimer(order, strict, bound is not None, ids=taken, waits=waited)
         claimed = 0
@@ -428,11 +427,18 @@ class Consuming:
                 break
         return claimed
 
+    def holds_as_runs(self, runs: bool, order: str, strict: bool, grouped: bool) -> bool:
+        """Whether a claim asked to hold its rows as runs of ids (``runs``) does: where the table's rows may be
+        held so (Profile.runs: sqlqueue's own layout), and the claim is neither strict nor grouped, which wait
+        for or judge rows by what is marked on them."""
+        return runs and not strict and not grouped and self.claim_profile(order).runs
+
     def _claim_runs(
         self, order: str, limit: int, values: dict[str, Any], taken: list[Any] | None, waited: list[int] | None
     ) -> int:
-        """Claims.runs: in the claims' turn, the ids and waits of up to ``limit`` ready rows, then a run recorded
-        for each stretch of consecutive ids among them. One transaction whatever the limit: it locks no row."""
+        """A claim held as runs (dialects.statements.runs): in the claims' turn, the ids and waits of up to
+        ``limit`` ready rows, then a run recorded for each stretch of consecutive ids among them. One
+        transaction whatever the limit: it locks no row."""
         runs, table = self.queue.dialect.runs, self.queue.table
         bound = self.bound_column() if values["max_id"] is not None else None
         pick = runs.pick(table, self.claim_profile(order), bound)
@@ -587,7 +593,7 @@ class Consuming:
         return self.queue.dialect.lifecycle.holding(self.queue.table, self.queue.profile)
 
     def held_by(self, runs: bool) -> Holding:
-        """Where a claim holds its rows: as runs of ids (``runs``, Claims.runs), else marked or copied."""
+        """Where a claim holds its rows: as runs of ids (``runs``, statements.runs), else marked or copied."""
         return self.queue.dialect.lifecycle.runs_holding(self.queue.table, self.queue.profile) if runs else self.holding
 
     def holdings(self) -> tuple[Holding, ...]:

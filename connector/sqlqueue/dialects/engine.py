@@ -416,7 +416,7 @@ class Engine(ABC):
 
     def claim_turn(self, table: TableName) -> str | None:
         """The statement a claim of ``table`` runs first in its transaction where claims take turns (a grouped
-        claim, Claims.grouped; every claim of sqlqueue's own layout, Claims.runs), which waits while another
+        claim, Claims.grouped; every claim of sqlqueue's own layout, statements.runs), which waits while another
         claim of that table holds it and holds it until commit; None where the claim's transaction already
         excludes every other writer: SQLite's BEGIN IMMEDIATE takes the database's write lock
         (sqlite.org/lang_transaction.html). The keys are the ones grouped claims took first, which a table's

@@ -55,7 +55,7 @@ class InPlace:
 
 class MarksOrRuns(InPlace):
     """sqlqueue's own layout: a claim marks each row it takes (InPlace), or holds them as runs of ids in the
-    claims table beside the table and writes nothing on them (Claims.runs; the stream's options choose,
+    claims table beside the table and writes nothing on them (statements.runs; the stream's options choose,
     ClaimPolicy.runs). A consumer's claims of either kind settle here: completion, renewal and the sweep
     of leases that ran out take both, each kind's statements finding nothing of the other."""
 

@@ -47,7 +47,7 @@ class Inspection:
     @cached
     def count_by_state(self, table: TableName) -> Statement:
         """Rows and the oldest enqueue time per state, rows of unpublished sink batches apart, and rows runs hold
-        (Claims.runs), which stay ready in the table, counted as claimed."""
+        (statements.runs), which stay ready in the table, counted as claimed."""
         e, tag = self.engine, self.claims.row_tag(table)
         q = e.quote
         shown = (

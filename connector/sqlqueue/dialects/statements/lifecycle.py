@@ -14,7 +14,7 @@ from ..engine import Engine
 # The claims table's own columns; an adopted table's columns follow them under their own names.
 ROW, CONSUMER, SEQ = "sqlqueue_row", "sqlqueue_consumer", "sqlqueue_claim_seq"
 # A run's columns beside the consumer and claim number, in the claims table of sqlqueue's own layout: the
-# first and last id of consecutive ids one claim holds, when it took them and until when (Claims.runs).
+# first and last id of consecutive ids one claim holds, when it took them and until when (statements.runs).
 # Prefixed like the copies' columns: a statement joins them to the queue's own consumer and claimed_at.
 FIRST, LAST, TAKEN, LEASE = "sqlqueue_first_id", "sqlqueue_last_id", "sqlqueue_claimed_at", "sqlqueue_lease_until"
 
@@ -45,7 +45,7 @@ class Holding:
     # When the row was enqueued and when it was claimed, for the queue wait (None: not recorded).
     enqueued: str | None
     claimed: str | None
-    # Where the rows are held as runs of ids (Claims.runs): the claims table, joined to ``table`` by id;
+    # Where the rows are held as runs of ids (statements.runs): the claims table, joined to ``table`` by id;
     # ``consumer``, ``seq`` and ``claimed`` are then its columns, and the rows stay as they were.
     runs: TableName | None = None
 
@@ -141,7 +141,7 @@ class Lifecycle:
 
         A failed row keeps the claimer and claim number that gave up on it, and records when in its
         done-at: the SQL expression ``failed_at``, read before the SET applies. ``error``: the error text's
-        SQL expression. ``run``: a run held the row (Claims.runs) and wrote nothing on it, so the attempt is
+        SQL expression. ``run``: a run held the row (statements.runs) and wrote nothing on it, so the attempt is
         counted now and the row takes what the claim would have written: :consumer, :seq, taken at :taken,
         no sink tag."""
         q, literal, spent = self.engine.quote, self.engine.literal, self.spent(profile, 1 if run else 0)
