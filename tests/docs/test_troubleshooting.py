@@ -19,6 +19,7 @@ from sqlqueue.identifiers import TableName
 from sqlqueue.options import SourceOptions
 from sqlqueue.queue import Queue
 from sqlqueue.retry import RetryPolicy
+from sqlqueue.schema import LAYOUT
 from sqlqueue.spark.session import delta_jars_missing
 from sqlqueue.spark.tuning import costly_settings, untuned_warning
 from tests.support.golden import ROOT
@@ -104,7 +105,7 @@ def made(key: str, tmp: Path, monkeypatch) -> str:
     if key == "missing-table":
         return raised(lambda: Queue(parse_connection(sqlite), TableName("orders")).require_layout())
     if key == "layout":
-        return str(layout_mismatch(TableName("orders"), sqlite, 1, 2))
+        return str(layout_mismatch(TableName("orders"), sqlite, 1, LAYOUT))
     if key == "unknown-option":
         return raised(source(url=sqlite, maxrowspertriger="5"))
     if key == "bad-value":
