@@ -91,10 +91,8 @@ class Runs:
     @cached
     def forget(self, table: TableName) -> Statement:
         """The runs of :consumer's claims up to :upto_seq, once their rows are done."""
-        e = self.engine
-        q = e.quote
-        where = f"{q(CONSUMER)} = :consumer AND {q(SEQ)} <= :upto_seq"
-        return e.compile(f"DELETE FROM {e.table(runs_table(table))}{e.row_lock_hints()} WHERE {where}")
+        q = self.engine.quote
+        return self._delete(table, f"{q(CONSUMER)} = :consumer AND {q(SEQ)} <= :upto_seq")
 
     @cached
     def renew(self, table: TableName) -> Statement:
@@ -128,7 +126,9 @@ class Runs:
     @cached
     def forget_one(self, table: TableName) -> Statement:
         """One run, once its rows went back to the queue."""
+        q = self.engine.quote
+        return self._delete(table, f"{q(CONSUMER)} = :consumer AND {q(SEQ)} = :seq AND {q(FIRST)} = :first")
+
+    def _delete(self, table: TableName, where: str) -> Statement:
         e = self.engine
-        q = e.quote
-        where = f"{q(CONSUMER)} = :consumer AND {q(SEQ)} = :seq AND {q(FIRST)} = :first"
         return e.compile(f"DELETE FROM {e.table(runs_table(table))}{e.row_lock_hints()} WHERE {where}")
