@@ -66,7 +66,7 @@ class ClaimPolicy:
     # Claim by message group (the source's groupBy, or the table's profile.group): None claims ungrouped.
     groups: Grouping | None = None
     # Hold the rows a claim takes as runs of ids beside the table, writing nothing on them, where the table
-    # allows it and the claim is neither grouped nor strict (Consuming.claim): the source's choice for a
+    # allows it and the claim is neither grouped nor strict (Consuming.holds_as_runs): the source's choice for a
     # stream whose rows are completed when Spark commits them.
     runs: bool = False
 
@@ -298,7 +298,7 @@ class Consumer:
             waited=waited,
             runs=p.runs,
         )
-        self._made[seq] = queue.consuming.holds_as_runs(p.runs, p.order, p.strict, grouped=p.groups is not None)
+        self._made[seq] = queue.consuming.holds_as_runs(p.runs, p.order, p.strict, p.groups)
         if taken and p.groups is None:  # a grouped claim's read tasks take whole groups
             self._bounds[seq] = even_ranges(taken, p.partitions)
         if claimed and len(waited) == claimed:

@@ -414,7 +414,7 @@ class Consuming:
         if group is not None:
             per_group = groups.per_group if groups else PER_GROUP
             return self._claim_groups(group, per_group, order, strict, limit, chunk, values, taken, waited)
-        if self.holds_as_runs(runs, order, strict, grouped=False):
+        if self.holds_as_runs(runs, order, strict, groups):
             return self._claim_runs(order, limit, values, taken, waited)
         take = self._claimer(order, strict, bound is not None, ids=taken, waits=waited)
         claimed = 0
@@ -427,11 +427,13 @@ class Consuming:
                 break
         return claimed
 
-    def holds_as_runs(self, runs: bool, order: str, strict: bool, grouped: bool) -> bool:
+    def holds_as_runs(self, runs: bool, order: str, strict: bool, groups: Grouping | None) -> bool:
         """Whether a claim asked to hold its rows as runs of ids (``runs``) does: where the table's rows may be
-        held so (Profile.runs: sqlqueue's own layout), and the claim is neither strict nor grouped, which wait
-        for or judge rows by what is marked on them."""
-        return runs and not strict and not grouped and self.claim_profile(order).runs
+        held so (Profile.runs: sqlqueue's own layout), and the claim is neither strict nor grouped (by
+        ``groups`` or the table's profile.group, as ``claim`` groups), which wait for or judge rows by what
+        is marked on them."""
+        profile = self.claim_profile(order)
+        return runs and not strict and groups is None and profile.group is None and profile.runs
 
     def _claim_runs(
         self, order: str, limit: int, values: dict[str, Any], taken: list[Any] | None, waited: list[int] | None

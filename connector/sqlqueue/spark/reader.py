@@ -129,7 +129,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 rescue_interval_s=min(max(o.lease_seconds / 4, 1.0), 60.0),
                 partitions=o.num_partitions,
                 groups=groups,
-                runs=groups is None and not o.strict_order and o.completion != "ack",
+                runs=o.completion != "ack",
             )
             self._consumer = Consumer(queue, consumer_id, policy)
         return self._consumer
