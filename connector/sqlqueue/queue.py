@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from .capabilities import Capability
 from .connection import ConnectionSpec
+from .csvrows import CsvRows
 from .dialects import Dialect, dialect_for
 from .dialects.engine import Statement, execute
 from .dialects.layout import Step
@@ -943,8 +944,18 @@ class Producing:
     def _load_under(
         self, cur: Any, table: TableName, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str
     ) -> None:
-        encoded = self._encoded(columns, rows, (stage_tag,))
-        self.queue.engine.load(cur, self.queue.engine.table(table), [*columns, STAGE_TAG], encoded)
+        engine, target = self.queue.engine, self.queue.engine.table(table)
+        if isinstance(rows, CsvRows) and self._sends_as_is(columns):
+            engine.load_csv(cur, target, [*columns, STAGE_TAG], rows.csv((stage_tag,)))
+            return
+        engine.load(cur, target, [*columns, STAGE_TAG], self._encoded(columns, rows, (stage_tag,)))
+
+    def _sends_as_is(self, columns: Sequence[Column]) -> bool:
+        """Whether the engine loads CSV and no value of ``columns`` needs changing first (_encoded): no time
+        goes into a local-clock table, no type is one the engine encodes."""
+        engine = self.queue.engine
+        local = self.queue.profile.clock == "local" and any(c.type == "timestamp" for c in columns)
+        return engine.loads_csv and not local and not any(c.type in engine.encoded_types for c in columns)
 
 
 class Inspection:

@@ -166,6 +166,9 @@ class RecordingCursor:
     def write_row(self, row: Any) -> None:
         pass
 
+    def write(self, chunk: bytes) -> None:
+        pass
+
 
 def _ddl(dialect: Dialect) -> Iterator[Entry]:
     # Only the ready index depends on the order: statements equal for every order appear once,
@@ -481,6 +484,10 @@ def catalog(dialect: Dialect) -> list[Entry]:
         cursor = RecordingCursor()
         dialect.engine.load(cursor, dialect.engine.table(target), [*INSERT_COLUMNS, STAGE_TAG], [("p", "tag")])
         entries += [Entry(name, STAGE_BUILDER, sql) for sql in cursor.statements]
+        if dialect.engine.loads_csv:  # the same rows as CSV (sqlqueue.csvrows)
+            cursor = RecordingCursor()
+            dialect.engine.load_csv(cursor, dialect.engine.table(target), [*INSERT_COLUMNS, STAGE_TAG], [b'"p","t"'])
+            entries += [Entry(f"{name}_csv", STAGE_BUILDER, sql) for sql in cursor.statements]
     cursor = RecordingCursor()
     dialect.engine.insert_many(cursor, t, INSERT_COLUMNS, [("p",)])
     entries += [Entry("insert", INSERT_BUILDER, sql) for sql in cursor.statements]

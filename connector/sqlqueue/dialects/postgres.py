@@ -72,6 +72,7 @@ class PostgresEngine(Engine):
 
     name = "postgres"
     marker = "%s"
+    loads_csv = True
 
     def compile(self, sql: str) -> Statement:
         # psycopg reads every % of a statement run with parameters as a marker's start, in literals too
@@ -363,6 +364,14 @@ class PostgresEngine(Engine):
         with cur.copy(f"COPY {target} ({names}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
+
+    def load_csv(self, cur: Any, target: str, columns: Sequence[Column], chunks: Iterable[bytes]) -> None:
+        # COPY's CSV format reads an unquoted empty field as NULL and a quoted one as an empty string
+        # (postgresql.org/docs/current/sql-copy.html, "CSV Format").
+        names = ", ".join(self.quote(c.name) for c in columns)
+        with cur.copy(f"COPY {target} ({names}) FROM STDIN WITH (FORMAT csv)") as copy:
+            for chunk in chunks:
+                copy.write(chunk)
 
     def copy_out(self, cur: Any, statement: Statement, values: dict[str, Any]) -> Iterator[bytes]:
         # COPY (query) TO STDOUT streams the rows as text in PostgreSQL's own output functions (COPY:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import chain
 from typing import Any
 
 import pyarrow as pa
@@ -222,3 +223,52 @@ def batch_rows(batches: Iterable[pa.RecordBatch], columns: Sequence[Column], nat
         arrays = [_writable(batch.column(i), column, native) for i, column in enumerate(columns)]
         arrays += [_struct_writable(batch.column(i)) for i in range(len(columns), batch.num_columns)]
         yield from zip(*(a.to_pylist() for a in arrays))
+
+
+class ArrowRows:
+    """A sink task's record batches of plain columns (``columns``, in order, none binary), at least one row,
+    read once as they arrive: as rows of Python values (batch_rows), or as CSV written by Arrow
+    (sqlqueue.csvrows.CsvRows); its length is the rows read so far."""
+
+    def __init__(self, batches: Iterator[pa.RecordBatch], columns: Sequence[Column], native: bool) -> None:
+        self.batches, self.columns, self.native = batches, columns, native
+        self.count = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def _counted(self) -> Iterator[pa.RecordBatch]:
+        for batch in self.batches:
+            self.count += batch.num_rows
+            yield batch
+
+    def __iter__(self) -> Iterator[tuple]:
+        return batch_rows(self._counted(), self.columns, self.native)
+
+    def csv(self, tail: tuple[str, ...]) -> Iterator[bytes]:
+        header = csv.WriteOptions(include_header=False)
+        for batch in self._counted():
+            arrays = [_as_text(_writable(batch.column(i), c, self.native)) for i, c in enumerate(self.columns)]
+            arrays += [pa.repeat(value, batch.num_rows) for value in tail]
+            out = io.BytesIO()
+            csv.write_csv(pa.RecordBatch.from_arrays(arrays, names=[str(i) for i in range(len(arrays))]), out, header)
+            yield out.getvalue()
+
+
+def _as_text(array: pa.Array) -> pa.Array:
+    """A float (Spark's FloatType) as the double the row path sends: Arrow writes a float's own shortest
+    digits (0.1), where its exact value as a double is 0.10000000149011612."""
+    return array.cast(pa.float64()) if pa.types.is_float32(array.type) else array
+
+
+def sink_rows(batches: Iterable[pa.RecordBatch], columns: Sequence[Column], native: bool) -> Iterable[tuple]:
+    """A sink task's rows (batch_rows), read as they arrive: ArrowRows where each column is plain and CSV
+    carries it (not binary), so an engine that loads CSV gets it from Arrow; none where there are none."""
+    it = (b for b in batches if b.num_rows)
+    first = next(it, None)
+    if first is None:
+        return ()
+    rest = chain([first], it)
+    if first.num_columns != len(columns) or any(c.type == "binary" for c in columns):  # subtype rows, bytes
+        return batch_rows(rest, columns, native)
+    return ArrowRows(rest, columns, native)

@@ -43,7 +43,7 @@ from ..schema import Column, Included
 from .acks import ack_key, acks_from, check_ack_schema
 from .logs import worker_logger
 from .reader import check_table, shared_queue
-from .types import batch_rows, sink_columns
+from .types import sink_columns, sink_rows
 
 log = worker_logger("sqlqueue.sink")
 
@@ -156,7 +156,7 @@ class _Publishing:
         def write() -> Written:
             # The table's columns first, then the struct columns of its subtype tables (WrittenShape).
             ordered = (b.select(list(self.shape.order)) for b in kept.again())
-            rows = batch_rows(ordered, self.columns, native=native)
+            rows = sink_rows(ordered, self.columns, native)
             attempt = ctx.taskAttemptId()
             return producer.write(batch_id, ctx.partitionId(), self.columns, rows, attempt, self.shape.included)
 
