@@ -22,11 +22,9 @@ class CsvRows(Protocol):
     """Rows of Python values, as any write path takes them, that can render themselves as CSV too: one
     row at least, read once either way, as they arrive."""
 
-    def __iter__(self) -> Iterator[Sequence[Any]]: ...
+    count: int  # the rows read so far
 
-    def __len__(self) -> int:
-        """The rows read so far."""
-        ...
+    def __iter__(self) -> Iterator[Sequence[Any]]: ...
 
     def csv(self, tail: tuple[str, ...]) -> Iterator[bytes]:
         """The rows as CSV chunks, each row followed by the values ``tail``."""

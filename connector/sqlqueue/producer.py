@@ -52,7 +52,7 @@ class Written:
 
 
 class _Counted:
-    """Passes rows through and counts them: its length is how many were read so far."""
+    """Passes rows through and counts them."""
 
     def __init__(self, rows: Iterable[Sequence[Any]]) -> None:
         self.rows = rows
@@ -63,11 +63,8 @@ class _Counted:
             self.count += 1
             yield row
 
-    def __len__(self) -> int:
-        return self.count
 
-
-def _any(rows: Iterable[Sequence[Any]]) -> CsvRows | _Counted | None:
+def _counting(rows: Iterable[Sequence[Any]]) -> CsvRows | _Counted | None:
     """``rows`` counted as they are read (CSV rows count themselves, and hold one at least), or None if
     there are none."""
     if isinstance(rows, CsvRows):
@@ -173,7 +170,7 @@ class Producer:
         leaves nothing.
         """
         tag = self.stage_tag(batch_id, task_id, attempt)
-        counted = _any(rows)
+        counted = _counting(rows)
         if counted is None:  # an empty task needs no connection
             return Written(tag, 0)
         with self.queue.transaction() as cur:
@@ -185,19 +182,19 @@ class Producer:
                 self.queue.producing.stage(cur, columns, base, tag)
                 for each, kept in zip(included, subtype_rows):
                     self.queue.producing.stage_subtype(cur, each, kept, tag)
-                return Written(tag, len(counted), tuple(len(kept) for kept in subtype_rows))
+                return Written(tag, counted.count, tuple(len(kept) for kept in subtype_rows))
             if self.queue.producing.stages(columns):
                 self.queue.producing.stage(cur, columns, counted, tag)
             else:
                 self._write_listed(cur, columns, counted, tag)
-        return Written(tag, len(counted))
+        return Written(tag, counted.count)
 
     def _write_listed(self, cur: Any, columns: Sequence[Column], counted: CsvRows | _Counted, tag: str) -> None:
         """Into the table itself under ``tag``, listed as unpublished with the id range it took."""
         id_after = scalar(cur, self.sql.last_id(self.table))
         self.queue.producing.insert_unpublished(cur, columns, counted, tag)
         id_upto = scalar(cur, self.sql.last_id(self.table))
-        values = {"tag": tag, "id_after": id_after, "id_upto": id_upto, "row_count": len(counted)}
+        values = {"tag": tag, "id_after": id_after, "id_upto": id_upto, "row_count": counted.count}
         execute(cur, self.sql.register_unpublished(self.table), **values)
 
     def _check(self, batch_id: int, task: Written, found: int) -> None:

@@ -228,14 +228,11 @@ def batch_rows(batches: Iterable[pa.RecordBatch], columns: Sequence[Column], nat
 class ArrowRows:
     """A sink task's record batches of plain columns (``columns``, in order, none binary), at least one row,
     read once as they arrive: as rows of Python values (batch_rows), or as CSV written by Arrow
-    (sqlqueue.csvrows.CsvRows); its length is the rows read so far."""
+    (sqlqueue.csvrows.CsvRows), counting them."""
 
     def __init__(self, batches: Iterator[pa.RecordBatch], columns: Sequence[Column], native: bool) -> None:
         self.batches, self.columns, self.native = batches, columns, native
         self.count = 0
-
-    def __len__(self) -> int:
-        return self.count
 
     def _counted(self) -> Iterator[pa.RecordBatch]:
         for batch in self.batches:
