@@ -10,21 +10,12 @@ import pyarrow as pa
 
 from sqlqueue.csvrows import CsvRows
 from sqlqueue.schema import Column
-from sqlqueue.spark.types import sink_rows
+from sqlqueue.spark.types import sink_rows, spark_ddl
 
+from ..conformance.test_payloads import DOMAIN
 from .test_sink import take, writer
 
 UTC = dt.timezone.utc
-DOMAIN = (
-    Column("label", "string"),
-    Column("body", "text"),
-    Column("at", "timestamp"),
-    Column("big", "bigint"),
-    Column("small", "int"),
-    Column("score", "double"),
-    Column("flag", "boolean"),
-)
-SCHEMA = "label string, body string, at timestamp, big bigint, small int, score double, flag boolean"
 # What CSV could get wrong: the empty string beside NULL, quotes, separators, line breaks, backslashes,
 # NULL's own spellings, spaces at the ends; doubles' special values and shortest digits; the ends of
 # the timestamp range.
@@ -51,7 +42,9 @@ def stored(queue) -> list[str]:
 def test_the_sink_stores_every_value_as_an_enqueue_does(spark, engine):
     enqueued, written = engine.new_queue(DOMAIN), engine.new_queue(DOMAIN)
     enqueued.enqueue([dict(zip(NAMES, row)) for row in ROWS])
-    writer(spark.createDataFrame(ROWS, SCHEMA).repartition(2), engine.sink_options(written)).mode("append").save()
+    writer(spark.createDataFrame(ROWS, spark_ddl(DOMAIN)).repartition(2), engine.sink_options(written)).mode(
+        "append"
+    ).save()
     assert stored(written) == stored(enqueued)
 
 
