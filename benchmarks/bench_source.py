@@ -5,8 +5,9 @@ user would run instead, on a million rows, each measured as its own process in t
   script   user_script.py: psycopg `DELETE ... RETURNING` of a batch (SKIP LOCKED), a delta-rs append,
            commit; no Spark, at least once
   client   the same script with no Delta write: the database's own rate for the statement
-  floor    Spark's floor: a Python streaming source serving the same batches from memory (no database),
-           appended to Delta by the job's writer in a session built like the job's
+  floor    Spark's floor: a Python streaming source serving the job's rows from memory (no database), in
+           the same batches, appended to Delta by the job's writer in a session built like the job's, a
+           fresh process timed as the job is
   append   plain Delta appends of the same rows from memory, batch by batch, through Spark
 
     make bench        # or: .venv/bin/python benchmarks/bench_source.py --batches 50000 200000 500000 1000000 --runs 3
@@ -60,7 +61,7 @@ from pathlib import Path
 import drains
 from common import percentiles, pg_options, postmaster, ratio_spread, report, spark_session, spread, start_postgres
 from plots import DOCS_IMG, throughput_by_batch
-from spark_floor import SCHEMA, floor_rate
+from spark_floor import SCHEMA
 
 from sqlqueue.connection import parse_connection
 from sqlqueue.consumer import ClaimPolicy, Consumer
@@ -450,9 +451,9 @@ def compare_drains(
             drains.fill(options, "bench_client", drained)
             client = measured_part(drains.script(options, "bench_client", batch, delta=False), drained, size)
             m.setdefault("client", []).append(report("client alone: DELETE ... RETURNING", size, size / client.rate))
-            count = size // batch
-            with tempfile.TemporaryDirectory(prefix="sqlqueue-bench-floor-") as folder:
-                m.setdefault("floor", []).append(floor_rate(spark, batch, 2, delta=folder, batches=count))
+            floor = measured_part(drains.floor(batch, drained), drained, size)
+            floor_rate = report("Spark floor: the rows from memory into Delta", size, size / floor.rate)
+            m.setdefault("floor", []).append(floor_rate)
             m.setdefault("append", []).append(delta_append_rate(spark, size, batch))
     print(f"\nsummary: rows/s, median (min-max) of {runs} run(s); ratio job / script taken run by run")
     print(f"  {'batch':>8}  {'job':>24}  {'script':>26}  {'client alone':>26}  {'Spark floor':>26}  {'job/script':>17}")

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from common import ROOT
+from spark_floor import payload
 
 from sqlqueue.connection import parse_connection
 from sqlqueue.identifiers import TableName
@@ -31,12 +32,6 @@ from sqlqueue.schema import Column
 
 DOMAIN = (Column("payload", "text"), Column("customer", "bigint"))
 JARS = ROOT / ".cache" / "jars"
-
-
-def payload(i: int, size: int) -> str:
-    """A JSON payload of about ``size`` bytes."""
-    head = f'{{"order": {i}, "note": "benchmark row", "pad": "'
-    return head + "x" * max(size - len(head) - 2, 0) + '"}'
 
 
 def fill(options: dict, table: str, rows: int, size: int = 100, groups: int | None = None) -> None:
@@ -250,8 +245,10 @@ class Sampler:
             self._cpu[("database", 0)] = tree_cpu(self.database)
 
 
-def _env(options: dict) -> dict[str, str]:
-    env = {**os.environ, "SQLQUEUE_BENCH_PASSWORD": options["password"], "PGPASSWORD": options["password"]}
+def _env(options: dict | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    if options is not None:
+        env.update({"SQLQUEUE_BENCH_PASSWORD": options["password"], "PGPASSWORD": options["password"]})
     env.setdefault("SQLQUEUE_JARS_DIR", str(JARS))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "connector"), env.get("PYTHONPATH")) if p)
     return env
@@ -290,6 +287,17 @@ def job(
         raise RuntimeError(f"queue_to_delta failed ({process.returncode}):\n{output[-3000:]}")
     commits = delta_commits(work / "delta")
     return Drain(commits, sampler.peak, sampler.cpu_s, [_at(sampler.driver, t) for t, _ in commits])
+
+
+def floor(batch: int, rows: int) -> Drain:
+    """Spark's floor into Delta (spark_floor.drain): the job's rows served from memory by a Python source, in a
+    fresh process and timed from the Delta log, as the job is."""
+    target = Path(tempfile.mkdtemp(prefix="sqlqueue-bench-floor-")) / "delta"
+    command = [sys.executable, str(Path(__file__).with_name("spark_floor.py")), str(batch), str(rows), str(target)]
+    done = subprocess.run(command, env=_env(), capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"spark_floor.py failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return Drain(delta_commits(target))
 
 
 def _at(samples: list[tuple[float, float]], moment: float) -> float:

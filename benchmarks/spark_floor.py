@@ -12,7 +12,6 @@ import sys
 import tempfile
 import time
 
-from common import percentiles, report
 from pyspark import cloudpickle
 from pyspark.sql.datasource import (
     DataSource,
@@ -30,9 +29,19 @@ BATCHES = 20
 SCHEMA = "id bigint, enqueued_at timestamp, attempts int, payload string, customer bigint"
 
 
+def payload(i: int, size: int) -> str:
+    """A JSON payload of about ``size`` bytes: row i of a benchmark's queue (drains.fill) and of the floor."""
+    head = f'{{"order": {i}, "note": "benchmark row", "pad": "'
+    return head + "x" * max(size - len(head) - 2, 0) + '"}'
+
+
 class MemoryReader(DataSourceStreamReader):
-    def __init__(self, batch: int, partitions: int, batches: int = BATCHES) -> None:
-        self.batch, self.parts, self.batches, self.latest = batch, partitions, batches, 0
+    """``batches`` micro-batches of ``batch`` rows from memory, one a trigger, in ``partitions`` read tasks:
+    the rows a benchmark's queue holds (ids from 1, payloads of ``size`` bytes), so that the floor's Delta
+    writer does the job's work for each row."""
+
+    def __init__(self, batch: int, partitions: int, batches: int = BATCHES, size: int = 100) -> None:
+        self.batch, self.parts, self.batches, self.size, self.latest = batch, partitions, batches, size, 0
 
     def initialOffset(self) -> dict:
         return {"batch": 0}
@@ -42,22 +51,26 @@ class MemoryReader(DataSourceStreamReader):
         return {"batch": self.latest}
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
-        return [InputPartition(i) for i in range(self.parts)] if end["batch"] > start["batch"] else []
+        done = end["batch"] - 1  # the batches before this one
+        return [InputPartition((done, i)) for i in range(self.parts)] if end["batch"] > start["batch"] else []
 
     def read(self, partition: InputPartition):
-        # One record batch built here costs next to nothing beside Spark's own work per batch.
+        # One record batch built here costs little beside Spark's own work per batch.
         import datetime as dt
 
         import pyarrow as pa
 
+        done, part = partition.value
         n = self.batch // self.parts
+        first = done * self.batch + part * n + 1
+        ids = range(first, first + n)
         yield pa.RecordBatch.from_pydict(
             {
-                "id": pa.array(range(n), pa.int64()),
+                "id": pa.array(ids, pa.int64()),
                 "enqueued_at": pa.array([dt.datetime(2026, 1, 1)] * n, pa.timestamp("us", tz="UTC")),
                 "attempts": pa.array([1] * n, pa.int32()),
-                "payload": pa.array([f'{{"order": {i}, "note": "benchmark row"}}' for i in range(n)]),
-                "customer": pa.array([i % 977 for i in range(n)], pa.int64()),
+                "payload": pa.array([payload(i, self.size) for i in ids]),
+                "customer": pa.array([i % 977 for i in ids], pa.int64()),
             }
         )
 
@@ -75,7 +88,8 @@ class MemorySource(DataSource):
 
     def streamReader(self, schema):
         options = self.options
-        return MemoryReader(int(options["batch"]), int(options["partitions"]), int(options.get("batches", BATCHES)))
+        batches, size = int(options.get("batches", BATCHES)), int(options.get("size", 100))
+        return MemoryReader(int(options["batch"]), int(options["partitions"]), batches, size)
 
 
 class ArrivalReader(DataSourceStreamReader):
@@ -133,17 +147,19 @@ class ArrivalSource(DataSource):
         return ArrivalReader(float(o["rate"]), float(o["started"]), int(o.get("partitions", 2)))
 
 
-def floor_rate(spark, batch: int, partitions: int, delta: str | None = None, batches: int = BATCHES) -> float:
-    """Spark's steady-state rows/s serving ``batch``-row micro-batches from memory: into a noop sink, or with
-    ``delta`` (a folder) into a Delta table there through the job's writer (foreachBatch + append_once)."""
+def drain(batch: int, rows: int, target: str) -> None:
+    """Spark's floor into Delta, in this process: ``rows`` rows from memory in ``batch``-row micro-batches (two
+    read tasks each) appended to a Delta table at ``target`` by queue_to_delta's writer (foreachBatch +
+    append_once), in a session built as the job's is (drains.floor times it from the table's log)."""
     from sqlqueue.spark.delta import append_once
+    from sqlqueue.spark.session import build_session
 
+    spark = build_session("sqlqueue-bench-floor", "local[2]")
     spark.dataSource.register(MemorySource)
-    reader = spark.readStream.format(MemorySource.name()).option("batch", batch).option("partitions", partitions)
-    stream = reader.option("batches", batches).load()
+    batches = rows // batch
+    stream = spark.readStream.format(MemorySource.name()).options(batch=batch, partitions=2, batches=batches).load()
     checkpoint = tempfile.mkdtemp(prefix="sqlqueue-floor-")
-    writer = stream.writeStream.option("checkpointLocation", checkpoint)
-    writer = writer.foreachBatch(append_once(delta, checkpoint)) if delta else writer.format("noop")
+    writer = stream.writeStream.option("checkpointLocation", checkpoint).foreachBatch(append_once(target, checkpoint))
     query = writer.trigger(processingTime="0 seconds").start()
     deadline = time.monotonic() + 600
     while query.lastProgress is None or query.lastProgress["batchId"] < batches - 1:  # ids count from 0
@@ -151,13 +167,7 @@ def floor_rate(spark, batch: int, partitions: int, delta: str | None = None, bat
             raise TimeoutError(f"the floor query ran {query.lastProgress} batches in 600 s")
         time.sleep(0.1)
     query.stop()
-    latencies = [p["durationMs"]["triggerExecution"] for p in query.recentProgress if p["numInputRows"]][1:]
-    return report(
-        f"Spark floor: rows from memory, {'Delta (the job writer)' if delta else 'noop sink'}",
-        batch * len(latencies),
-        sum(latencies) / 1000,
-        f"(batch {percentiles(latencies)})",
-    )
+    spark.stop()
 
 
 def _as_tuples(iterator) -> WriterCommitMessage:
@@ -201,3 +211,7 @@ def write_floor(spark, df) -> None:
     """The same df.write, handed to Python writers as tuples and committed, writing nothing."""
     spark.dataSource.register(TuplesSink)
     df.write.format(TuplesSink.name()).mode("append").save()
+
+
+if __name__ == "__main__":
+    drain(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])
