@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from common import ROOT
-from spark_floor import payload
+from spark_floor import PAYLOAD_BYTES, payload
 
 from sqlqueue.connection import parse_connection
 from sqlqueue.identifiers import TableName
@@ -34,7 +34,7 @@ DOMAIN = (Column("payload", "text"), Column("customer", "bigint"))
 JARS = ROOT / ".cache" / "jars"
 
 
-def fill(options: dict, table: str, rows: int, size: int = 100, groups: int | None = None) -> None:
+def fill(options: dict, table: str, rows: int, size: int = PAYLOAD_BYTES, groups: int | None = None) -> None:
     """A fresh queue ``table`` of sqlqueue's layout with ``rows`` ready rows, loaded by COPY and analysed; row i's
     customer is i modulo 977, or with ``groups`` modulo that, and the table indexes customer as its message group."""
     import psycopg

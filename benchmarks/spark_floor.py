@@ -27,6 +27,7 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 BATCHES = 20
 SCHEMA = "id bigint, enqueued_at timestamp, attempts int, payload string, customer bigint"
+PAYLOAD_BYTES = 100  # a benchmark queue's rows (drains.fill) and the floor's
 
 
 def payload(i: int, size: int) -> str:
@@ -37,11 +38,11 @@ def payload(i: int, size: int) -> str:
 
 class MemoryReader(DataSourceStreamReader):
     """``batches`` micro-batches of ``batch`` rows from memory, one a trigger, in ``partitions`` read tasks:
-    the rows a benchmark's queue holds (ids from 1, payloads of ``size`` bytes), so that the floor's Delta
+    the rows a benchmark's queue holds (ids from 1, payloads of PAYLOAD_BYTES), so that the floor's Delta
     writer does the job's work for each row."""
 
-    def __init__(self, batch: int, partitions: int, batches: int = BATCHES, size: int = 100) -> None:
-        self.batch, self.parts, self.batches, self.size, self.latest = batch, partitions, batches, size, 0
+    def __init__(self, batch: int, partitions: int, batches: int = BATCHES) -> None:
+        self.batch, self.parts, self.batches, self.latest = batch, partitions, batches, 0
 
     def initialOffset(self) -> dict:
         return {"batch": 0}
@@ -69,7 +70,7 @@ class MemoryReader(DataSourceStreamReader):
                 "id": pa.array(ids, pa.int64()),
                 "enqueued_at": pa.array([dt.datetime(2026, 1, 1)] * n, pa.timestamp("us", tz="UTC")),
                 "attempts": pa.array([1] * n, pa.int32()),
-                "payload": pa.array([payload(i, self.size) for i in ids]),
+                "payload": pa.array([payload(i, PAYLOAD_BYTES) for i in ids]),
                 "customer": pa.array([i % 977 for i in ids], pa.int64()),
             }
         )
@@ -88,8 +89,7 @@ class MemorySource(DataSource):
 
     def streamReader(self, schema):
         options = self.options
-        batches, size = int(options.get("batches", BATCHES)), int(options.get("size", 100))
-        return MemoryReader(int(options["batch"]), int(options["partitions"]), batches, size)
+        return MemoryReader(int(options["batch"]), int(options["partitions"]), int(options.get("batches", BATCHES)))
 
 
 class ArrivalReader(DataSourceStreamReader):

@@ -42,9 +42,8 @@ def stored(queue) -> list[str]:
 def test_the_sink_stores_every_value_as_an_enqueue_does(spark, engine):
     enqueued, written = engine.new_queue(DOMAIN), engine.new_queue(DOMAIN)
     enqueued.enqueue([dict(zip(NAMES, row)) for row in ROWS])
-    writer(spark.createDataFrame(ROWS, spark_ddl(DOMAIN)).repartition(2), engine.sink_options(written)).mode(
-        "append"
-    ).save()
+    frame = spark.createDataFrame(ROWS, spark_ddl(DOMAIN)).repartition(2)
+    writer(frame, engine.sink_options(written)).mode("append").save()
     assert stored(written) == stored(enqueued)
 
 
