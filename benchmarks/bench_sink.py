@@ -8,7 +8,9 @@ inserting ready rows straight into a fresh queue table from Python tuples built 
 Sink: ``df.write.format("sqlqueue").mode("append")`` of the same rows (cached in Spark) into another
 fresh queue table, timed from the call to its return: tasks write unpublished rows, then the commit
 publishes them. And the same rows streamed from parquet files through ``writeStream.format("sqlqueue")``,
-one micro-batch per file, query start included. Spark's floor: the same df.write and the same
+one micro-batch per file, query start included, and the same stream after its first micro-batch
+(the rows of the others over the time from the first's end to the last's, from the query's progress:
+what a stream that runs on pays per row, without the query start and the first batch's set-up). Spark's floor: the same df.write and the same
 stream into Python writers that only turn the rows into tuples. Each figure is the median of --repeat
 runs with the smallest and largest, taken round by round after a warm-up write that starts Spark's
 Python workers; a ratio is taken within each round.
@@ -20,10 +22,12 @@ import argparse
 import shutil
 import statistics
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
-from common import pg_options, postmaster, ratio_spread, spread, start_postgres, timed
+from common import pg_options, postmaster, ratio_spread, spread, start_postgres
 from drains import tree_cpu
 from pyspark.sql.streaming import DataStreamWriter
 from spark_floor import TuplesSink, write_floor
@@ -62,15 +66,36 @@ def stream_into(spark, folder: str, work: str, sink: str) -> DataStreamWriter:
     return writer.trigger(availableNow=True)
 
 
-def sink_stream(engine: Engine, spark, folder: str, work: str) -> Callable[[], None]:
-    query = with_options(stream_into(spark, folder, work, "sqlqueue"), engine, engine.new_queue(domain=DOMAIN))
-    return lambda: query.start().awaitTermination()
+# Rows after a stream's first micro-batch, and the seconds from its end to the last one's end.
+Steady = tuple[int, float]
 
 
-def floor_stream(spark, folder: str, work: str) -> Callable[[], None]:
+def after_the_first(progress: list) -> Steady:
+    """What a finished stream's micro-batches after the first wrote, and in how long (StreamingQueryProgress:
+    a trigger's start and how long it ran)."""
+    batches = [p for p in progress if p.numInputRows]
+    ends = [datetime.fromisoformat(p.timestamp).timestamp() + p.durationMs["triggerExecution"] / 1000 for p in batches]
+    return sum(p.numInputRows for p in batches[1:]), ends[-1] - ends[0]
+
+
+def run_stream(writer: DataStreamWriter) -> Callable[[], Steady]:
+    def run() -> Steady:
+        query = writer.start()
+        query.awaitTermination()
+        return after_the_first(query.recentProgress)
+
+    return run
+
+
+def sink_stream(engine: Engine, spark, folder: str, work: str) -> Callable[[], Steady]:
+    return run_stream(
+        with_options(stream_into(spark, folder, work, "sqlqueue"), engine, engine.new_queue(domain=DOMAIN))
+    )
+
+
+def floor_stream(spark, folder: str, work: str) -> Callable[[], Steady]:
     spark.dataSource.register(TuplesSink)
-    query = stream_into(spark, folder, work, TuplesSink.name())
-    return lambda: query.start().awaitTermination()
+    return run_stream(stream_into(spark, folder, work, TuplesSink.name()))
 
 
 RAW = "raw bulk insert"
@@ -80,20 +105,26 @@ RAW = "raw bulk insert"
 class Run:
     seconds: float
     database_cpu: float  # CPU seconds of the database's processes (PostgreSQL's); 0 for SQLite, in this process
+    steady: Steady | None = None  # a stream's micro-batches after the first
+
+
+def timed_run(write: Callable[[], Steady | None], postmaster: int | None) -> Run:
+    before = tree_cpu(postmaster) if postmaster else 0.0
+    started = time.perf_counter()
+    steady = write()
+    seconds = time.perf_counter() - started
+    return Run(seconds, tree_cpu(postmaster) - before if postmaster else 0.0, steady)
 
 
 def rounds(
-    repeat: int, contenders: dict[str, Callable[[], Callable[[], None]]], postmaster: int | None = None
+    repeat: int, contenders: dict[str, Callable[[], Callable[[], Steady | None]]], postmaster: int | None = None
 ) -> dict[str, list[Run]]:
     """Each contender's runs, taken round by round so a busy spell on a shared host falls on all; with
     ``postmaster``, what each run cost the database's processes in CPU."""
     runs: dict[str, list[Run]] = {name: [] for name in contenders}
     for _ in range(repeat):
         for name, prepare in contenders.items():
-            write = prepare()
-            before = tree_cpu(postmaster) if postmaster else 0.0
-            seconds = timed(write)
-            runs[name].append(Run(seconds, tree_cpu(postmaster) - before if postmaster else 0.0))
+            runs[name].append(timed_run(prepare(), postmaster))
     return runs
 
 
@@ -108,6 +139,13 @@ def show(rows: int, runs: dict[str, list[Run]], against: str | None = None) -> N
             ratios = [base.seconds / r.seconds for base, r in zip(runs[against], taken, strict=True)]
             line += f"   / raw {ratio_spread(ratios)}"
         print(line, flush=True)
+        steady = [r.steady for r in taken if r.steady]
+        if steady:
+            line = f"  {'  after its first micro-batch':<44} {spread([n / s for n, s in steady]):>32} rows/s"
+            if against:
+                ratios = [n / s * base.seconds / rows for base, (n, s) in zip(runs[against], steady, strict=True)]
+                line += f"{'':24}/ raw {ratio_spread(ratios)}"
+            print(line, flush=True)
 
 
 def main() -> None:

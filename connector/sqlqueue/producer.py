@@ -19,6 +19,12 @@ Spark committed that attempt. All of it lives in the database, none in process m
 Stage tags are fixed-width lowercase hex, ``writer(16) batch(16) run(8) task(8) attempt(12)``, so the
 tags of one batch (or of one writer up to a batch) are a range [prefix, prefix + "g"]: hex digits
 sort below "g" in every collation, which a separator such as "/" does not guarantee.
+
+The rows themselves carry a shorter tag, the stage tag's row tag (``row_tag``), listed beside it in the
+same transaction: the claim skips a row whose tag is listed, and publish selects the stage tags by range.
+A 60-character tag on every row cost the database about a fifth of a bulk insert's CPU time
+(docs/evidence.md). Batches an older version wrote carry their stage tag on their rows, with no row tag
+listed: publish and discard find those rows as well.
 """
 
 from __future__ import annotations
@@ -39,6 +45,17 @@ from .schema import PAST_HEX, Column, Included
 
 def _hex(text: str, width: int) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:width]
+
+
+def row_tag(stage_tag: str) -> str:
+    """The tag the rows of ``stage_tag`` carry in the queue table, listed as unpublished beside it.
+
+    15 hex digits, one fewer than the writer key that starts every range of stage tags: such a string
+    either is a prefix of a range's bounds (and sorts below both) or differs from both at the same
+    place, so no range of stage tags ever lists a row tag. Two live tags sharing a row tag (one chance in
+    2**60 per pair) would hide each other's rows until both are published.
+    """
+    return _hex(stage_tag, 15)
 
 
 @dataclass(frozen=True)
@@ -117,18 +134,26 @@ class Producer:
             return deleted
         listed = execute(cur, self.sql.unpublished_in(self.table), lo=lo, hi=hi).fetchall()
         for tag, id_after, id_upto, count in listed:
-            if tag in publishing:
-                continue
-            ranged = execute(
-                cur, self.sql.delete_unpublished_rows(self.table, True), tag=tag, id_after=id_after, id_upto=id_upto
-            )
-            dropped = max(ranged.rowcount, 0)
-            if dropped < count:  # ids outside the range: given explicitly, or from a cached sequence
-                dropped += max(execute(cur, self.sql.delete_unpublished_rows(self.table, False), tag=tag).rowcount, 0)
-            deleted += dropped
+            if tag not in publishing:
+                deleted += self._drop_rows(cur, tag, id_after, id_upto, count)
         for tag, *_ in listed:
-            execute(cur, self.sql.delete_unpublished(self.table), tag=tag)
+            for listed_tag in (tag, row_tag(tag)):
+                execute(cur, self.sql.delete_unpublished(self.table), tag=listed_tag)
         return deleted
+
+    def _drop_rows(self, cur: Any, tag: str, id_after: int, id_upto: int, count: int) -> int:
+        """Delete the ``count`` rows of one unpublished stage tag: under its row tag, or under the stage
+        tag itself where an older version wrote them; in the id range the tag recorded (a primary-key
+        seek), then anywhere if some are missing (ids given explicitly, or from a cached sequence)."""
+        dropped = 0
+        for ranged in (True, False):
+            for carried in (row_tag(tag), tag):
+                bounds = {"id_after": id_after, "id_upto": id_upto} if ranged else {}
+                statement = self.sql.delete_unpublished_rows(self.table, ranged)
+                dropped += max(execute(cur, statement, tag=carried, **bounds).rowcount, 0)
+                if dropped >= count:
+                    return dropped
+        return dropped
 
     # ---- the protocol ---------------------------------------------------------------------------
     def published(self, batch_id: int) -> bool:
@@ -190,12 +215,15 @@ class Producer:
         return Written(tag, counted.count)
 
     def _write_listed(self, cur: Any, columns: Sequence[Column], counted: CsvRows | _Counted, tag: str) -> None:
-        """Into the table itself under ``tag``, listed as unpublished with the id range it took."""
+        """Into the table itself under ``tag``'s row tag, both listed as unpublished: ``tag`` with the id
+        range the rows took and their count (publish and discard select it by range), the row tag with
+        none (the claim looks it up)."""
         id_after = scalar(cur, self.sql.last_id(self.table))
-        self.queue.producing.insert_unpublished(cur, columns, counted, tag)
+        self.queue.producing.insert_unpublished(cur, columns, counted, row_tag(tag))
         id_upto = scalar(cur, self.sql.last_id(self.table))
-        values = {"tag": tag, "id_after": id_after, "id_upto": id_upto, "row_count": counted.count}
-        execute(cur, self.sql.register_unpublished(self.table), **values)
+        register = self.sql.register_unpublished(self.table)
+        execute(cur, register, tag=tag, id_after=id_after, id_upto=id_upto, row_count=counted.count)
+        execute(cur, register, tag=row_tag(tag), id_after=id_after, id_upto=id_upto, row_count=0)
 
     def _check(self, batch_id: int, task: Written, found: int) -> None:
         # PostgreSQL empties its unlogged staging table in crash recovery, and a late abort may

@@ -11,7 +11,7 @@ import itertools
 import pytest
 
 from sqlqueue.errors import DatabaseError
-from sqlqueue.producer import Producer, Written
+from sqlqueue.producer import Producer, Written, row_tag
 from sqlqueue.retry import RetryPolicy
 from sqlqueue.schema import LIFECYCLE_TYPES, Column
 from sqlqueue.testing import assert_queue_holds
@@ -141,6 +141,49 @@ def test_abort_deletes_rows_outside_the_id_range_their_tag_recorded(engine):
     producer.write(0, 0, PAYLOAD, rows(PAYLOAD, "a", "b"))
     unpublished = queue.engine.table(queue.dialect.schema.unpublished(queue.table))
     with queue.transaction() as cur:  # as ids given explicitly or drawn from a cached sequence would be
+        cur.execute(f"UPDATE {unpublished} SET id_after = id_upto")
+    assert producer.discard(0) == 2
+    assert queue.inspection.stats() == {} and queue.inspection.unpublished_rows() == 0
+
+
+def as_an_older_version_wrote(queue, written: Written) -> None:
+    """Rows of ``written`` as a version before row tags left them: under the stage tag, nothing else listed."""
+    e, table = queue.engine, queue.table
+    tag, unpublished = e.quote("stage_tag"), e.table(queue.dialect.schema.unpublished(table))
+    stage, short = written.stage_tag, row_tag(written.stage_tag)
+    with queue.transaction() as cur:
+        cur.execute(f"UPDATE {e.table(table)} SET {tag} = '{stage}' WHERE {tag} = '{short}'")
+        assert cur.rowcount == written.rows
+        cur.execute(f"DELETE FROM {unpublished} WHERE {tag} = '{short}'")
+        assert cur.rowcount == 1
+
+
+def test_a_batch_an_older_version_wrote_is_published_whole(engine):
+    queue = engine.new_queue()
+    producer = Producer(queue, "w")
+    written = producer.write(0, 0, PAYLOAD, rows(PAYLOAD, "a", "b"))
+    as_an_older_version_wrote(queue, written)
+    assert queue.consuming.claim("c", 1, 10, order=engine.order) == 0
+    assert producer.publish(0, PAYLOAD, [written]) == 2
+    assert take_ready(queue) == ["a", "b"]
+    assert queue.inspection.unpublished_rows() == 0
+
+
+def test_publish_deletes_what_an_older_version_left_unpublished(engine):
+    queue = engine.new_queue()
+    producer = Producer(queue, "w")
+    as_an_older_version_wrote(queue, producer.write(0, 0, PAYLOAD, rows(PAYLOAD, "failed", "failed"), attempt=3))
+    assert producer.publish(0, PAYLOAD, [producer.write(0, 0, PAYLOAD, rows(PAYLOAD, "a"), attempt=4)]) == 1
+    assert take_ready(queue) == ["a"]
+    assert queue.inspection.unpublished_rows() == 0
+
+
+def test_discard_deletes_what_an_older_version_wrote_outside_its_id_range(engine):
+    queue = engine.new_queue()
+    producer = Producer(queue, "w")
+    as_an_older_version_wrote(queue, producer.write(0, 0, PAYLOAD, rows(PAYLOAD, "a", "b")))
+    unpublished = queue.engine.table(queue.dialect.schema.unpublished(queue.table))
+    with queue.transaction() as cur:
         cur.execute(f"UPDATE {unpublished} SET id_after = id_upto")
     assert producer.discard(0) == 2
     assert queue.inspection.stats() == {} and queue.inspection.unpublished_rows() == 0
