@@ -10,10 +10,10 @@ fresh queue table, timed from the call to its return: tasks write unpublished ro
 publishes them. And the same rows streamed from parquet files through ``writeStream.format("sqlqueue")``,
 one micro-batch per file, query start included, and the same stream after its first micro-batch
 (the rows of the others over the time from the first's end to the last's, from the query's progress:
-what a stream that runs on pays per row, without the query start and the first batch's set-up). Spark's floor: the same df.write and the same
-stream into Python writers that only turn the rows into tuples. Each figure is the median of --repeat
-runs with the smallest and largest, taken round by round after a warm-up write that starts Spark's
-Python workers; a ratio is taken within each round.
+what a stream that runs on pays per row, without the query start and the first batch's set-up).
+Spark's floor: the same df.write and the same stream into Python writers that only turn the rows into
+tuples. Each figure is the median of --repeat runs with the smallest and largest, taken round by round
+after a warm-up write that starts Spark's Python workers; a ratio is taken within each round.
 """
 
 from __future__ import annotations
