@@ -52,8 +52,9 @@ def row_tag(stage_tag: str) -> str:
 
     15 hex digits, one fewer than the writer key that starts every range of stage tags: such a string
     either is a prefix of a range's bounds (and sorts below both) or differs from both at the same
-    place, so no range of stage tags ever lists a row tag. Two live tags sharing a row tag (one chance in
-    2**60 per pair) would hide each other's rows until both are published.
+    place, so no range of stage tags ever lists a row tag. Two stage tags listed at once that shared a row
+    tag (one chance in 2**60 per pair, as for two random 60-bit ids) would hide each other's rows until
+    both are published, and dropping one would delete the other's rows within its id range.
     """
     return _hex(stage_tag, 15)
 
