@@ -1,10 +1,11 @@
 """Exactly-once enqueueing of batches that may be written twice: write unpublished, then publish with a ledger.
 
-A batch is written by several tasks. Each task inserts its rows into the queue table under a stage
-tag of its own and lists the tag in the queue's unpublished table, in one transaction; no claim takes
-a row whose tag is listed. Then one transaction publishes the batch: it deletes the rows of tags
-Spark did not commit (failed attempts, crashed runs), deletes the batch's tags from the list, which
-makes the committed rows claimable, and records (queue, writer, batch) in the ledger.
+A batch is written by several tasks. Each task inserts its rows into the queue table, tagged with a
+stage tag of its own (the rows carry its short form, below), and lists the tag in the queue's
+unpublished table, in one transaction; no claim takes a row whose tag is listed. Then one transaction
+publishes the batch: it deletes the rows of tags Spark did not commit (failed attempts, crashed runs),
+deletes the batch's tags from the list, which makes the committed rows claimable, and records (queue,
+writer, batch) in the ledger.
 
 Batches with a dedup key column take a second path: tasks stage rows in the staging table, and
 publish copies them into the queue keeping only new keys. Keys are checked then, against the queue
@@ -52,9 +53,10 @@ def row_tag(stage_tag: str) -> str:
 
     15 hex digits, one fewer than the writer key that starts every range of stage tags: such a string
     either is a prefix of a range's bounds (and sorts below both) or differs from both at the same
-    place, so no range of stage tags ever lists a row tag. Two stage tags listed at once that shared a row
-    tag (one chance in 2**60 per pair, as for two random 60-bit ids) would hide each other's rows until
-    both are published, and dropping one would delete the other's rows within its id range.
+    place, so no range of stage tags ever lists a row tag. A row tag shared with another tag's rows still
+    in the table (one chance in 2**60 per pair, as for two random 60-bit ids) would hide those rows too
+    until the batch is published, and dropping the batch would delete those within its id range, or
+    anywhere if it found too few there.
     """
     return _hex(stage_tag, 15)
 

@@ -10,6 +10,7 @@ import itertools
 
 import pytest
 
+from sqlqueue.dialects.engine import execute
 from sqlqueue.errors import DatabaseError
 from sqlqueue.producer import Producer, Written, row_tag
 from sqlqueue.retry import RetryPolicy
@@ -143,7 +144,14 @@ def test_abort_deletes_rows_outside_the_id_range_their_tag_recorded(engine):
     with queue.transaction() as cur:  # as ids given explicitly or drawn from a cached sequence would be
         cur.execute(f"UPDATE {unpublished} SET id_after = id_upto")
     assert producer.discard(0) == 2
-    assert queue.inspection.stats() == {} and queue.inspection.unpublished_rows() == 0
+    assert queue.inspection.stats() == {} and listed(queue) == 0
+
+
+def listed(queue) -> int:
+    """Entries of the queue's unpublished table, row tags' included (their row count is 0)."""
+    with queue.transaction() as cur:
+        cur.execute(f"SELECT COUNT(*) FROM {queue.engine.table(queue.dialect.schema.unpublished(queue.table))}")
+        return int(cur.fetchone()[0])
 
 
 def as_an_older_version_wrote(queue, written: Written) -> None:
@@ -166,7 +174,7 @@ def test_a_batch_an_older_version_wrote_is_published_whole(engine):
     assert queue.consuming.claim("c", 1, 10, order=engine.order) == 0
     assert producer.publish(0, PAYLOAD, [written]) == 2
     assert take_ready(queue) == ["a", "b"]
-    assert queue.inspection.unpublished_rows() == 0
+    assert listed(queue) == 0
 
 
 def test_publish_deletes_what_an_older_version_left_unpublished(engine):
@@ -175,7 +183,32 @@ def test_publish_deletes_what_an_older_version_left_unpublished(engine):
     as_an_older_version_wrote(queue, producer.write(0, 0, PAYLOAD, rows(PAYLOAD, "failed", "failed"), attempt=3))
     assert producer.publish(0, PAYLOAD, [producer.write(0, 0, PAYLOAD, rows(PAYLOAD, "a"), attempt=4)]) == 1
     assert take_ready(queue) == ["a"]
-    assert queue.inspection.unpublished_rows() == 0
+    assert listed(queue) == 0
+
+
+def test_a_write_retried_over_what_an_older_version_committed_leaves_its_rows_once(engine):
+    queue = engine.new_queue()
+    producer = Producer(queue, "w")
+    as_an_older_version_wrote(queue, producer.write(0, 0, PAYLOAD, rows(PAYLOAD, "a", "b"), attempt=7))
+    written = producer.write(0, 0, PAYLOAD, rows(PAYLOAD, "a", "b"), attempt=7)  # the same tag, written again
+    assert producer.publish(0, PAYLOAD, [written]) == 2
+    assert take_ready(queue) == ["a", "b"]
+    assert listed(queue) == 0
+
+
+def test_no_range_of_a_writers_stage_tags_takes_the_row_tag_nearest_it(engine):
+    """The 15 first digits of a writer's key, listed as another task's row tag, sort below the writer's
+    ranges in the engine's own collation: publishing and discarding its batches leave it listed."""
+    queue = engine.new_queue()
+    producer = Producer(queue, "w")
+    nearest = producer.stage_tag(0, 0)[:15]
+    with queue.transaction() as cur:
+        register = queue.dialect.sink.register_unpublished(queue.table)
+        execute(cur, register, tag=nearest, id_after=0, id_upto=0, row_count=0)
+    producer.publish(0, PAYLOAD, [producer.write(0, 0, PAYLOAD, rows(PAYLOAD, "a"))])
+    producer.write(1, 0, PAYLOAD, rows(PAYLOAD, "aborted"))
+    producer.discard(1)
+    assert listed(queue) == 1
 
 
 def test_discard_deletes_what_an_older_version_wrote_outside_its_id_range(engine):
@@ -186,7 +219,7 @@ def test_discard_deletes_what_an_older_version_wrote_outside_its_id_range(engine
     with queue.transaction() as cur:
         cur.execute(f"UPDATE {unpublished} SET id_after = id_upto")
     assert producer.discard(0) == 2
-    assert queue.inspection.stats() == {} and queue.inspection.unpublished_rows() == 0
+    assert queue.inspection.stats() == {} and listed(queue) == 0
 
 
 def test_a_task_that_fails_while_writing_leaves_nothing(engine, columns):

@@ -1,11 +1,11 @@
 """Sink statements: unpublished and staged batches, the ledger, and publishing a batch.
 
-A sink task writes its rows into the queue table under a stage tag of writer, batch, run and task,
-and lists the tag as unpublished; the commit deletes the batch's tags from that list in one
-transaction that also records the batch in the ledger. Batches with dedup keys are staged in the
-staging table instead and copied into the queue by the commit. Stage tags of one batch share a
-prefix; ``:lo``/``:hi`` bounds select a prefix as a range, which seeks the tag index (a LIKE would
-not on every engine and collation).
+A sink task writes its rows into the queue table under a stage tag of writer, batch, run and task
+(the rows carry a short hash of it, listed beside it), and lists the tag as unpublished; the commit
+deletes the batch's tags from that list in one transaction that also records the batch in the ledger.
+Batches with dedup keys are staged in the staging table instead and copied into the queue by the
+commit. Stage tags of one batch share a prefix; ``:lo``/``:hi`` bounds select a prefix as a range,
+which seeks the tag index (a LIKE would not on every engine and collation).
 
 Into a table sqlqueue adopted, the sink's tasks stage their rows in sqlqueue's staging table beside
 the user's table, under stage tags as for sqlqueue's own tables. Publish, in the ledger's transaction,
