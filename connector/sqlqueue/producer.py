@@ -221,12 +221,13 @@ class Producer:
         """Into the table itself under ``tag``'s row tag, both listed as unpublished: ``tag`` with the id
         range the rows took and their count (publish and discard select it by range), the row tag with
         none (the claim looks it up)."""
+        carried = row_tag(tag)
         id_after = scalar(cur, self.sql.last_id(self.table))
-        self.queue.producing.insert_unpublished(cur, columns, counted, row_tag(tag))
+        self.queue.producing.insert_unpublished(cur, columns, counted, carried)
         id_upto = scalar(cur, self.sql.last_id(self.table))
         register = self.sql.register_unpublished(self.table)
         execute(cur, register, tag=tag, id_after=id_after, id_upto=id_upto, row_count=counted.count)
-        execute(cur, register, tag=row_tag(tag), id_after=id_after, id_upto=id_upto, row_count=0)
+        execute(cur, register, tag=carried, id_after=id_after, id_upto=id_upto, row_count=0)
 
     def _check(self, batch_id: int, task: Written, found: int) -> None:
         # PostgreSQL empties its unlogged staging table in crash recovery, and a late abort may

@@ -136,34 +136,41 @@ def test_a_batch_write_run_again_replaces_what_a_dead_run_wrote_under_the_same_t
     assert take_ready(queue) == ["a"]
 
 
-def test_abort_deletes_rows_outside_the_id_range_their_tag_recorded(engine):
-    queue = engine.new_queue()
-    producer = Producer(queue, "w")
-    producer.write(0, 0, PAYLOAD, rows(PAYLOAD, "a", "b"))
-    unpublished = queue.engine.table(queue.dialect.schema.unpublished(queue.table))
-    with queue.transaction() as cur:  # as ids given explicitly or drawn from a cached sequence would be
-        cur.execute(f"UPDATE {unpublished} SET id_after = id_upto")
-    assert producer.discard(0) == 2
-    assert queue.inspection.stats() == {} and listed(queue) == 0
+def unpublished_table(queue) -> str:
+    return queue.engine.table(queue.dialect.schema.unpublished(queue.table))
+
+
+def ranges_miss_their_rows(queue) -> None:
+    """Every listed tag's id range emptied, as ids given explicitly or drawn from a cached sequence would leave it."""
+    with queue.transaction() as cur:
+        cur.execute(f"UPDATE {unpublished_table(queue)} SET id_after = id_upto")
 
 
 def listed(queue) -> int:
     """Entries of the queue's unpublished table, row tags' included (their row count is 0)."""
     with queue.transaction() as cur:
-        cur.execute(f"SELECT COUNT(*) FROM {queue.engine.table(queue.dialect.schema.unpublished(queue.table))}")
+        cur.execute(f"SELECT COUNT(*) FROM {unpublished_table(queue)}")
         return int(cur.fetchone()[0])
 
 
 def as_an_older_version_wrote(queue, written: Written) -> None:
     """Rows of ``written`` as a version before row tags left them: under the stage tag, nothing else listed."""
-    e, table = queue.engine, queue.table
-    tag, unpublished = e.quote("stage_tag"), e.table(queue.dialect.schema.unpublished(table))
+    tag = queue.engine.quote("stage_tag")
     stage, short = written.stage_tag, row_tag(written.stage_tag)
     with queue.transaction() as cur:
-        cur.execute(f"UPDATE {e.table(table)} SET {tag} = '{stage}' WHERE {tag} = '{short}'")
+        cur.execute(f"UPDATE {queue.engine.table(queue.table)} SET {tag} = '{stage}' WHERE {tag} = '{short}'")
         assert cur.rowcount == written.rows
-        cur.execute(f"DELETE FROM {unpublished} WHERE {tag} = '{short}'")
+        cur.execute(f"DELETE FROM {unpublished_table(queue)} WHERE {tag} = '{short}'")
         assert cur.rowcount == 1
+
+
+def test_abort_deletes_rows_outside_the_id_range_their_tag_recorded(engine):
+    queue = engine.new_queue()
+    producer = Producer(queue, "w")
+    producer.write(0, 0, PAYLOAD, rows(PAYLOAD, "a", "b"))
+    ranges_miss_their_rows(queue)
+    assert producer.discard(0) == 2
+    assert queue.inspection.stats() == {} and listed(queue) == 0
 
 
 def test_a_batch_an_older_version_wrote_is_published_whole(engine):
@@ -215,9 +222,7 @@ def test_discard_deletes_what_an_older_version_wrote_outside_its_id_range(engine
     queue = engine.new_queue()
     producer = Producer(queue, "w")
     as_an_older_version_wrote(queue, producer.write(0, 0, PAYLOAD, rows(PAYLOAD, "a", "b")))
-    unpublished = queue.engine.table(queue.dialect.schema.unpublished(queue.table))
-    with queue.transaction() as cur:
-        cur.execute(f"UPDATE {unpublished} SET id_after = id_upto")
+    ranges_miss_their_rows(queue)
     assert producer.discard(0) == 2
     assert queue.inspection.stats() == {} and listed(queue) == 0
 
