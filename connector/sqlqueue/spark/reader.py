@@ -24,6 +24,7 @@ from ..options import QueueAddress, SourceOptions
 from ..queue import UNLIMITED, GroupRead, Queue
 from ..retry import RetryPolicy
 from ..waits import BacklogGauge, duration
+from .heap import freeze_worker_heap
 from .logs import worker_logger
 from .types import arrow_schema, csv_batches, csv_readable, record_batch
 
@@ -237,6 +238,7 @@ class QueueStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         log.debug(
             "reading claims %d..%d, ids %d..%d", partition.after_seq + 1, partition.upto_seq, partition.lo, partition.hi
         )
+        freeze_worker_heap()
         queue = shared_queue(self.options.address, proven=True)
         target = arrow_schema(self.schema)
         bounds = (partition.consumer, partition.after_seq, partition.upto_seq, partition.lo, partition.hi)

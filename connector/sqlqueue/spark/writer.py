@@ -41,6 +41,7 @@ from ..producer import Producer, Written
 from ..queue import Ack
 from ..schema import Column, Included
 from .acks import ack_key, acks_from, check_ack_schema
+from .heap import freeze_worker_heap
 from .logs import worker_logger
 from .reader import check_table, shared_queue
 from .types import sink_columns, sink_rows
@@ -148,6 +149,7 @@ class _Publishing:
         return Producer(shared_queue(self.options.address, proven=True), writer_id, run_id)
 
     def _write_task(self, batches: Iterator[pa.RecordBatch], writer_id: str, batch_id: int, run_id: str) -> WrittenTask:
+        freeze_worker_heap()
         ctx = task_context()
         producer = self._producer(writer_id, run_id)
         kept = Replayable(batches)
@@ -229,6 +231,7 @@ class _Acking:
 # why they carry type: ignore[override].
 class QueueStreamAckWriter(_Acking, DataSourceStreamArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> AckTask:
+        freeze_worker_heap()
         return AckTask(stream_ids(self.options)[0], tuple(acks_from(iterator, self.options)))
 
     def commit(self, messages: list[AckTask | None], batchId: int) -> None:  # type: ignore[override]
@@ -244,6 +247,7 @@ class QueueBatchAckWriter(_Acking, DataSourceArrowWriter):
         self.writer_id, self.batch_id = batch_identity(options)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> AckTask:
+        freeze_worker_heap()
         return AckTask(self.writer_id, tuple(acks_from(iterator, self.options)))
 
     def commit(self, messages: list[AckTask | None]) -> None:  # type: ignore[override]
