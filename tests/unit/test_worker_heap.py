@@ -1,6 +1,7 @@
-"""A task's worker freezes what it held before its first task, so the collections Spark runs after each
-task walk only what the tasks made since. Each case runs in a process of its own: a frozen object stays
-frozen for the life of its process, this test session's included."""
+"""A task's reused worker freezes what it held before its first task, so the collections Spark runs after
+each task walk only what came later. Each case runs in a process of its own: a frozen object stays
+frozen for the life of its process, this test session's included. ``gc.get_objects()`` leaves frozen
+objects out (CPython)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,14 @@ from pathlib import Path
 CONNECTOR = Path(__file__).resolve().parents[2] / "connector"
 
 
-def run(code: str) -> str:
-    """What ``code`` prints, run after ``import gc`` and the heap module in a fresh Python process."""
-    env = {**os.environ, "PYTHONPATH": str(CONNECTOR)}
+def run(code: str, reused: bool = True) -> str:
+    """What ``code`` prints, run after ``import gc`` and the heap module in a fresh Python process, as a
+    worker Spark reuses (``reused``) or not."""
+    env = {k: v for k, v in os.environ.items() if k != "SPARK_REUSE_WORKER"}
+    env.update({"PYTHONPATH": str(CONNECTOR), **({"SPARK_REUSE_WORKER": "1"} if reused else {})})
     prelude = "import gc, weakref\nfrom sqlqueue.spark.heap import freeze_worker_heap\n"
-    done = subprocess.run([sys.executable, "-c", prelude + code], env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-c", prelude + code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
 
@@ -25,15 +29,15 @@ def test_the_first_task_freezes_what_the_worker_already_held():
     assert run(code) == "False"
 
 
-def test_what_a_task_leaves_unreachable_is_still_collected():
+def test_garbage_from_before_the_first_task_is_collected_not_frozen():
     code = (
+        "gc.disable()\n"  # only the collection under test may find the cycle
         "class Node: pass\n"
-        "freeze_worker_heap()\n"
         "a, b = Node(), Node()\n"
         "a.peer, b.peer = b, a\n"
         "gone = weakref.ref(a)\n"
         "del a, b\n"
-        "gc.collect()\n"
+        "freeze_worker_heap()\n"
         "print(gone() is None)"
     )
     assert run(code) == "True"
@@ -48,3 +52,7 @@ def test_a_later_task_freezes_nothing_more():
         "print(gc.get_freeze_count() == frozen, any(o is made for o in gc.get_objects()))"
     )
     assert run(code) == "True True"
+
+
+def test_a_worker_spark_does_not_reuse_freezes_nothing():
+    assert run("freeze_worker_heap()\nprint(gc.get_freeze_count())", reused=False) == "0"
