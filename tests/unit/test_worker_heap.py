@@ -10,14 +10,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+from sqlqueue.spark.heap import REUSED
+
 CONNECTOR = Path(__file__).resolve().parents[2] / "connector"
 
 
 def run(code: str, reused: bool = True) -> str:
     """What ``code`` prints, run after ``import gc`` and the heap module in a fresh Python process, as a
     worker Spark reuses (``reused``) or not."""
-    env = {k: v for k, v in os.environ.items() if k != "SPARK_REUSE_WORKER"}
-    env.update({"PYTHONPATH": str(CONNECTOR), **({"SPARK_REUSE_WORKER": "1"} if reused else {})})
+    env = {k: v for k, v in os.environ.items() if k != REUSED}
+    env.update({"PYTHONPATH": str(CONNECTOR), **({REUSED: "1"} if reused else {})})
     prelude = "import gc, weakref\nfrom sqlqueue.spark.heap import freeze_worker_heap\n"
     done = subprocess.run([sys.executable, "-c", prelude + code], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
