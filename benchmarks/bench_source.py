@@ -35,7 +35,8 @@ sink and a noop sink, and Arrow record batches against Python tuples on the read
 of those designs (a relational queue with a status table, a delete-on-dequeue table) adopted through
 the presets with the same on sqlqueue's own layout, and for relational, with the table's own worker
 logic (its Next_ and Modify_, batched, no sqlqueue code) on the same table, and with per-row outcomes:
-claim, read, then acknowledge each row done with a response (completion=ack):
+claim, read, then acknowledge each row done with a response (completion=ack), against the worker
+reporting each row's status and response as its Modify_ takes them:
 
     .venv/bin/python benchmarks/bench_source.py --profile relational --rows 100000 --batches 5000 --runs 5
 
@@ -195,8 +196,21 @@ WORKER_DONE = (
 )
 
 
-def worker_rate(options: dict, rows: int, batch: int) -> float:
-    """The same relational table drained by its own worker logic, batched: no copies, no replay."""
+# Its Modify_ batched as a worker that reports each row's outcome calls it: the row's status and response,
+# Failed instead once the row's attempts are spent unless it is Completed, the duration when it finishes.
+WORKER_REPORT = (
+    "UPDATE {t} AS t SET Status = CASE WHEN d.status <> 'Completed' AND t.AttemptNum >= 3 THEN 'Failed' "
+    "ELSE d.status END, Response = COALESCE(d.response, t.Response), UpdatedAt = LOCALTIMESTAMP, "
+    "Duration = CASE WHEN d.status IN ('Completed', 'Failed') "
+    "THEN CAST(date_part('epoch', LOCALTIMESTAMP - t.StartedAt) * 1000 AS BIGINT) ELSE t.Duration END "
+    "FROM unnest(%s::timestamp[], %s::timestamp[], %s::text[], %s::text[]) AS d(k, token, status, response) "
+    "WHERE t.EnqueuedAt = d.k AND t.UpdatedAt = d.token"
+)
+
+
+def worker_rate(options: dict, rows: int, batch: int, report_each: bool = False) -> float:
+    """The same relational table drained by its own worker logic, batched: no copies, no replay; with
+    ``report_each``, each row's status and response reported, as the acknowledged cycle does."""
     queue, _ = adopted_table(options, "relational", rows)
     t, seen = queue.table, 0
     conn = queue.conn
@@ -207,12 +221,18 @@ def worker_rate(options: dict, rows: int, batch: int) -> float:
         if not claimed:
             break
         seen += len(claimed)
+        keys, tokens = [r[0] for r in claimed], [r[1] for r in claimed]
         with conn.transaction():
-            conn.execute(WORKER_DONE.format(t=t), ([r[0] for r in claimed], [r[1] for r in claimed]))
+            if report_each:
+                outcomes = (["Completed"] * len(claimed), ["200 OK"] * len(claimed))
+                conn.execute(WORKER_REPORT.format(t=t), (keys, tokens, *outcomes))
+            else:
+                conn.execute(WORKER_DONE.format(t=t), (keys, tokens))
     elapsed = time.perf_counter() - started
     assert seen == rows, (seen, rows)
     queue.close()
-    return report("relational table, its own worker batched (no sqlqueue code)", rows, elapsed)
+    done = "each row's status and response reported" if report_each else "done"
+    return report(f"relational table, its own worker batched, {done} (no sqlqueue code)", rows, elapsed)
 
 
 def compare_profiles(options: dict, presets: list[str], rows: int, batches: list[int], runs: int) -> None:
@@ -231,9 +251,13 @@ def compare_profiles(options: dict, presets: list[str], rows: int, batches: list
                     kept = raw_rate(options, f"native_keep_{batch}", rows, batch, keep=True)
                     ratios.setdefault("adopted relational / native keeping done rows", []).append(adopted / kept)
                     worker = worker_rate(options, rows, batch)
+                    reporting = worker_rate(options, rows, batch, report_each=True)
                     acked = acked_rate(options, rows, batch)
                     ratios.setdefault("claim, read, complete / the table's own worker", []).append(adopted / worker)
                     ratios.setdefault("claim, read, ack each row / the table's own worker", []).append(acked / worker)
+                    ratios.setdefault("claim, read, ack each row / the worker reporting each row", []).append(
+                        acked / reporting
+                    )
         print(f" ratios at batches of {batch}, median (min-max) of {runs} run(s), each taken within its run:")
         for name, values in ratios.items():
             print(f"  {name}: {ratio_spread(values)}", flush=True)
