@@ -36,7 +36,7 @@ of those designs (a relational queue with a status table, a delete-on-dequeue ta
 the presets with the same on sqlqueue's own layout, and for relational, with the table's own worker
 logic (its Next_ and Modify_, batched, no sqlqueue code) on the same table, and with per-row outcomes:
 claim, read, then acknowledge each row done with a response (completion=ack), against the worker
-reporting each row's status and response as its Modify_ takes them:
+reporting each row's status, response and step as its Modify_ takes them:
 
     .venv/bin/python benchmarks/bench_source.py --profile relational --rows 100000 --batches 5000 --runs 5
 
@@ -196,21 +196,22 @@ WORKER_DONE = (
 )
 
 
-# Its Modify_ batched as a worker that reports each row's outcome calls it: the row's status and response,
-# Failed instead once the row's attempts are spent unless it is Completed, the duration when it finishes.
+# Its Modify_ batched as a worker that reports each row's outcome calls it: the row's status, response and
+# step (none kept the row's), Failed instead once the row's attempts are spent unless it is Completed, the
+# duration when it finishes.
 WORKER_REPORT = (
     "UPDATE {t} AS t SET Status = CASE WHEN d.status <> 'Completed' AND t.AttemptNum >= 3 THEN 'Failed' "
-    "ELSE d.status END, Response = COALESCE(d.response, t.Response), UpdatedAt = LOCALTIMESTAMP, "
-    "Duration = CASE WHEN d.status IN ('Completed', 'Failed') "
+    "ELSE d.status END, Response = COALESCE(d.response, t.Response), Step = COALESCE(d.step, t.Step), "
+    "UpdatedAt = LOCALTIMESTAMP, Duration = CASE WHEN d.status IN ('Completed', 'Failed') "
     "THEN CAST(date_part('epoch', LOCALTIMESTAMP - t.StartedAt) * 1000 AS BIGINT) ELSE t.Duration END "
-    "FROM unnest(%s::timestamp[], %s::timestamp[], %s::text[], %s::text[]) AS d(k, token, status, response) "
-    "WHERE t.EnqueuedAt = d.k AND t.UpdatedAt = d.token"
+    "FROM unnest(%s::timestamp[], %s::timestamp[], %s::text[], %s::text[], %s::text[]) "
+    "AS d(k, token, status, response, step) WHERE t.EnqueuedAt = d.k AND t.UpdatedAt = d.token"
 )
 
 
 def worker_rate(options: dict, rows: int, batch: int, report_each: bool = False) -> float:
     """The same relational table drained by its own worker logic, batched: no copies, no replay; with
-    ``report_each``, each row's status and response reported, as the acknowledged cycle does."""
+    ``report_each``, each row's status, response and step reported, as the acknowledged cycle does."""
     queue, _ = adopted_table(options, "relational", rows)
     t, seen = queue.table, 0
     conn = queue.conn
@@ -224,14 +225,14 @@ def worker_rate(options: dict, rows: int, batch: int, report_each: bool = False)
         keys, tokens = [r[0] for r in claimed], [r[1] for r in claimed]
         with conn.transaction():
             if report_each:
-                outcomes = (["Completed"] * len(claimed), ["200 OK"] * len(claimed))
+                outcomes = (["Completed"] * len(claimed), ["200 OK"] * len(claimed), [None] * len(claimed))
                 conn.execute(WORKER_REPORT.format(t=t), (keys, tokens, *outcomes))
             else:
                 conn.execute(WORKER_DONE.format(t=t), (keys, tokens))
     elapsed = time.perf_counter() - started
     assert seen == rows, (seen, rows)
     queue.close()
-    done = "each row's status and response reported" if report_each else "done"
+    done = "each row's status, response and step reported" if report_each else "done"
     return report(f"relational table, its own worker batched, {done} (no sqlqueue code)", rows, elapsed)
 
 
