@@ -103,10 +103,13 @@ def raw_rate(options: dict, table: str, rows: int, batch: int, keep: bool = Fals
     return report(f"queue core: claim, read, {done} (no Spark)", rows, drain_core(queue, rows, batch, columns, keep))
 
 
-def drain_core(queue: Queue, rows: int, batch: int, columns: list[str], keep: bool = False) -> float:
+def drain_core(
+    queue: Queue, rows: int, batch: int, columns: list[str], keep: bool = False, prefetch: bool = False
+) -> float:
     """Seconds the queue core takes to claim, read and complete every row, ``batch`` rows a claim; ``keep``:
-    completion marks the rows done (completion=keep) instead of deleting them."""
-    consumer = Consumer(queue, "core", ClaimPolicy(keep_completed=keep, partitions=1))
+    completion marks the rows done (completion=keep) instead of deleting them; ``prefetch``: each next
+    claim is made in the background while the current one is read (the source's default)."""
+    consumer = Consumer(queue, "core", ClaimPolicy(keep_completed=keep, partitions=1, prefetch=prefetch))
     started, seq, seen = time.perf_counter(), 0, 0
     while True:
         nxt = consumer.advance(seq, batch)
@@ -119,7 +122,7 @@ def drain_core(queue: Queue, rows: int, batch: int, columns: list[str], keep: bo
     consumer.complete_through(seq)
     elapsed = time.perf_counter() - started
     assert seen == rows, (seen, rows)
-    queue.close()
+    consumer.close()
     return elapsed
 
 
@@ -140,11 +143,12 @@ def adopted_table(options: dict, preset: str, rows: int) -> tuple[Queue, list[st
     return queue, columns
 
 
-def drain_acked(queue: Queue, rows: int, batch: int, columns: list[str]) -> float:
+def drain_acked(queue: Queue, rows: int, batch: int, columns: list[str], prefetch: bool = False) -> float:
     """Seconds the queue core takes to claim and read every row, then acknowledge each one done with a
     response in one transaction a claim (completion=ack, what a job that calls a service per row does),
-    ``batch`` rows a claim; ``columns`` start with the table's key."""
-    consumer = Consumer(queue, "core", ClaimPolicy(complete_on_commit=False, partitions=1))
+    ``batch`` rows a claim; ``columns`` start with the table's key; ``prefetch``: each next claim is made
+    in the background while the current one is read and acknowledged (the source's default)."""
+    consumer = Consumer(queue, "core", ClaimPolicy(complete_on_commit=False, partitions=1, prefetch=prefetch))
     width = len(queue.profile.key)
     started, seq, seen = time.perf_counter(), 0, 0
     while True:
@@ -162,22 +166,26 @@ def drain_acked(queue: Queue, rows: int, batch: int, columns: list[str]) -> floa
         seen, seq = seen + len(acks), nxt
     elapsed = time.perf_counter() - started
     assert seen == rows, (seen, rows)
-    queue.close()
+    consumer.close()
     return elapsed
 
 
-def acked_rate(options: dict, rows: int, batch: int) -> float:
+def ahead(prefetch: bool) -> str:
+    return ", next claim made ahead" if prefetch else ""
+
+
+def acked_rate(options: dict, rows: int, batch: int, prefetch: bool = False) -> float:
     """The queue core's claim, read and per-row acknowledgement (done, with a response) on a relational table."""
     queue, columns = adopted_table(options, "relational", rows)
-    elapsed = drain_acked(queue, rows, batch, columns)
-    return report("adopted relational table: claim, read, acknowledge each row done", rows, elapsed)
+    elapsed = drain_acked(queue, rows, batch, columns, prefetch)
+    return report(f"adopted relational table: claim, read, acknowledge each row done{ahead(prefetch)}", rows, elapsed)
 
 
-def adopted_rate(options: dict, preset: str, rows: int, batch: int) -> float:
+def adopted_rate(options: dict, preset: str, rows: int, batch: int, prefetch: bool = False) -> float:
     """The queue core's claim, read and completion on an adopted table of ``preset``."""
     queue, columns = adopted_table(options, preset, rows)
-    elapsed = drain_core(queue, rows, batch, columns)
-    return report(f"adopted {preset} table: claim, read, complete", rows, elapsed)
+    elapsed = drain_core(queue, rows, batch, columns, prefetch=prefetch)
+    return report(f"adopted {preset} table: claim, read, complete{ahead(prefetch)}", rows, elapsed)
 
 
 # The relational queue's own worker (its Next_ and Modify_), batched, with no sqlqueue code: claim by the
@@ -253,12 +261,16 @@ def compare_profiles(options: dict, presets: list[str], rows: int, batches: list
                     ratios.setdefault("adopted relational / native keeping done rows", []).append(adopted / kept)
                     worker = worker_rate(options, rows, batch)
                     reporting = worker_rate(options, rows, batch, report_each=True)
-                    acked = acked_rate(options, rows, batch)
                     ratios.setdefault("claim, read, complete / the table's own worker", []).append(adopted / worker)
-                    ratios.setdefault("claim, read, ack each row / the table's own worker", []).append(acked / worker)
-                    ratios.setdefault("claim, read, ack each row / the worker reporting each row", []).append(
-                        acked / reporting
+                    completed = adopted_rate(options, preset, rows, batch, prefetch=True)
+                    ratios.setdefault(f"claim, read, complete{ahead(True)} / the table's own worker", []).append(
+                        completed / worker
                     )
+                    for prefetch in (False, True):
+                        acked = acked_rate(options, rows, batch, prefetch)
+                        cycle = f"claim, read, ack each row{ahead(prefetch)}"
+                        ratios.setdefault(f"{cycle} / the table's own worker", []).append(acked / worker)
+                        ratios.setdefault(f"{cycle} / the worker reporting each row", []).append(acked / reporting)
         print(f" ratios at batches of {batch}, median (min-max) of {runs} run(s), each taken within its run:")
         for name, values in ratios.items():
             print(f"  {name}: {ratio_spread(values)}", flush=True)

@@ -173,9 +173,15 @@ class Outcomes:
         e, lifecycle = self.engine, self.lifecycle
         q, copies = e.quote, lifecycle.claims_table(table)
         c, t = q(copies.name), q(table.name)
-        in_flight = lifecycle.status_in(profile, (str(profile.in_flight),), t)
-        holds = f"{self.claims.key_match(profile, t, c)} AND {in_flight}"
+        held = lifecycle.status_in(profile, (str(profile.in_flight),), t)
         if profile.guard is not None:
-            holds += f" AND {t}.{q(profile.guard)} = {c}.{q(profile.guard)}"
+            held += f" AND {t}.{q(profile.guard)} = {c}.{q(profile.guard)}"
+        # The row is found by its key alone, and held is tested in a CASE, which the planner cannot
+        # estimate from the table's statistics. Taken while few rows were in flight, those put the rows
+        # in flight near one, and PostgreSQL then scanned them once per acknowledged copy (a nested loop
+        # over a materialized scan): 1.8 s against 12 ms to forget 5,000 copies while the claim made
+        # ahead held 5,000 more ("Row Estimation Examples", postgresql.org/docs/current/
+        # row-estimation-examples.html: a value outside the most common ones gets what they leave).
+        holds = f"{self.claims.key_match(profile, t, c)} AND CASE WHEN {held} THEN 1 END = 1"
         where = f"{self._staged(profile, c)} AND NOT EXISTS (SELECT 1 FROM {e.table(table)} WHERE {holds})"
         return e.compile(e.limited_delete(copies, where, False))
