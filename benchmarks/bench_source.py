@@ -36,7 +36,9 @@ of those designs (a relational queue with a status table, a delete-on-dequeue ta
 the presets with the same on sqlqueue's own layout, and for relational, with the table's own worker
 logic (its Next_ and Modify_, batched, no sqlqueue code) on the same table, and with per-row outcomes:
 claim, read, then acknowledge each row done with a response (completion=ack), against the worker
-reporting each row's status, response and step as its Modify_ takes them:
+reporting each row's status, response and step as its Modify_ takes them; each cycle runs twice, one
+claim at a time and with each next claim made ahead in the background (the source's prefetch, on by
+default), which the acknowledgements overlap:
 
     .venv/bin/python benchmarks/bench_source.py --profile relational --rows 100000 --batches 5000 --runs 5
 
