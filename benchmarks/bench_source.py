@@ -38,7 +38,8 @@ logic (its Next_ and Modify_, batched, no sqlqueue code) on the same table, and 
 claim, read, then acknowledge each row done with a response (completion=ack), against the worker
 reporting each row's status, response and step as its Modify_ takes them; each cycle runs twice, one
 claim at a time and with each next claim made ahead in the background (the source's prefetch, on by
-default), which the acknowledgements overlap:
+default), which the acknowledgements overlap, and the worker too, one batch at a time and claiming each
+next batch on a second connection while it settles the current one:
 
     .venv/bin/python benchmarks/bench_source.py --profile relational --rows 100000 --batches 5000 --runs 5
 
@@ -57,7 +58,7 @@ import shutil
 import statistics
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -219,19 +220,20 @@ WORKER_REPORT = (
 )
 
 
-def worker_rate(options: dict, rows: int, batch: int, report_each: bool = False) -> float:
+def worker_rate(options: dict, rows: int, batch: int, report_each: bool = False, claim_ahead: bool = False) -> float:
     """The same relational table drained by its own worker logic, batched: no copies, no replay; with
-    ``report_each``, each row's status, response and step reported, as the acknowledged cycle does."""
+    ``report_each``, each row's status, response and step reported, as the acknowledged cycle does; with
+    ``claim_ahead``, each next batch claimed on a second connection while the current one is reported, as
+    the source's prefetch does."""
     queue, _ = adopted_table(options, "relational", rows)
+    second = queue.twin()
     t, seen = queue.table, 0
-    conn = queue.conn
-    started = time.perf_counter()
-    while True:
+
+    def claim(conn) -> list:
         with conn.transaction():
-            claimed = conn.execute(WORKER_CLAIM.format(t=t), (batch,)).fetchall()
-        if not claimed:
-            break
-        seen += len(claimed)
+            return conn.execute(WORKER_CLAIM.format(t=t), (batch,)).fetchall()
+
+    def settle(conn, claimed: list) -> None:
         keys, tokens = [r[0] for r in claimed], [r[1] for r in claimed]
         with conn.transaction():
             if report_each:
@@ -239,11 +241,24 @@ def worker_rate(options: dict, rows: int, batch: int, report_each: bool = False)
                 conn.execute(WORKER_REPORT.format(t=t), (keys, tokens, *outcomes))
             else:
                 conn.execute(WORKER_DONE.format(t=t), (keys, tokens))
+
+    conns = [queue.conn, second.conn if claim_ahead else queue.conn]
+    started = time.perf_counter()
+    with ThreadPoolExecutor(1) as ahead:
+        claimed = claim(conns[0])
+        while claimed:
+            following = ahead.submit(claim, conns[1]) if claim_ahead else None
+            settle(conns[0], claimed)
+            seen += len(claimed)
+            claimed = following.result() if following else claim(conns[0])
+            conns.reverse()
     elapsed = time.perf_counter() - started
     assert seen == rows, (seen, rows)
     queue.close()
+    second.close()
     done = "each row's status, response and step reported" if report_each else "done"
-    return report(f"relational table, its own worker batched, {done} (no sqlqueue code)", rows, elapsed)
+    pipelined = ", next batch claimed ahead on a second connection" if claim_ahead else ""
+    return report(f"relational table, its own worker batched, {done}{pipelined} (no sqlqueue code)", rows, elapsed)
 
 
 def compare_profiles(options: dict, presets: list[str], rows: int, batches: list[int], runs: int) -> None:
@@ -263,16 +278,25 @@ def compare_profiles(options: dict, presets: list[str], rows: int, batches: list
                     ratios.setdefault("adopted relational / native keeping done rows", []).append(adopted / kept)
                     worker = worker_rate(options, rows, batch)
                     reporting = worker_rate(options, rows, batch, report_each=True)
+                    worker_ahead = worker_rate(options, rows, batch, claim_ahead=True)
+                    reporting_ahead = worker_rate(options, rows, batch, report_each=True, claim_ahead=True)
                     ratios.setdefault("claim, read, complete / the table's own worker", []).append(adopted / worker)
-                    completed = adopted_rate(options, preset, rows, batch, prefetch=True)
-                    ratios.setdefault(f"claim, read, complete{ahead(True)} / the table's own worker", []).append(
-                        completed / worker
+                    completed, cycle = (
+                        adopted_rate(options, preset, rows, batch, prefetch=True),
+                        "claim, read, complete",
+                    )
+                    ratios.setdefault(f"{cycle}{ahead(True)} / the table's own worker", []).append(completed / worker)
+                    ratios.setdefault(f"{cycle}{ahead(True)} / the worker claiming ahead too", []).append(
+                        completed / worker_ahead
                     )
                     for prefetch in (False, True):
                         acked = acked_rate(options, rows, batch, prefetch)
                         cycle = f"claim, read, ack each row{ahead(prefetch)}"
                         ratios.setdefault(f"{cycle} / the table's own worker", []).append(acked / worker)
                         ratios.setdefault(f"{cycle} / the worker reporting each row", []).append(acked / reporting)
+                        if prefetch:
+                            ahead_too = f"{cycle} / the worker reporting each row, claiming ahead too"
+                            ratios.setdefault(ahead_too, []).append(acked / reporting_ahead)
         print(f" ratios at batches of {batch}, median (min-max) of {runs} run(s), each taken within its run:")
         for name, values in ratios.items():
             print(f"  {name}: {ratio_spread(values)}", flush=True)
