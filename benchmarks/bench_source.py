@@ -244,10 +244,10 @@ def worker_rate(options: dict, rows: int, batch: int, report_each: bool = False,
 
     conns = [queue.conn, second.conn if claim_ahead else queue.conn]
     started = time.perf_counter()
-    with ThreadPoolExecutor(1) as ahead:
+    with ThreadPoolExecutor(1) as pool:
         claimed = claim(conns[0])
         while claimed:
-            following = ahead.submit(claim, conns[1]) if claim_ahead else None
+            following = pool.submit(claim, conns[1]) if claim_ahead else None
             settle(conns[0], claimed)
             seen += len(claimed)
             claimed = following.result() if following else claim(conns[0])
@@ -281,10 +281,8 @@ def compare_profiles(options: dict, presets: list[str], rows: int, batches: list
                     worker_ahead = worker_rate(options, rows, batch, claim_ahead=True)
                     reporting_ahead = worker_rate(options, rows, batch, report_each=True, claim_ahead=True)
                     ratios.setdefault("claim, read, complete / the table's own worker", []).append(adopted / worker)
-                    completed, cycle = (
-                        adopted_rate(options, preset, rows, batch, prefetch=True),
-                        "claim, read, complete",
-                    )
+                    completed = adopted_rate(options, preset, rows, batch, prefetch=True)
+                    cycle = "claim, read, complete"
                     ratios.setdefault(f"{cycle}{ahead(True)} / the table's own worker", []).append(completed / worker)
                     ratios.setdefault(f"{cycle}{ahead(True)} / the worker claiming ahead too", []).append(
                         completed / worker_ahead
@@ -292,11 +290,12 @@ def compare_profiles(options: dict, presets: list[str], rows: int, batches: list
                     for prefetch in (False, True):
                         acked = acked_rate(options, rows, batch, prefetch)
                         cycle = f"claim, read, ack each row{ahead(prefetch)}"
-                        ratios.setdefault(f"{cycle} / the table's own worker", []).append(acked / worker)
                         ratios.setdefault(f"{cycle} / the worker reporting each row", []).append(acked / reporting)
                         if prefetch:
                             ahead_too = f"{cycle} / the worker reporting each row, claiming ahead too"
                             ratios.setdefault(ahead_too, []).append(acked / reporting_ahead)
+                        else:
+                            ratios.setdefault(f"{cycle} / the table's own worker", []).append(acked / worker)
         print(f" ratios at batches of {batch}, median (min-max) of {runs} run(s), each taken within its run:")
         for name, values in ratios.items():
             print(f"  {name}: {ratio_spread(values)}", flush=True)

@@ -140,26 +140,24 @@ def test_acknowledging_a_claim_beside_another_as_large_in_flight_costs_what_it_c
     compared each acknowledged copy with every row in flight (4,000 by 4,000: half a second against 40 ms)."""
     rows = 4_000
     queue = user_tables.relational(engine, audit=False)
-    user_tables.enqueue_relational(queue, 3 * rows + 1)
-    analyze = queue.engine.analyze(str(queue.table))
-    if analyze:
-        user_tables.run(queue, analyze)  # statistics taken while every row is pending
+    user_tables.enqueue_relational(queue, 5 * rows + 1)
+    if engine.name == "postgres":  # statistics taken while every row is pending, and kept so (no autoanalyze)
+        user_tables.run(queue, f"ALTER TABLE {queue.table} SET (autovacuum_enabled = off)", f"ANALYZE {queue.table}")
 
     def ack_seconds(seq: int) -> float:
+        queue.consuming.claim("etl", seq, rows)
         acks = [Ack(key, DONE_OUTCOME) for key in claimed_keys(queue, "etl", seq).values()]
         started = time.perf_counter()
         assert acked(queue, acks) == 0
         return time.perf_counter() - started
 
     queue.consuming.claim("etl", 1, 1)
-    ack_seconds(1)  # the first acknowledgement of the session learns the staged table's columns
-    queue.consuming.claim("etl", 2, rows)
-    alone = ack_seconds(2)
-    queue.consuming.claim("etl", 3, rows)
+    acked(queue, [Ack(key, DONE_OUTCOME) for key in claimed_keys(queue, "etl", 1).values()])  # learns the columns
+    alone = min(ack_seconds(2), ack_seconds(3))
     queue.consuming.claim("other", 1, rows)  # as many rows in flight, another consumer's
-    beside = ack_seconds(3)
-    assert beside < 2 * alone + 0.1, (beside, alone)
-    assert queue.consuming.count_claimed("etl", 3) == 0 and queue.consuming.count_claimed("other", 1) == rows
+    beside = min(ack_seconds(4), ack_seconds(5))
+    assert beside < 3 * alone + 0.15, (beside, alone)
+    assert queue.consuming.count_claimed("other", 1) == rows
 
 
 def test_acknowledgements_beside_the_tables_own_worker_complete_every_row_once_and_reject_none_of_its_rows(engine):
