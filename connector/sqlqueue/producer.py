@@ -36,12 +36,12 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
-from .csvrows import CsvRows
 from .dialects.engine import execute, scalar
 from .errors import DatabaseError, SchemaError
 from .ledger import Ledger
 from .queue import Queue
 from .schema import PAST_HEX, Column, Included
+from .textrows import TextRows
 
 
 def _hex(text: str, width: int) -> str:
@@ -84,10 +84,10 @@ class _Counted:
             yield row
 
 
-def _counting(rows: Iterable[Sequence[Any]]) -> CsvRows | _Counted | None:
-    """``rows`` counted as they are read (CSV rows count themselves, and hold one at least), or None if
+def _counting(rows: Iterable[Sequence[Any]]) -> TextRows | _Counted | None:
+    """``rows`` counted as they are read (text rows count themselves, and hold one at least), or None if
     there are none."""
-    if isinstance(rows, CsvRows):
+    if isinstance(rows, TextRows):
         return rows
     it = iter(rows)
     first = next(it, None)
@@ -217,7 +217,7 @@ class Producer:
                 self._write_listed(cur, columns, counted, tag)
         return Written(tag, counted.count)
 
-    def _write_listed(self, cur: Any, columns: Sequence[Column], counted: CsvRows | _Counted, tag: str) -> None:
+    def _write_listed(self, cur: Any, columns: Sequence[Column], counted: TextRows | _Counted, tag: str) -> None:
         """Into the table itself under ``tag``'s row tag, both listed as unpublished: ``tag`` with the id
         range the rows took and their count (publish and discard select it by range), the row tag with
         none (the claim looks it up)."""

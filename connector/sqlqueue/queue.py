@@ -23,7 +23,6 @@ from typing import Any, TypeVar
 
 from .capabilities import Capability
 from .connection import ConnectionSpec
-from .csvrows import CsvRows
 from .dialects import Dialect, dialect_for
 from .dialects.engine import Statement, execute
 from .dialects.layout import Step
@@ -37,6 +36,7 @@ from .kinds import TableKind, kind_for
 from .kinds.catalog import exact_columns
 from .profile import COUNTS, NATIVE, ROLE_TYPES, TIMES, Profile
 from .schema import LIFECYCLE_TYPES, STAGE_TAG, Column, Included, QueueSpec, Subtype, keyed
+from .textrows import TextRows
 from .waits import Backlog, Waits
 
 T = TypeVar("T")
@@ -945,17 +945,17 @@ class Producing:
         self, cur: Any, table: TableName, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str
     ) -> None:
         engine, target = self.queue.engine, self.queue.engine.table(table)
-        if isinstance(rows, CsvRows) and self._sends_as_is(columns):
-            engine.load_csv(cur, target, [*columns, STAGE_TAG], rows.csv((stage_tag,)))
+        if isinstance(rows, TextRows) and self._sends_as_is(columns):
+            engine.load_text(cur, target, [*columns, STAGE_TAG], rows.text((stage_tag,)))
             return
         engine.load(cur, target, [*columns, STAGE_TAG], self._encoded(columns, rows, (stage_tag,)))
 
     def _sends_as_is(self, columns: Sequence[Column]) -> bool:
-        """Whether the engine loads CSV and no value of ``columns`` needs changing first (_encoded): no time
+        """Whether the engine loads text rows and no value of ``columns`` needs changing first (_encoded): no time
         goes into a local-clock table, no type is one the engine encodes."""
         engine = self.queue.engine
         local = self.queue.profile.clock == "local" and any(c.type == "timestamp" for c in columns)
-        return engine.loads_csv and not local and not any(c.type in engine.encoded_types for c in columns)
+        return engine.loads_text and not local and not any(c.type in engine.encoded_types for c in columns)
 
 
 class Inspection:

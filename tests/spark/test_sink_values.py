@@ -1,5 +1,5 @@
 """The sink stores each value as the queue core's own enqueue does, whichever way its rows travel: on
-PostgreSQL as CSV written by Arrow (sqlqueue.csvrows), elsewhere a row at a time."""
+PostgreSQL as COPY's text written by Arrow (sqlqueue.textrows), elsewhere a row at a time."""
 
 from __future__ import annotations
 
@@ -8,23 +8,23 @@ import math
 
 import pyarrow as pa
 
-from sqlqueue.csvrows import CsvRows
 from sqlqueue.schema import Column
 from sqlqueue.spark.types import sink_rows, spark_ddl
+from sqlqueue.textrows import TextRows
 
 from ..conformance.test_payloads import DOMAIN
 from .test_sink import take, writer
 
 UTC = dt.timezone.utc
-# What CSV could get wrong: the empty string beside NULL, quotes, separators, line breaks, backslashes,
-# NULL's own spellings, spaces at the ends; doubles' special values and shortest digits; the ends of
-# the timestamp range.
+# What bulk-load text could get wrong: the empty string beside NULL, quotes, separators (tab, comma), line
+# breaks, backslashes and COPY's own escapes, NULL's own spellings, the end-of-data line, spaces at the ends;
+# doubles' special values and shortest digits; the ends of the timestamp range.
 ROWS = [
     ("", '"quoted", with a comma', dt.datetime(2026, 11, 23, 1, 2, 3, 456789, UTC), 2**53 + 1, -7, 0.1, True),
     ("line\nbreak\r\n", "back\\slash \\N NULL", dt.datetime(1000, 1, 1, tzinfo=UTC), -(2**62), 0, 1 / 3, False),
     ("  spaces  ", "Zürich — 東京 — 😀", dt.datetime(9999, 12, 31, 23, 59, 59, 999999, UTC), 0, 2**31 - 1, -0.0, True),
     ("nan", "inf", dt.datetime(1970, 1, 1, tzinfo=UTC), 1, -(2**31), math.nan, False),
-    ("a", "b", dt.datetime(2000, 2, 29, tzinfo=UTC), 2, 1, math.inf, True),
+    ("a\tb", "\\.\n\\x22\\t", dt.datetime(2000, 2, 29, tzinfo=UTC), 2, 1, math.inf, True),
     ("c", "d", dt.datetime(2000, 3, 1, tzinfo=UTC), 3, 2, -1e300, False),
     (None, None, None, None, None, None, None),
 ]
@@ -55,19 +55,19 @@ def test_a_float_column_is_stored_as_the_double_it_is(spark, engine):
     assert sorted(v for (v,) in take(queue, ["score"])) == sorted(exact)
 
 
-def test_plain_columns_travel_as_csv_and_binary_ones_row_by_row():
+def test_plain_columns_travel_as_text_and_binary_ones_row_by_row():
     batch = pa.record_batch([pa.array(["x"]), pa.array([b"\x00"])], names=["label", "blob"])
     plain = sink_rows([batch.select([0])], [Column("label", "string")], native=True)
     binary = sink_rows([batch], [Column("label", "string"), Column("blob", "binary")], native=True)
-    assert isinstance(plain, CsvRows) and list(plain) == [("x",)]
-    assert not isinstance(binary, CsvRows) and list(binary) == [("x", b"\x00")]
+    assert isinstance(plain, TextRows) and list(plain) == [("x",)]
+    assert not isinstance(binary, TextRows) and list(binary) == [("x", b"\x00")]
 
 
-def test_csv_rows_count_the_rows_they_rendered():
+def test_text_rows_count_the_rows_they_rendered():
     batches = [pa.record_batch([pa.array(["x"] * n, pa.string())], names=["label"]) for n in (2, 0, 3)]
     rows = sink_rows(batches, [Column("label", "string")], native=True)
-    assert isinstance(rows, CsvRows)
-    assert b"".join(rows.csv(("tag",))) == b'"x","tag"\n' * 5 and rows.count == 5
+    assert isinstance(rows, TextRows)
+    assert b"".join(rows.text(("tag",))) == b"x\ttag\n" * 5 and rows.count == 5
 
 
 def test_a_task_without_rows_has_none_to_write():

@@ -484,10 +484,10 @@ def catalog(dialect: Dialect) -> list[Entry]:
         cursor = RecordingCursor()
         dialect.engine.load(cursor, dialect.engine.table(target), [*INSERT_COLUMNS, STAGE_TAG], [("p", "tag")])
         entries += [Entry(name, STAGE_BUILDER, sql) for sql in cursor.statements]
-        if dialect.engine.loads_csv:  # the same rows as CSV (sqlqueue.csvrows)
+        if dialect.engine.loads_text:  # the same rows as text (sqlqueue.textrows)
             cursor = RecordingCursor()
-            dialect.engine.load_csv(cursor, dialect.engine.table(target), [*INSERT_COLUMNS, STAGE_TAG], [b'"p","t"'])
-            entries += [Entry(f"{name}_csv", STAGE_BUILDER, sql) for sql in cursor.statements]
+            dialect.engine.load_text(cursor, dialect.engine.table(target), [*INSERT_COLUMNS, STAGE_TAG], [b"p\tt\n"])
+            entries += [Entry(f"{name}_text", STAGE_BUILDER, sql) for sql in cursor.statements]
     cursor = RecordingCursor()
     dialect.engine.insert_many(cursor, t, INSERT_COLUMNS, [("p",)])
     entries += [Entry("insert", INSERT_BUILDER, sql) for sql in cursor.statements]

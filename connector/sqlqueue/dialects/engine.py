@@ -90,8 +90,8 @@ class Engine(ABC):
 
     # Portable column types whose Python values ``encode`` must convert for this driver.
     encoded_types: frozenset[str] = frozenset()
-    # Whether load_csv takes CSV rows (sqlqueue.csvrows) as they are.
-    loads_csv = False
+    # Whether load_text takes text rows (sqlqueue.textrows) as they are.
+    loads_text = False
 
     # Where insert_many(skip_duplicates=True) loads rows before keeping the new ones.
     scratch_table = "sqlqueue_scratch"
@@ -321,9 +321,9 @@ class Engine(ABC):
         marks = ", ".join(self.marker for _ in columns)
         cur.executemany(f"INSERT INTO {target} ({names}) VALUES ({marks})", rows)
 
-    def load_csv(self, cur: Any, target: str, columns: Sequence[Column], chunks: Iterable[bytes]) -> None:
-        """Insert rows given as CSV chunks (sqlqueue.csvrows) into ``target`` (quoted), where ``loads_csv``."""
-        raise NotImplementedError(f"{self.name} loads no CSV")
+    def load_text(self, cur: Any, target: str, columns: Sequence[Column], chunks: Iterable[bytes]) -> None:
+        """Insert rows given as chunks of text (sqlqueue.textrows) into ``target`` (quoted), where ``loads_text``."""
+        raise NotImplementedError(f"{self.name} loads no text rows")
 
     def encode(self, column: Column, value: Any) -> Any:
         """Turn a Python value of a column whose type is in ``encoded_types`` into what the driver sends."""

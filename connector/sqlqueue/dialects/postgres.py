@@ -72,7 +72,7 @@ class PostgresEngine(Engine):
 
     name = "postgres"
     marker = "%s"
-    loads_csv = True
+    loads_text = True
 
     def compile(self, sql: str) -> Statement:
         # psycopg reads every % of a statement run with parameters as a marker's start, in literals too
@@ -365,11 +365,11 @@ class PostgresEngine(Engine):
             for row in rows:
                 copy.write_row(row)
 
-    def load_csv(self, cur: Any, target: str, columns: Sequence[Column], chunks: Iterable[bytes]) -> None:
-        # COPY's CSV format reads an unquoted empty field as NULL and a quoted one as an empty string
-        # (postgresql.org/docs/current/sql-copy.html, "CSV Format").
+    def load_text(self, cur: Any, target: str, columns: Sequence[Column], chunks: Iterable[bytes]) -> None:
+        # COPY's default text format, as sqlqueue.textrows renders it (postgresql.org/docs/current/
+        # sql-copy.html, "Text Format").
         names = ", ".join(self.quote(c.name) for c in columns)
-        with cur.copy(f"COPY {target} ({names}) FROM STDIN WITH (FORMAT csv)") as copy:
+        with cur.copy(f"COPY {target} ({names}) FROM STDIN") as copy:
             for chunk in chunks:
                 copy.write(chunk)
 

@@ -227,8 +227,8 @@ def batch_rows(batches: Iterable[pa.RecordBatch], columns: Sequence[Column], nat
 
 class ArrowRows:
     """A sink task's record batches of plain columns (``columns``, in order, none binary), at least one row,
-    read once as they arrive: as rows of Python values (batch_rows), or as CSV written by Arrow
-    (sqlqueue.csvrows.CsvRows), counting them."""
+    read once as they arrive: as rows of Python values (batch_rows), or as bulk-load text written by Arrow
+    (sqlqueue.textrows.TextRows), counting them."""
 
     def __init__(self, batches: Iterator[pa.RecordBatch], columns: Sequence[Column], native: bool) -> None:
         self.batches, self.columns, self.native = batches, columns, native
@@ -242,14 +242,37 @@ class ArrowRows:
     def __iter__(self) -> Iterator[tuple]:
         return batch_rows(self._counted(), self.columns, self.native)
 
-    def csv(self, tail: tuple[str, ...]) -> Iterator[bytes]:
-        header = csv.WriteOptions(include_header=False)
+    def text(self, tail: tuple[str, ...]) -> Iterator[bytes]:
+        # Arrow's CSV writer, quoting nothing, writes the tab-separated lines; _escaped leaves no character
+        # it would have to quote in a value.
+        lines = csv.WriteOptions(include_header=False, delimiter="\t", quoting_style="none", null_string="\\N")
         for batch in self._counted():
-            arrays = [_as_text(_writable(batch.column(i), c, self.native)) for i, c in enumerate(self.columns)]
+            arrays = [
+                _escaped(_as_text(_writable(batch.column(i), c, self.native))) for i, c in enumerate(self.columns)
+            ]
             arrays += [pa.repeat(value, batch.num_rows) for value in tail]
             out = io.BytesIO()
-            csv.write_csv(pa.RecordBatch.from_arrays(arrays, names=[str(i) for i in range(len(arrays))]), out, header)
+            csv.write_csv(pa.RecordBatch.from_arrays(arrays, names=[str(i) for i in range(len(arrays))]), out, lines)
             yield out.getvalue()
+
+
+# What COPY's text format escapes in a value, as it reads it back ("Text Format", postgresql.org/docs/
+# current/sql-copy.html): the backslash first, then the tab, line feed and carriage return; and the double
+# quote as its hex code, which the text format reads as the character and Arrow's CSV writer, quoting
+# nothing, refuses to write as it is.
+_ESCAPES = (("\\", "\\\\"), ("\t", "\\t"), ("\n", "\\n"), ("\r", "\\r"), ('"', "\\x22"))
+_ESCAPED = '[\\\\\t\n\r"]'  # any of them, as a regular expression
+
+
+def _escaped(array: pa.Array) -> pa.Array:
+    """A string column with COPY's text escapes (_ESCAPES) where a value needs one; any other column as it is."""
+    if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
+        return array
+    if not pc.any(pc.match_substring_regex(array, _ESCAPED)).as_py():  # most values need none
+        return array
+    for character, escape in _ESCAPES:
+        array = pc.replace_substring(array, character, escape)
+    return array
 
 
 def _as_text(array: pa.Array) -> pa.Array:
@@ -259,8 +282,8 @@ def _as_text(array: pa.Array) -> pa.Array:
 
 
 def sink_rows(batches: Iterable[pa.RecordBatch], columns: Sequence[Column], native: bool) -> Iterable[tuple]:
-    """A sink task's rows (batch_rows), read as they arrive: ArrowRows where each column is plain and CSV
-    carries it (not binary), so an engine that loads CSV gets it from Arrow; none where there are none."""
+    """A sink task's rows (batch_rows), read as they arrive: ArrowRows where each column is plain and text
+    carries it (not binary), so an engine that loads text rows gets them from Arrow; none where there are none."""
     it = (b for b in batches if b.num_rows)
     first = next(it, None)
     if first is None:

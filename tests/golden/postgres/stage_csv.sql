@@ -1,1 +1,0 @@
-COPY "jobs_staging" ("payload", "stage_tag") FROM STDIN WITH (FORMAT csv)

@@ -1,0 +1,1 @@
+COPY "jobs_staging" ("payload", "stage_tag") FROM STDIN

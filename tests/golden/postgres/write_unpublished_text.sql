@@ -1,0 +1,1 @@
+COPY "jobs" ("payload", "stage_tag") FROM STDIN
