@@ -14,6 +14,8 @@ what a stream that runs on pays per row, without the query start and the first b
 Spark's floor: the same df.write and the same stream into Python writers that only turn the rows into
 tuples. Each figure is the median of --repeat runs with the smallest and largest, taken round by round
 after a warm-up write that starts Spark's Python workers; a ratio is taken within each round.
+Payloads are short (``order <n>``) unless --payload-bytes fills them (100: rows of the size
+bench_source.py drains).
 """
 
 from __future__ import annotations
@@ -154,6 +156,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--engines", nargs="+", choices=["postgres", "sqlite"], default=["postgres", "sqlite"])
     parser.add_argument("--micro-batches", type=int, default=4)
+    parser.add_argument(
+        "--payload-bytes", type=int, default=0, help="fill each payload ('order <n>') up to this many bytes"
+    )
     args = parser.parse_args()
 
     from pyspark.sql import functions as F
@@ -164,15 +169,18 @@ def main() -> None:
     server = start_postgres() if "postgres" in args.engines else None
     spark = build_session("sqlqueue-bench-sink")
     try:
+        fill = args.payload_bytes  # 0: "order <n>" as it is
+        text = F.format_string("order %d", "id")
         df = spark.range(args.rows).select(
-            F.format_string("order %d", "id").alias("payload"), F.col("id").alias("customer")
+            (F.rpad(text, fill, "x") if fill else text).alias("payload"), F.col("id").alias("customer")
         )
         df = df.cache()
         df.count()
         df.repartition(args.micro_batches).write.parquet(f"{work}/in")
-        rows = [(f"order {i}", i) for i in range(args.rows)]
+        rows = [(f"order {i}".ljust(fill, "x")[:fill] if fill else f"order {i}", i) for i in range(args.rows)]
+        shape = f"payload text{f' of {fill} bytes' if fill else ''}, customer bigint"
         print(
-            f"sink benchmark: {args.rows} rows (payload text, customer bigint), median (min-max) of {args.repeat} "
+            f"sink benchmark: {args.rows} rows ({shape}), median (min-max) of {args.repeat} "
             f"run(s), rows/s; ratios taken run by run; Spark local[{spark.sparkContext.defaultParallelism}]"
         )
         write_floor(spark, df)  # warm-up
