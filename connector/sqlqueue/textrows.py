@@ -7,8 +7,8 @@ the load itself (benchmarks/bench_sink.py, docs/performance.md, "The sink").
 
 The text is the tab-separated format of PostgreSQL's ``COPY ... FROM STDIN`` (its default, "Text
 Format" in postgresql.org/docs/current/sql-copy.html): one line a row, ``\\N`` for a null, and a
-backslash escape for a backslash, tab, line feed or carriage return in a value. PostgreSQL parses it
-with less CPU than its CSV format (5% fewer CPU seconds for the same 1,000,000 rows, docs/evidence.md),
+backslash escape for a backslash, tab, line feed, carriage return or double quote in a value. PostgreSQL
+parses it with less CPU than its CSV format (5% fewer CPU seconds for the same 1,000,000 rows, docs/evidence.md),
 and the database's CPU sets the sink's pace. Timestamps are ISO 8601 with their offset, and each value
 reads back as the row at a time path stores it (tests/spark/test_sink_values.py).
 """

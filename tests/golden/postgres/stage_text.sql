@@ -1,1 +1,1 @@
-COPY "jobs_staging" ("payload", "stage_tag") FROM STDIN
+COPY "jobs_staging" ("payload", "stage_tag") FROM STDIN WITH (ENCODING 'UTF8')

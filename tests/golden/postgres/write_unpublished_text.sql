@@ -1,1 +1,1 @@
-COPY "jobs" ("payload", "stage_tag") FROM STDIN
+COPY "jobs" ("payload", "stage_tag") FROM STDIN WITH (ENCODING 'UTF8')
