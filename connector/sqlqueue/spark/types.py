@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
 from typing import Any
@@ -261,7 +262,8 @@ class ArrowRows:
 # quote as its hex code, which the text format reads as the character and Arrow's CSV writer, quoting
 # nothing, refuses to write as it is.
 _ESCAPES = (("\\", "\\\\"), ("\t", "\\t"), ("\n", "\\n"), ("\r", "\\r"), ('"', "\\x22"))
-_ESCAPED = '[\\\\\t\n\r"]'  # any of them, as a regular expression
+# Any of them, as a regular expression (RE2, Arrow's engine, reads re.escape's escapes).
+_ESCAPED = "[" + "".join(re.escape(character) for character, _ in _ESCAPES) + "]"
 
 
 def _escaped(array: pa.Array) -> pa.Array:
