@@ -10,7 +10,9 @@ fresh queue table, timed from the call to its return: tasks write unpublished ro
 publishes them. And the same rows streamed from parquet files through ``writeStream.format("sqlqueue")``,
 one micro-batch per file, query start included, and the same stream after its first micro-batch
 (the rows of the others over the time from the first's end to the last's, from the query's progress:
-what a stream that runs on pays per row, without the query start and the first batch's set-up).
+what a stream that runs on pays per row, without the query start and the first batch's set-up). And the
+stream a user would write instead: the same files through foreachBatch, each micro-batch collected to the
+driver as Arrow and inserted as the raw insert inserts (at least once).
 Spark's floor: the same df.write and the same stream into Python writers that only turn the rows into
 tuples. Each figure is the median of --repeat runs with the smallest and largest, taken round by round
 after a warm-up write that starts Spark's Python workers; a ratio is taken within each round.
@@ -61,11 +63,12 @@ def sink_write(engine: Engine, df) -> Callable[[], None]:
     return with_options(df.write.format("sqlqueue").mode("append"), engine, engine.new_queue(domain=DOMAIN)).save
 
 
-def stream_into(spark, folder: str, work: str, sink: str) -> DataStreamWriter:
-    """The input files, one per micro-batch, into format ``sink`` with a fresh checkpoint."""
+def stream_into(spark, folder: str, work: str, sink: str | Callable) -> DataStreamWriter:
+    """The input files, one per micro-batch, into format ``sink`` (or foreachBatch with it) with a fresh
+    checkpoint."""
     stream = spark.readStream.schema("payload string, customer bigint").option("maxFilesPerTrigger", 1).parquet(folder)
-    writer = stream.writeStream.format(sink).option("checkpointLocation", tempfile.mkdtemp(dir=work))
-    return writer.trigger(availableNow=True)
+    writer = stream.writeStream.foreachBatch(sink) if callable(sink) else stream.writeStream.format(sink)
+    return writer.option("checkpointLocation", tempfile.mkdtemp(dir=work)).trigger(availableNow=True)
 
 
 # Rows after a stream's first micro-batch, and the seconds from its end to the last one's end.
@@ -95,12 +98,35 @@ def sink_stream(engine: Engine, spark, folder: str, work: str) -> Callable[[], S
     )
 
 
+def user_stream(engine: Engine, spark, folder: str, work: str) -> Callable[[], Steady]:
+    """The stream a user would write instead: foreachBatch brings each micro-batch to the driver as Arrow
+    and inserts it as the raw insert does, in one transaction (at least once: a restart after the
+    COPY's commit and before Spark's copies the micro-batch again)."""
+    queue = engine.new_queue(domain=DOMAIN)
+    queue.inspection.stats()  # connect before the clock starts
+
+    def copy(batch, _batch_id: int) -> None:
+        table = batch.toArrow()
+        with queue.transaction() as cur:
+            queue.producing.insert(cur, DOMAIN, zip(*(column.to_pylist() for column in table.columns)))
+
+    return run_stream(stream_into(spark, folder, work, copy))
+
+
 def floor_stream(spark, folder: str, work: str) -> Callable[[], Steady]:
     spark.dataSource.register(TuplesSink)
     return run_stream(stream_into(spark, folder, work, TuplesSink.name()))
 
 
 RAW = "raw bulk insert"
+SINK_STREAM = "sink, writeStream (with query start)"
+USER_STREAM = "foreachBatch + raw insert (with query start)"
+
+
+def rate(steady: Steady | None) -> float:
+    assert steady, "a stream's run measures its micro-batches after the first"
+    rows, seconds = steady
+    return rows / seconds
 
 
 @dataclass(frozen=True)
@@ -199,12 +225,16 @@ def main() -> None:
             contenders = {
                 RAW: lambda engine=engine: raw_insert(engine, rows),
                 "sink, df.write": lambda engine=engine: sink_write(engine, df),
-                f"sink, {args.micro_batches} micro-batches (with query start)": lambda engine=engine: sink_stream(
-                    engine, spark, f"{work}/in", work
-                ),
+                SINK_STREAM: lambda engine=engine: sink_stream(engine, spark, f"{work}/in", work),
+                USER_STREAM: lambda engine=engine: user_stream(engine, spark, f"{work}/in", work),
             }
             database = postmaster(server) if name == "postgres" and server else None
-            show(args.rows, rounds(args.repeat, contenders, database), against=RAW)
+            runs = rounds(args.repeat, contenders, database)
+            show(args.rows, runs, against=RAW)
+            ratios = [
+                rate(r.steady) / rate(u.steady) for r, u in zip(runs[SINK_STREAM], runs[USER_STREAM], strict=True)
+            ]
+            print(f"  the sink's stream / the foreachBatch stream, after the first micro-batch: {ratio_spread(ratios)}")
             engine.close()
     finally:
         spark.stop()
