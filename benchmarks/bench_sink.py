@@ -10,9 +10,10 @@ fresh queue table, timed from the call to its return: tasks write unpublished ro
 publishes them. And the same rows streamed from parquet files through ``writeStream.format("sqlqueue")``,
 one micro-batch per file, query start included, and the same stream after its first micro-batch
 (the rows of the others over the time from the first's end to the last's, from the query's progress:
-what a stream that runs on pays per row, without the query start and the first batch's set-up). And the
-stream a user would write instead: the same files through foreachBatch, each micro-batch collected to the
-driver as Arrow and inserted as the raw insert inserts (at least once).
+what a stream that runs on pays per row, without the query start and the first batch's set-up). And a
+hand-written foreachBatch stream: the same files, each micro-batch collected to the driver as Arrow, turned
+into tuples and inserted through the raw insert's bulk path, at least once; then the sink's stream's rows/s
+over its, after the first micro-batch, round by round (above 1: the sink is faster).
 Spark's floor: the same df.write and the same stream into Python writers that only turn the rows into
 tuples. Each figure is the median of --repeat runs with the smallest and largest, taken round by round
 after a warm-up write that starts Spark's Python workers; a ratio is taken within each round.
@@ -99,9 +100,9 @@ def sink_stream(engine: Engine, spark, folder: str, work: str) -> Callable[[], S
 
 
 def user_stream(engine: Engine, spark, folder: str, work: str) -> Callable[[], Steady]:
-    """The stream a user would write instead: foreachBatch brings each micro-batch to the driver as Arrow
-    and inserts it as the raw insert does, in one transaction (at least once: a restart after the
-    COPY's commit and before Spark's copies the micro-batch again)."""
+    """A hand-written foreachBatch stream: each micro-batch brought to the driver as Arrow, turned into
+    tuples and inserted through the raw insert's bulk path in one transaction. At least once: a restart
+    after the insert's commit and before Spark records the micro-batch as done inserts it again."""
     queue = engine.new_queue(domain=DOMAIN)
     queue.inspection.stats()  # connect before the clock starts
 
