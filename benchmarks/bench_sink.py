@@ -208,7 +208,8 @@ def main() -> None:
         shape = f"payload text{f' of {fill} bytes' if fill else ''}, customer bigint"
         print(
             f"sink benchmark: {args.rows} rows ({shape}), median (min-max) of {args.repeat} "
-            f"run(s), rows/s; ratios taken run by run; Spark local[{spark.sparkContext.defaultParallelism}]"
+            f"run(s), rows/s; ratios taken run by run; Spark local[{spark.sparkContext.defaultParallelism}]; "
+            f"streams in {args.micro_batches} micro-batches of {args.rows // args.micro_batches} rows"
         )
         write_floor(spark, df)  # warm-up
         floors = {
