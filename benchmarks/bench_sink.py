@@ -12,8 +12,8 @@ one micro-batch per file, query start included, and the same stream after its fi
 (the rows of the others over the time from the first's end to the last's, from the query's progress:
 what a stream that runs on pays per row, without the query start and the first batch's set-up). And a
 hand-written foreachBatch stream: the same files, each micro-batch collected to the driver as Arrow, turned
-into tuples and inserted through the raw insert's bulk path, at least once; then the sink's stream's rows/s
-over its, after the first micro-batch, round by round (above 1: the sink is faster).
+into tuples and inserted through the raw insert's bulk path, at least once; and the ratio of the sink
+stream's rows/s to that stream's, after the first micro-batch, round by round (above 1: the sink is faster).
 Spark's floor: the same df.write and the same stream into Python writers that only turn the rows into
 tuples. Each figure is the median of --repeat runs with the smallest and largest, taken round by round
 after a warm-up write that starts Spark's Python workers; a ratio is taken within each round.
@@ -106,12 +106,12 @@ def user_stream(engine: Engine, spark, folder: str, work: str) -> Callable[[], S
     queue = engine.new_queue(domain=DOMAIN)
     queue.inspection.stats()  # connect before the clock starts
 
-    def copy(batch, _batch_id: int) -> None:
+    def insert_batch(batch, _batch_id: int) -> None:
         table = batch.toArrow()
         with queue.transaction() as cur:
             queue.producing.insert(cur, DOMAIN, zip(*(column.to_pylist() for column in table.columns)))
 
-    return run_stream(stream_into(spark, folder, work, copy))
+    return run_stream(stream_into(spark, folder, work, insert_batch))
 
 
 def floor_stream(spark, folder: str, work: str) -> Callable[[], Steady]:
