@@ -28,7 +28,7 @@ import shutil
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -99,6 +99,11 @@ def sink_stream(engine: Engine, spark, folder: str, work: str) -> Callable[[], S
     )
 
 
+def tuples(frame) -> Iterator[tuple]:
+    """A DataFrame's rows as Python tuples, through Arrow (``toArrow``: one collect to the driver)."""
+    return zip(*(column.to_pylist() for column in frame.toArrow().columns))
+
+
 def user_stream(engine: Engine, spark, folder: str, work: str) -> Callable[[], Steady]:
     """A hand-written foreachBatch stream: each micro-batch brought to the driver as Arrow, turned into
     tuples and inserted through the raw insert's bulk path in one transaction. At least once: a restart
@@ -107,9 +112,9 @@ def user_stream(engine: Engine, spark, folder: str, work: str) -> Callable[[], S
     queue.inspection.stats()  # connect before the clock starts
 
     def insert_batch(batch, _batch_id: int) -> None:
-        table = batch.toArrow()
+        rows = tuples(batch)  # collected before the transaction opens
         with queue.transaction() as cur:
-            queue.producing.insert(cur, DOMAIN, zip(*(column.to_pylist() for column in table.columns)))
+            queue.producing.insert(cur, DOMAIN, rows)
 
     return run_stream(stream_into(spark, folder, work, insert_batch))
 
@@ -204,7 +209,7 @@ def main() -> None:
         df = df.cache()
         df.count()
         df.repartition(args.micro_batches).write.parquet(f"{work}/in")
-        rows = [(f"order {i}".ljust(fill, "x")[:fill] if fill else f"order {i}", i) for i in range(args.rows)]
+        rows = list(tuples(df))  # the raw insert's tuples, built before its clock starts
         shape = f"payload text{f' of {fill} bytes' if fill else ''}, customer bigint"
         print(
             f"sink benchmark: {args.rows} rows ({shape}), median (min-max) of {args.repeat} "
