@@ -16,7 +16,8 @@ into tuples and inserted through the raw insert's bulk path, at least once; and 
 stream's rows/s to that stream's, after the first micro-batch, round by round (above 1: the sink is faster).
 Spark's floor: the same df.write and the same stream into Python writers that only turn the rows into
 tuples. Each figure is the median of --repeat runs with the smallest and largest, taken round by round
-after a warm-up write that starts Spark's Python workers; a ratio is taken within each round.
+after a warm-up write that starts Spark's Python workers; a ratio is taken within each round. On
+PostgreSQL each run starts with the earlier runs' tables dropped and a CHECKPOINT (fresh_start).
 Payloads are short (``order <n>``) unless --payload-bytes fills them (100: rows of the size
 bench_source.py drains).
 """
@@ -24,6 +25,7 @@ bench_source.py drains).
 from __future__ import annotations
 
 import argparse
+import functools
 import shutil
 import statistics
 import tempfile
@@ -33,11 +35,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from common import pg_options, postmaster, ratio_spread, spread, start_postgres
-from drains import tree_cpu
+from drains import drop, tree_cpu
 from pyspark.sql.streaming import DataStreamWriter
 from spark_floor import TuplesSink, write_floor
 
 from sqlqueue.schema import Column
+from sqlqueue.testing.pgserver import PgServer
 from tests.support.engines import Engine
 
 DOMAIN = (Column("payload", "text"), Column("customer", "bigint", nullable=False))
@@ -124,6 +127,22 @@ def floor_stream(spark, folder: str, work: str) -> Callable[[], Steady]:
     return run_stream(stream_into(spark, folder, work, TuplesSink.name()))
 
 
+def fresh_start(server: PgServer, engine: Engine) -> None:
+    """Where each PostgreSQL run starts: the tables of the runs before it dropped, so every run writes beside
+    the same data (kept, they slowed the server round by round: a 4,000,000-row COPY took 8.3 s of its CPU
+    in the first round, 14.5 s in the third), then a CHECKPOINT, so no run writes out pages the one before
+    it left dirty."""
+    import psycopg
+
+    with psycopg.connect(server.url, password=pg_options(server)["password"], autocommit=True) as conn:
+        conn.execute("SET lock_timeout = '30s'")  # a session left holding a lock fails the drop, not hangs it
+        while engine.created:
+            queue = engine.created.pop()
+            queue.close()
+            drop(conn, queue.table.name)
+        conn.execute("CHECKPOINT")
+
+
 RAW = "raw bulk insert"
 SINK_STREAM = "sink, writeStream (with query start)"
 USER_STREAM = "foreachBatch + raw insert (with query start)"
@@ -151,13 +170,17 @@ def timed_run(write: Callable[[], Steady | None], postmaster: int | None) -> Run
 
 
 def rounds(
-    repeat: int, contenders: dict[str, Callable[[], Callable[[], Steady | None]]], postmaster: int | None = None
+    repeat: int,
+    contenders: dict[str, Callable[[], Callable[[], Steady | None]]],
+    postmaster: int | None = None,
+    settle: Callable[[], None] = lambda: None,
 ) -> dict[str, list[Run]]:
-    """Each contender's runs, taken round by round so a busy spell on a shared host falls on all; with
-    ``postmaster``, what each run cost the database's processes in CPU."""
+    """Each contender's runs, taken round by round so a busy spell on a shared host falls on all, each after
+    ``settle``; with ``postmaster``, what each run cost the database's processes in CPU."""
     runs: dict[str, list[Run]] = {name: [] for name in contenders}
     for _ in range(repeat):
         for name, prepare in contenders.items():
+            settle()
             runs[name].append(timed_run(prepare(), postmaster))
     return runs
 
@@ -235,8 +258,10 @@ def main() -> None:
                 SINK_STREAM: lambda engine=engine: sink_stream(engine, spark, f"{work}/in", work),
                 USER_STREAM: lambda engine=engine: user_stream(engine, spark, f"{work}/in", work),
             }
-            database = postmaster(server) if name == "postgres" and server else None
-            runs = rounds(args.repeat, contenders, database)
+            on_postgres = name == "postgres" and server is not None
+            database = postmaster(server) if on_postgres else None
+            settle = functools.partial(fresh_start, server, engine) if on_postgres and server else lambda: None
+            runs = rounds(args.repeat, contenders, database, settle)
             show(args.rows, runs, against=RAW)
             ratios = [
                 rate(r.steady) / rate(u.steady) for r, u in zip(runs[SINK_STREAM], runs[USER_STREAM], strict=True)

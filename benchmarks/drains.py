@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from common import ROOT
 from spark_floor import PAYLOAD_BYTES, payload
@@ -34,6 +34,12 @@ DOMAIN = (Column("payload", "text"), Column("customer", "bigint"))
 JARS = ROOT / ".cache" / "jars"
 
 
+def drop(conn: Any, table: str) -> None:
+    """Drop a queue ``table`` of sqlqueue's layout on PostgreSQL, its side tables too (``conn``: autocommit)."""
+    for name in (table, f"{table}_staging", f"{table}_unpublished", f"{table}_layout", f"{table}_claims"):
+        conn.execute(f'DROP TABLE IF EXISTS "{name}" CASCADE')
+
+
 def fill(options: dict, table: str, rows: int, size: int = PAYLOAD_BYTES, groups: int | None = None) -> None:
     """A fresh queue ``table`` of sqlqueue's layout with ``rows`` ready rows, loaded by COPY and analysed; row i's
     customer is i modulo 977, or with ``groups`` modulo that, and the table indexes customer as its message group."""
@@ -41,8 +47,7 @@ def fill(options: dict, table: str, rows: int, size: int = PAYLOAD_BYTES, groups
 
     queue = Queue(parse_connection(options["url"], password=options["password"]), TableName(table))
     with psycopg.connect(options["url"], password=options["password"], autocommit=True) as conn:
-        for name in (table, f"{table}_staging", f"{table}_unpublished", f"{table}_layout", f"{table}_claims"):
-            conn.execute(f'DROP TABLE IF EXISTS "{name}" CASCADE')
+        drop(conn, table)
         queue.create(DOMAIN, "fifo", None if groups is None else "customer")
         queue.close()
         with conn.cursor().copy(f'COPY "{table}" (payload, customer) FROM STDIN') as copy:
