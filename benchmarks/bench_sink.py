@@ -40,7 +40,6 @@ from pyspark.sql.streaming import DataStreamWriter
 from spark_floor import TuplesSink, write_floor
 
 from sqlqueue.schema import Column
-from sqlqueue.testing.pgserver import PgServer
 from tests.support.engines import Engine
 
 DOMAIN = (Column("payload", "text"), Column("customer", "bigint", nullable=False))
@@ -127,14 +126,15 @@ def floor_stream(spark, folder: str, work: str) -> Callable[[], Steady]:
     return run_stream(stream_into(spark, folder, work, TuplesSink.name()))
 
 
-def fresh_start(server: PgServer, engine: Engine) -> None:
-    """Where each PostgreSQL run starts: the tables of the runs before it dropped, so every run writes beside
-    the same data (kept, they slowed the server round by round: a 4,000,000-row COPY took 8.3 s of its CPU
-    in the first round, 14.5 s in the third), then a CHECKPOINT, so no run writes out pages the one before
-    it left dirty."""
+def fresh_start(engine: Engine) -> None:
+    """Where each PostgreSQL run starts: the tables of the runs before it dropped, so every run writes into an
+    otherwise empty database (kept, they slowed the server round by round: a 4,000,000-row COPY took 8.3 s
+    of the database's CPU in the first round, 14.5 s in the third), then a CHECKPOINT, so no run writes out
+    pages the one before it left dirty. A stream's own table may still be vacuumed between its
+    micro-batches, as a user's would be."""
     import psycopg
 
-    with psycopg.connect(server.url, password=pg_options(server)["password"], autocommit=True) as conn:
+    with psycopg.connect(engine.options["url"], password=engine.options["password"], autocommit=True) as conn:
         conn.execute("SET lock_timeout = '30s'")  # a session left holding a lock fails the drop, not hangs it
         while engine.created:
             queue = engine.created.pop()
@@ -173,14 +173,14 @@ def rounds(
     repeat: int,
     contenders: dict[str, Callable[[], Callable[[], Steady | None]]],
     postmaster: int | None = None,
-    settle: Callable[[], None] = lambda: None,
+    before_each: Callable[[], None] = lambda: None,
 ) -> dict[str, list[Run]]:
     """Each contender's runs, taken round by round so a busy spell on a shared host falls on all, each after
-    ``settle``; with ``postmaster``, what each run cost the database's processes in CPU."""
+    ``before_each``; with ``postmaster``, what each run cost the database's processes in CPU."""
     runs: dict[str, list[Run]] = {name: [] for name in contenders}
     for _ in range(repeat):
         for name, prepare in contenders.items():
-            settle()
+            before_each()
             runs[name].append(timed_run(prepare(), postmaster))
     return runs
 
@@ -258,10 +258,10 @@ def main() -> None:
                 SINK_STREAM: lambda engine=engine: sink_stream(engine, spark, f"{work}/in", work),
                 USER_STREAM: lambda engine=engine: user_stream(engine, spark, f"{work}/in", work),
             }
-            on_postgres = name == "postgres" and server is not None
-            database = postmaster(server) if on_postgres else None
-            settle = functools.partial(fresh_start, server, engine) if on_postgres and server else lambda: None
-            runs = rounds(args.repeat, contenders, database, settle)
+            if name == "postgres" and server:
+                runs = rounds(args.repeat, contenders, postmaster(server), functools.partial(fresh_start, engine))
+            else:
+                runs = rounds(args.repeat, contenders)
             show(args.rows, runs, against=RAW)
             ratios = [
                 rate(r.steady) / rate(u.steady) for r, u in zip(runs[SINK_STREAM], runs[USER_STREAM], strict=True)
