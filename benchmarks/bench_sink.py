@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
+from bench_backlog import raw_connection
 from common import pg_options, postmaster, ratio_spread, spread, start_postgres
 from drains import drop, tree_cpu
 from pyspark.sql.streaming import DataStreamWriter
@@ -132,9 +133,7 @@ def fresh_start(engine: Engine) -> None:
     of the database's CPU in the first round, 14.5 s in the third), then a CHECKPOINT, so no run writes out
     pages the one before it left dirty. A stream's own table may still be vacuumed between its
     micro-batches, as a user's would be."""
-    import psycopg
-
-    with psycopg.connect(engine.options["url"], password=engine.options["password"], autocommit=True) as conn:
+    with raw_connection(engine) as conn:
         conn.execute("SET lock_timeout = '30s'")  # a session left holding a lock fails the drop, not hangs it
         while engine.created:
             queue = engine.created.pop()
