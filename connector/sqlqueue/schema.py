@@ -125,6 +125,7 @@ PAST_HEX = "g"
 #      tagged rows (ix_<q>_tag).
 #   3  a claim may hold its rows as runs of consecutive ids in <q>_claims, beside the table, rather
 #      than mark each row: such rows stay 'ready' in the table, and a claim passes over the runs.
+#      PostgreSQL's ready index leaves stage_tag out again (Engine.ready_index_covers_tag).
 LAYOUT = 3
 UNRECORDED_LAYOUT = 1
 # The lifecycle columns every layout-1 table has (stage_tag came and went while the sink changed).

@@ -86,10 +86,10 @@ END $$;
 -- Step 6/11: validate ck_jobs_state (reads the table, blocks no writer)
 ALTER TABLE "jobs" VALIDATE CONSTRAINT "ck_jobs_state";
 
--- Step 7/11: build ix_jobs_ready_next: ix_jobs_ready covering stage_tag, beside the old one (CONCURRENTLY)
+-- Step 7/11: build ix_jobs_ready_next: ix_jobs_ready without stage_tag, beside the old one (CONCURRENTLY)
 DROP INDEX CONCURRENTLY IF EXISTS "ix_jobs_ready_next";
 
-CREATE INDEX CONCURRENTLY IF NOT EXISTS "ix_jobs_ready_next" ON "jobs" ("id" ASC) INCLUDE ("due_at", "priority", "stage_tag") WHERE "state" = 'ready';
+CREATE INDEX CONCURRENTLY IF NOT EXISTS "ix_jobs_ready_next" ON "jobs" ("id" ASC) INCLUDE ("due_at", "priority") WHERE "state" = 'ready';
 
 -- Step 8/11: replace ix_jobs_ready by ix_jobs_ready_next
 DO $$

@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS "jobs" (
   CONSTRAINT "pk_jobs" PRIMARY KEY ("id")
 );
 
-CREATE INDEX IF NOT EXISTS "ix_jobs_ready" ON "jobs" ("id" ASC) INCLUDE ("due_at", "priority", "stage_tag") WHERE "state" = 'ready';
+CREATE INDEX IF NOT EXISTS "ix_jobs_ready" ON "jobs" ("id" ASC) INCLUDE ("due_at", "priority") WHERE "state" = 'ready';
 
 CREATE INDEX IF NOT EXISTS "ix_jobs_claimed" ON "jobs" ("consumer", "claim_seq") INCLUDE ("lease_until") WHERE "state" = 'claimed';
 

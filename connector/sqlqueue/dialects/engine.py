@@ -98,6 +98,9 @@ class Engine(ABC):
 
     # Whether queue rows get an index on their sink tag (see SqlServerEngine for why).
     indexes_row_tags = False
+    # Whether the ready index carries the sink tag (INCLUDE), so a claim judges a row of an unpublished
+    # batch from the index alone (see PostgresEngine for where it does not help).
+    ready_index_covers_tag = True
 
     @abstractmethod
     def quote(self, ident: str) -> str: ...

@@ -116,7 +116,9 @@ class PostgresMigrations(Migrations):
 
     def ready_index_steps(self, table: TableName, order: str) -> list[Step]:
         # Built beside the old index under another name, then swapped in one short transaction, so
-        # claims always have a ready index to read.
+        # claims always have a ready index to read. Only where the table has none, or one that covers
+        # stage_tag (layout 2's, and 1's last shape): PostgreSQL's leaves the tag to the row
+        # (PostgresEngine.ready_index_covers_tag), as layout 1's first shapes did.
         e, name = self.engine, self.schema.ready_index(table)
         building = f"{name}_next"
         covered = (
@@ -137,10 +139,11 @@ class PostgresMigrations(Migrations):
         return [
             Step(
                 "build_ready_index",
-                f"build {building}: {name} covering stage_tag, beside the old one (CONCURRENTLY)",
+                f"build {building}: {name} without stage_tag, beside the old one (CONCURRENTLY)",
                 (f"DROP INDEX CONCURRENTLY IF EXISTS {e.index_name(table, building)}", create),
                 atomic=False,
-                todo=f"SELECT NOT EXISTS ({covered}) AND NOT EXISTS ({self._index(table, building, valid=True)})",
+                todo=f"SELECT (NOT EXISTS ({self._index(table, name)}) OR EXISTS ({covered})) "
+                f"AND NOT EXISTS ({self._index(table, building, valid=True)})",
             ),
             Step("swap_ready_index", f"replace {name} by {building}", (swap,)),
         ]

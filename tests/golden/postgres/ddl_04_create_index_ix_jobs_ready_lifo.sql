@@ -1,1 +1,1 @@
-CREATE INDEX IF NOT EXISTS "ix_jobs_ready" ON "jobs" ("id" ASC) INCLUDE ("due_at", "priority", "stage_tag") WHERE "state" = 'ready'
+CREATE INDEX IF NOT EXISTS "ix_jobs_ready" ON "jobs" ("id" ASC) INCLUDE ("due_at", "priority") WHERE "state" = 'ready'

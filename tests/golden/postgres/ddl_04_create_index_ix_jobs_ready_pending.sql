@@ -1,1 +1,1 @@
-CREATE INDEX IF NOT EXISTS "ix_jobs_ready" ON "jobs" ("due_at" ASC, "id" ASC) INCLUDE ("priority", "stage_tag") WHERE "state" = 'ready'
+CREATE INDEX IF NOT EXISTS "ix_jobs_ready" ON "jobs" ("due_at" ASC, "id" ASC) INCLUDE ("priority") WHERE "state" = 'ready'
