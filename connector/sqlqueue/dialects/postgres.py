@@ -77,7 +77,7 @@ class PostgresEngine(Engine):
     # row it returns from the heap ("Index-Only Scans and Covering Indexes", postgresql.org/docs/current/
     # indexes-index-only-scans.html), and the claim locks the row (FOR UPDATE) or reads its enqueued_at,
     # which no index covers. So the tag tests the row as fetched, and carrying it in the ready index only
-    # made every insert write it twice: 4-5% of the database's CPU for a sink's COPY (docs/evidence.md).
+    # made every insert write it twice: 0-6% of the database's CPU for a sink's COPY (docs/evidence.md).
     ready_index_covers_tag = False
 
     def compile(self, sql: str) -> Statement:

@@ -134,9 +134,9 @@ class Schema:
         """{index name: idempotent CREATE INDEX} for every index a queue table needs (see the README)."""
         t, q = table, self.engine.quote
         key = ", ".join(f"{q(c)} {d}" for c, d in READY_INDEX_KEY[order])
-        # The ready index covers every column the claim's WHERE reads (stage_tag too, where the engine reads
-        # it there), so rows a claim passes over are judged from the index alone, without a lookup that
-        # locks the base row.
+        # The ready index covers every column the claim's WHERE reads, stage_tag too where a claim judges
+        # rows from the index (Engine.ready_index_covers_tag), so rows a claim passes over are judged
+        # without a lookup that locks the base row.
         include = [c for c in ("due_at", "priority") if c not in dict(READY_INDEX_KEY[order])]
         if self.engine.ready_index_covers_tag:
             include.append(STAGE_TAG.name)
