@@ -20,12 +20,18 @@ after a warm-up write that starts Spark's Python workers; a ratio is taken withi
 PostgreSQL each run starts with the earlier runs' tables dropped and a CHECKPOINT (fresh_start).
 Payloads are short (``order <n>``) unless --payload-bytes fills them (100: rows of the size
 bench_source.py drains).
+
+What bounds the stream on PostgreSQL, from the server's log of each statement's end and duration: its
+COPYs after the first micro-batch, rows over the seconds they ran, against the raw insert's COPY (the
+database's cost of a row each way), and how long the database waited for Spark between one micro-batch's
+COPY and the next (the task's end, the commit, Spark's logs and the next trigger's planning).
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import re
 import shutil
 import statistics
 import tempfile
@@ -33,6 +39,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from bench_backlog import raw_connection
 from common import pg_options, postmaster, ratio_spread, spread, start_postgres
@@ -153,19 +160,45 @@ def rate(steady: Steady | None) -> float:
     return rows / seconds
 
 
+# A COPY's start and end, seconds since the epoch.
+Span = tuple[float, float]
+# A line of PostgreSQL's log for a statement that ended (log_line_prefix's default '%m [%p] ', then
+# log_min_duration_statement's "duration: ... ms  statement: ..."), a COPY.
+COPY_LINE = re.compile(r"^(\S+ \S+) \S+ \[\d+\] LOG:  duration: ([\d.]+) ms  statement: COPY ", re.MULTILINE)
+
+
+def log_durations(engine: Engine) -> None:
+    """Have the server log every statement with its duration (COPY_LINE)."""
+    with raw_connection(engine) as conn:
+        conn.execute("ALTER SYSTEM SET log_min_duration_statement = 0")
+        conn.execute("SELECT pg_reload_conf()")
+
+
+def copies(log: Path, since: int) -> tuple[Span, ...]:
+    """The COPYs the server's ``log`` records after its first ``since`` bytes, in the order they ended."""
+    with log.open("rb") as f:
+        f.seek(since)
+        text = f.read().decode(errors="replace")
+    ends = ((datetime.fromisoformat(stamp).timestamp(), float(ms) / 1000) for stamp, ms in COPY_LINE.findall(text))
+    return tuple(sorted((end - seconds, end) for end, seconds in ends))
+
+
 @dataclass(frozen=True)
 class Run:
     seconds: float
     database_cpu: float  # CPU seconds of the database's processes (PostgreSQL's); 0 for SQLite, in this process
     steady: Steady | None = None  # a stream's micro-batches after the first
+    copies: tuple[Span, ...] = ()  # with the server's log, the run's COPYs
 
 
-def timed_run(write: Callable[[], Steady | None], postmaster: int | None) -> Run:
+def timed_run(write: Callable[[], Steady | None], postmaster: int | None, log: Path | None) -> Run:
     before = tree_cpu(postmaster) if postmaster else 0.0
+    since = log.stat().st_size if log else 0
     started = time.perf_counter()
     steady = write()
     seconds = time.perf_counter() - started
-    return Run(seconds, tree_cpu(postmaster) - before if postmaster else 0.0, steady)
+    spans = copies(log, since) if log else ()
+    return Run(seconds, tree_cpu(postmaster) - before if postmaster else 0.0, steady, spans)
 
 
 def rounds(
@@ -173,14 +206,16 @@ def rounds(
     contenders: dict[str, Callable[[], Callable[[], Steady | None]]],
     postmaster: int | None = None,
     before_each: Callable[[], None] = lambda: None,
+    log: Path | None = None,
 ) -> dict[str, list[Run]]:
     """Each contender's runs, taken round by round so a busy spell on a shared host falls on all, each after
-    ``before_each``; with ``postmaster``, what each run cost the database's processes in CPU."""
+    ``before_each``; with ``postmaster``, what each run cost the database's processes in CPU; with the
+    server's ``log``, its COPYs."""
     runs: dict[str, list[Run]] = {name: [] for name in contenders}
     for _ in range(repeat):
         for name, prepare in contenders.items():
             before_each()
-            runs[name].append(timed_run(prepare(), postmaster))
+            runs[name].append(timed_run(prepare(), postmaster, log))
     return runs
 
 
@@ -202,6 +237,25 @@ def show(rows: int, runs: dict[str, list[Run]], against: str | None = None) -> N
                 ratios = [n / s * base.seconds / rows for base, (n, s) in zip(runs[against], steady, strict=True)]
                 line += f"{'':24}/ raw {ratio_spread(ratios)}"
             print(line, flush=True)
+
+
+def show_copies(rows: int, micro_batches: int, runs: dict[str, list[Run]]) -> None:
+    """The stream's COPYs after its first micro-batch against the raw insert's, and the database's waits
+    between them, round by round."""
+    pairs = [(raw.copies, stream.copies) for raw, stream in zip(runs[RAW], runs[SINK_STREAM], strict=True)]
+    pairs = [(raw, stream) for raw, stream in pairs if len(raw) == 1 and len(stream) == micro_batches > 1]
+    if not pairs:
+        return  # no log, or a stream whose micro-batches did not each COPY once
+    after = rows - rows // micro_batches  # the rows of every micro-batch but the first
+    loading = [after / sum(end - start for start, end in stream[1:]) for _, stream in pairs]
+    ratios = [rate * (end - start) / rows for rate, ([(start, end)], _) in zip(loading, pairs)]
+    waits = [(b[0] - a[1]) * 1000 for _, stream in pairs for a, b in zip(stream, stream[1:])]
+    print(
+        f"  {'sink stream: its COPYs after the first':<44} {spread(loading):>32} rows/s"
+        f"{'':24}/ raw COPY {ratio_spread(ratios)}",
+        flush=True,
+    )
+    print(f"  {'  the database idle between its COPYs':<44} {spread(waits):>32} ms", flush=True)
 
 
 def main() -> None:
@@ -258,10 +312,13 @@ def main() -> None:
                 USER_STREAM: lambda engine=engine: user_stream(engine, spark, f"{work}/in", work),
             }
             if name == "postgres" and server:
-                runs = rounds(args.repeat, contenders, postmaster(server), functools.partial(fresh_start, engine))
+                log_durations(engine)
+                before_each = functools.partial(fresh_start, engine)
+                runs = rounds(args.repeat, contenders, postmaster(server), before_each, server.root / "log")
             else:
                 runs = rounds(args.repeat, contenders)
             show(args.rows, runs, against=RAW)
+            show_copies(args.rows, args.micro_batches, runs)
             ratios = [
                 rate(r.steady) / rate(u.steady) for r, u in zip(runs[SINK_STREAM], runs[USER_STREAM], strict=True)
             ]
