@@ -242,20 +242,23 @@ def show(rows: int, runs: dict[str, list[Run]], against: str | None = None) -> N
 def show_copies(rows: int, micro_batches: int, runs: dict[str, list[Run]]) -> None:
     """The stream's COPYs after its first micro-batch against the raw insert's, and the database's waits
     between them, round by round."""
-    pairs = [(raw.copies, stream.copies) for raw, stream in zip(runs[RAW], runs[SINK_STREAM], strict=True)]
-    pairs = [(raw, stream) for raw, stream in pairs if len(raw) == 1 and len(stream) == micro_batches > 1]
-    if not pairs:
-        return  # no log, or a stream whose micro-batches did not each COPY once
-    after = rows - rows // micro_batches  # the rows of every micro-batch but the first
-    loading = [after / sum(end - start for start, end in stream[1:]) for _, stream in pairs]
-    ratios = [rate * (end - start) / rows for rate, ([(start, end)], _) in zip(loading, pairs)]
-    waits = [(b[0] - a[1]) * 1000 for _, stream in pairs for a, b in zip(stream, stream[1:])]
-    print(
-        f"  {'sink stream: its COPYs after the first':<44} {spread(loading):>32} rows/s"
-        f"{'':24}/ raw COPY {ratio_spread(ratios)}",
-        flush=True,
-    )
-    print(f"  {'  the database idle between its COPYs':<44} {spread(waits):>32} ms", flush=True)
+    loading: list[float] = []  # the stream's rows after its first micro-batch over its COPYs' seconds
+    ratios: list[float] = []  # that against the raw insert's COPY
+    waits: list[float] = []  # ms from one of its COPYs' end to the next one's start
+    for raw, stream in zip(runs[RAW], runs[SINK_STREAM], strict=True):
+        if len(raw.copies) != 1 or len(stream.copies) != micro_batches or micro_batches < 2 or not stream.steady:
+            continue  # no log, or a stream whose micro-batches did not each COPY once
+        (start, end), later = raw.copies[0], stream.copies[1:]
+        loading.append(stream.steady[0] / sum(b - a for a, b in later))
+        ratios.append(loading[-1] * (end - start) / rows)
+        waits += [(b[0] - a[1]) * 1000 for a, b in zip(stream.copies, later)]
+    if loading:
+        print(
+            f"  {'sink stream: its COPYs after the first':<44} {spread(loading):>32} rows/s"
+            f"{'':24}/ raw COPY {ratio_spread(ratios)}",
+            flush=True,
+        )
+        print(f"  {'  the database idle between its COPYs':<44} {spread(waits):>32} ms", flush=True)
 
 
 def main() -> None:
