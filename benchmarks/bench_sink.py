@@ -175,7 +175,7 @@ def log_durations(engine: Engine) -> None:
 
 
 def copies(log: Path, since: int) -> tuple[Span, ...]:
-    """The COPYs the server's ``log`` records after its first ``since`` bytes, in the order they ended."""
+    """The COPYs the server's ``log`` records after its first ``since`` bytes, in the order they began."""
     with log.open("rb") as f:
         f.seek(since)
         text = f.read().decode(errors="replace")
