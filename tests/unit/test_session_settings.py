@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sqlqueue.spark.session import JAVA_OPTIONS, server_settings
-from sqlqueue.spark.tuning import CHECKPOINT_FILE_MANAGER, LOCAL_JVM_OPTIONS, LOCAL_TUNING
+from sqlqueue.spark.tuning import CHECKPOINT_FILE_MANAGER, LOCAL_JVM_OPTIONS, LOCAL_TUNING, UNIX_SOCKETS
 
 
 @pytest.fixture(autouse=True)
@@ -33,6 +33,11 @@ def test_a_local_master_writes_checkpoint_files_with_the_file_system_manager():
 
 def test_a_cluster_keeps_sparks_checkpoint_file_manager():
     assert CHECKPOINT_FILE_MANAGER not in server_settings(local=False)
+
+
+@pytest.mark.parametrize("local", [True, False], ids=["local", "cluster"])
+def test_python_workers_talk_to_the_jvm_over_unix_sockets(local):
+    assert server_settings(local=local)[UNIX_SOCKETS] == "true"
 
 
 def test_the_users_java_options_come_after_ours_so_their_flags_win():

@@ -11,6 +11,7 @@ seconds per micro-batch.
 from __future__ import annotations
 
 import logging
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ SNAPSHOT_PARTITIONS = "spark.databricks.delta.snapshotPartitions"
 SESSION_TIME_ZONE = "spark.sql.session.timeZone"
 CHECKPOINT_INTERVAL = "spark.databricks.delta.properties.defaults.checkpointInterval"
 CHECKSUM_FILE = "spark.databricks.delta.writeChecksumFile.enabled"
+UNIX_SOCKETS = "spark.python.unix.domain.socket.enabled"
 
 TUNING: dict[str, str] = {
     # Delta rebuilds a table's state in this many tasks (50 when unset) whenever it needs the full
@@ -45,6 +47,15 @@ TUNING: dict[str, str] = {
     "spark.sql.shuffle.partitions": "2",
     # No web UI on a job that runs unattended (no effect measured on Delta appends).
     "spark.ui.enabled": "false",
+    # The JVM and its Python workers talk over Unix sockets instead of loopback TCP (SPARK-51688, Spark
+    # 4.1; off by default). Over TCP each Python read task of a micro-batch waited about 40 ms for its
+    # partition, TCP's delayed acknowledgement (with `quickack 1` on the loopback route the wait went too):
+    # a one-row read task took ~100 ms from its job's start to its rows, ~50 ms over Unix sockets. At
+    # 50,000-row batches queue_to_delta's micro-batch 455 -> 360 ms (benchmarks/bench_stages.py), and at
+    # 500 rows/s its median latency 308 -> 233 ms (docs/performance.md, "Tuning"). A Python process whose
+    # JVM side closes first (a query stopped mid-batch) then prints a BrokenPipeError, where TCP is silent.
+    # Where the platform has no Unix sockets pyspark refuses the setting, so it is left unset there.
+    **({UNIX_SOCKETS: "true"} if hasattr(socket, "AF_UNIX") else {}),
 }
 
 
