@@ -1,12 +1,18 @@
 """The settings a JVM that build_session starts gets: the tuning, and for a local master C1 alone and
-checkpoint files written without forking."""
+checkpoint files written without forking and Python workers forked from sqlqueue's daemon."""
 
 from __future__ import annotations
 
 import pytest
 
 from sqlqueue.spark.session import JAVA_OPTIONS, server_settings
-from sqlqueue.spark.tuning import CHECKPOINT_FILE_MANAGER, LOCAL_JVM_OPTIONS, LOCAL_TUNING, UNIX_SOCKETS
+from sqlqueue.spark.tuning import (
+    CHECKPOINT_FILE_MANAGER,
+    DAEMON_MODULE,
+    LOCAL_JVM_OPTIONS,
+    LOCAL_TUNING,
+    UNIX_SOCKETS,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -33,6 +39,15 @@ def test_a_local_master_writes_checkpoint_files_with_the_file_system_manager():
 
 def test_a_cluster_keeps_sparks_checkpoint_file_manager():
     assert CHECKPOINT_FILE_MANAGER not in server_settings(local=False)
+
+
+def test_a_local_master_forks_python_workers_from_sqlqueues_daemon():
+    assert server_settings(local=True)[DAEMON_MODULE] == "sqlqueue.spark.daemon"
+
+
+def test_a_clusters_executors_keep_pysparks_daemon():
+    # Their Python may lack sqlqueue, and what their workers print goes to the executors' logs.
+    assert DAEMON_MODULE not in server_settings(local=False)
 
 
 @pytest.mark.parametrize("local", [True, False], ids=["local", "cluster"])

@@ -1,5 +1,23 @@
-"""Spark adapters over the queue core. Only this package imports pyspark."""
+"""Spark adapters over the queue core. Only this package imports pyspark.
 
-from .source import SqlQueueDataSource, register
+The data source is imported on first use (``sqlqueue.spark.register``), so importing a module of this
+package loads no more than that module needs: Spark starts ``sqlqueue.spark.daemon`` before it forks
+Python workers, which must not have started Arrow's threads by then.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .source import SqlQueueDataSource, register
 
 __all__ = ["SqlQueueDataSource", "register"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from . import source
+
+        return getattr(source, name)
+    raise AttributeError(f"module 'sqlqueue.spark' has no attribute {name!r}")

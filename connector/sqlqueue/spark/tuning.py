@@ -84,10 +84,15 @@ CHECKPOINT_FILE_MANAGER = "spark.sql.streaming.checkpointFileManagerClass"
 # Its rename is atomic on a local disk and on HDFS, as FileContext's is; it only checks that a batch's
 # file is not there yet before renaming, where FileContext's rename refuses one atomically, which matters
 # to two queries writing one checkpoint at once, something Spark refuses anyway within a session.
+DAEMON_MODULE = "spark.python.daemon.module"
 LOCAL_TUNING: dict[str, str] = {
     CHECKPOINT_FILE_MANAGER: (
         "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager"
     ),
+    # Python workers forked from pyspark's daemon, less its traceback when the JVM closes a worker's
+    # socket first (sqlqueue.spark.daemon): over Unix sockets every show() of a Python UDF's rows printed
+    # one. Local only: there the workers run this process's interpreter, which has sqlqueue.
+    DAEMON_MODULE: "sqlqueue.spark.daemon",
 }
 
 
