@@ -1,18 +1,20 @@
-"""The daemon a local Spark forks its Python workers from: pyspark's own, without a traceback when the
-JVM hangs up first.
+"""The daemon a local Spark forks its Python task workers from: pyspark's own, without a traceback
+when the JVM hangs up first.
 
 A worker's last act is to flush its output to the JVM. Where the JVM has closed the worker's socket by
 then (a ``show()`` or ``limit`` that stopped reading a Python UDF's rows, a query stopped in the middle
 of a micro-batch), the flush fails, and pyspark's daemon prints the ``BrokenPipeError`` to the console
-before the worker exits. pyspark's worker itself treats a write to a socket the JVM closed as nothing to
-report (``pyspark.util.handle_worker_exception``), and over loopback TCP the same flush mostly succeeds unnoticed;
-over Unix sockets (``tuning.UNIX_SOCKETS``) it always fails. Here the worker exits as pyspark's daemon
-would, with status 1, and prints nothing: the JVM no longer reads it, and reports its own errors.
+before the worker exits. pyspark's worker itself treats a write to a socket the JVM closed as nothing
+to report (``pyspark.util.handle_worker_exception``); over loopback TCP the same flush mostly goes
+through unnoticed, over Unix sockets (``tuning.UNIX_SOCKETS``) it fails every time. Here the worker
+exits as pyspark's daemon would, with status 1, and prints nothing: the JVM no longer reads it, and
+reports its own errors.
 
-Spark runs it as ``python -m sqlqueue.spark.daemon <worker module>`` when
-``spark.python.daemon.module`` names it (SPARK-22959, the setting's purpose: "pluggable workarounds" in
-the worker processes), which ``tuning.LOCAL_TUNING`` does on a local master. This module imports only
-pyspark's daemon and sqlqueue's core: the daemon forks after it, and must not have started threads.
+Spark runs it as ``python -m sqlqueue.spark.daemon <worker module>`` when ``spark.python.daemon.module``
+names it (SPARK-22959, the setting's purpose: "pluggable workarounds" in the worker processes), which
+``tuning.LOCAL_TUNING`` does on a local master. The Python processes Spark plans with on the driver are
+forked from pyspark's daemon whatever the setting says. This module imports only pyspark's daemon and
+sqlqueue's core: the daemon forks after it, and must not have started threads by then.
 """
 
 from __future__ import annotations

@@ -75,6 +75,7 @@ TUNING: dict[str, str] = {
 LOCAL_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m")
 
 CHECKPOINT_FILE_MANAGER = "spark.sql.streaming.checkpointFileManagerClass"
+DAEMON_MODULE = "spark.python.daemon.module"
 # A local master keeps its checkpoints on the local file system, whose Hadoop client, without Hadoop's
 # native library (pyspark ships none), forks a `readlink` for each side of each rename made through
 # FileContext, Spark's default for checkpoint files: four renames per micro-batch (the offset and commit
@@ -84,12 +85,11 @@ CHECKPOINT_FILE_MANAGER = "spark.sql.streaming.checkpointFileManagerClass"
 # Its rename is atomic on a local disk and on HDFS, as FileContext's is; it only checks that a batch's
 # file is not there yet before renaming, where FileContext's rename refuses one atomically, which matters
 # to two queries writing one checkpoint at once, something Spark refuses anyway within a session.
-DAEMON_MODULE = "spark.python.daemon.module"
 LOCAL_TUNING: dict[str, str] = {
     CHECKPOINT_FILE_MANAGER: (
         "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager"
     ),
-    # Python workers forked from pyspark's daemon, less its traceback when the JVM closes a worker's
+    # Python task workers forked from pyspark's daemon less its traceback when the JVM closes a worker's
     # socket first (sqlqueue.spark.daemon): over Unix sockets every show() of a Python UDF's rows printed
     # one. Local only: there the workers run this process's interpreter, which has sqlqueue.
     DAEMON_MODULE: "sqlqueue.spark.daemon",
