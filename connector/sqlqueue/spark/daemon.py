@@ -20,16 +20,17 @@ sqlqueue's core: the daemon forks after it, and must not have started threads by
 from __future__ import annotations
 
 import os
-import socket
+from typing import Any
 
 from pyspark import daemon
 
 _pyspark_worker = daemon.worker
 
 
-def worker(sock: socket.socket, authenticated: bool) -> int:
+def worker(*args: Any, **kwargs: Any) -> int:
+    # Whatever pyspark's manager passes its worker (4.2: the socket, and whether it authenticated).
     try:
-        return _pyspark_worker(sock, authenticated)
+        return _pyspark_worker(*args, **kwargs)
     except BrokenPipeError:
         os._exit(1)
 
