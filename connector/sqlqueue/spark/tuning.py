@@ -53,7 +53,9 @@ TUNING: dict[str, str] = {
     # a one-row read task took ~100 ms from its job's start to its rows, ~50 ms over Unix sockets. At
     # 50,000-row batches queue_to_delta's micro-batch took 406-455 ms over TCP, 360-402 over Unix sockets
     # (benchmarks/bench_stages.py; docs/performance.md, "Tuning"). A Python process whose JVM side closes
-    # first (a query stopped mid-batch) then prints a BrokenPipeError, where TCP is silent.
+    # first (a show() of a UDF's rows, a query stopped mid-batch) then fails its last write, where over TCP
+    # that write mostly goes through: pyspark prints the BrokenPipeError, which DAEMON_MODULE keeps out
+    # of a local master's task workers (not out of the processes Spark plans with).
     # Where the platform has no Unix sockets pyspark refuses the setting, so it is left unset there.
     **({UNIX_SOCKETS: "true"} if hasattr(socket, "AF_UNIX") else {}),
 }
