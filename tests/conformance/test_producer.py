@@ -7,6 +7,7 @@ tags) and batches with one (staged in the staging table).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 import pytest
 
@@ -203,19 +204,28 @@ def test_a_write_retried_over_what_an_older_version_committed_leaves_its_rows_on
     assert listed(queue) == 0
 
 
-def test_no_range_of_a_writers_stage_tags_takes_the_row_tag_nearest_it(engine):
-    """The 15 first digits of a writer's key, listed as another task's row tag, sort below the writer's
-    ranges in the engine's own collation: publishing and discarding its batches leave it listed."""
+def listed_beside_a_writers_ranges(engine, row_tag_like: Callable[[str], str]) -> None:
+    """``row_tag_like``, listed as another task's row tag, stays listed through a publish and a discard
+    of the writer's batches: no range they select takes it, in the engine's own collation."""
     queue = engine.new_queue()
     producer = Producer(queue, "w")
-    nearest = producer.stage_tag(0, 0)[:15]
     with queue.transaction() as cur:
         register = queue.dialect.sink.register_unpublished(queue.table)
-        execute(cur, register, tag=nearest, id_after=0, id_upto=0, row_count=0)
+        execute(cur, register, tag=row_tag_like(producer.stage_tag(0, 0)), id_after=0, id_upto=0, row_count=0)
     producer.publish(0, PAYLOAD, [producer.write(0, 0, PAYLOAD, rows(PAYLOAD, "a"))])
     producer.write(1, 0, PAYLOAD, rows(PAYLOAD, "aborted"))
     producer.discard(1)
     assert listed(queue) == 1
+
+
+def test_no_range_of_a_writers_stage_tags_takes_the_row_tag_nearest_it(engine):
+    """The 12 first digits of a writer's key sort below its ranges."""
+    listed_beside_a_writers_ranges(engine, lambda stage: stage[:12])
+
+
+def test_no_range_of_a_writers_stage_tags_takes_a_row_tag_with_a_letter_past_hex(engine):
+    """A row tag that leaves the writer's key for a letter above every hex digit sorts above its ranges."""
+    listed_beside_a_writers_ranges(engine, lambda stage: stage[:11] + "z")
 
 
 def test_discard_deletes_what_an_older_version_wrote_outside_its_id_range(engine):
