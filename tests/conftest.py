@@ -6,6 +6,8 @@ sqlqueue.testing plugin, which the package installs."""
 from __future__ import annotations
 
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +27,16 @@ ENGINES = [
     "postgres",
     pytest.param("sqlserver", marks=pytest.mark.sqlserver),
 ]
+
+
+@pytest.fixture(autouse=True)
+def no_heartbeat_left_running() -> Iterator[None]:
+    """A consumer a test opens in this process is closed by the test's end. One left open renews its claims
+    every few seconds on a database the session later stops, and logs the failure into another test's output."""
+    before = set(threading.enumerate())
+    yield
+    left = [t.name for t in threading.enumerate() if t.name.startswith("sqlqueue-heartbeat-") and t not in before]
+    assert not left, f"a consumer left open, its heartbeat still running: {left}"
 
 
 @pytest.fixture(scope="session")

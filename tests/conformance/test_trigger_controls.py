@@ -3,6 +3,8 @@ delay; on every engine, through the source's reader called as Spark calls it (no
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
@@ -16,11 +18,22 @@ def fill(queue, n: int) -> None:
     queue.enqueue([{"payload": f"p{i}"} for i in range(n)])
 
 
-def reader(engine, queue, **options) -> QueueStreamReader:
-    raw = engine.source_options(
-        queue, **{"consumer": "trickle", "emptyPollIntervalMs": 1, "prefetch": False, **options}
-    )
-    return QueueStreamReader(SourceOptions.parse(raw), None)
+@pytest.fixture
+def reader(engine) -> Iterator[Callable[..., QueueStreamReader]]:
+    """Makes stream readers as Spark makes a query's, and stops each when the test ends, as Spark stops a
+    query's: a reader left running keeps its consumer's heartbeat renewing claims after the test."""
+    made: list[QueueStreamReader] = []
+
+    def make(queue, **options) -> QueueStreamReader:
+        raw = engine.source_options(
+            queue, **{"consumer": "trickle", "emptyPollIntervalMs": 1, "prefetch": False, **options}
+        )
+        made.append(QueueStreamReader(SourceOptions.parse(raw), None))
+        return made[-1]
+
+    yield make
+    for each in made:
+        each.stop()
 
 
 def test_a_consumer_claims_nothing_while_fewer_rows_than_min_are_ready(engine):
@@ -34,10 +47,10 @@ def test_a_consumer_claims_nothing_while_fewer_rows_than_min_are_ready(engine):
     assert consumer.last_claimed_rows == 6
 
 
-def test_a_trickle_waits_for_min_rows_then_the_delay_releases_it(engine):
+def test_a_trickle_waits_for_min_rows_then_the_delay_releases_it(engine, reader):
     queue = engine.new_queue()
     fill(queue, 3)
-    source = reader(engine, queue, minRowsPerTrigger=50, maxTriggerDelay="1h", maxRowsPerTrigger=100)
+    source = reader(queue, minRowsPerTrigger=50, maxTriggerDelay="1h", maxRowsPerTrigger=100)
     start = source.initialOffset()
     limit = source.getDefaultReadLimit()
     assert source.latestOffset(start, limit) == start  # 3 < 50 ready: no batch
@@ -49,22 +62,22 @@ def test_a_trickle_waits_for_min_rows_then_the_delay_releases_it(engine):
     assert source.latestOffset(end, limit) == end  # the delay counts again from that batch
 
 
-def test_enough_rows_make_a_batch_at_once(engine):
+def test_enough_rows_make_a_batch_at_once(engine, reader):
     queue = engine.new_queue()
     fill(queue, 60)
-    source = reader(engine, queue, minRowsPerTrigger=50, maxRowsPerTrigger=100)
+    source = reader(queue, minRowsPerTrigger=50, maxRowsPerTrigger=100)
     start = source.initialOffset()
     assert source.latestOffset(start, ReadMaxRows(100))["seq"] == 1
 
 
-def test_available_now_ignores_min_rows(engine):
+def test_available_now_ignores_min_rows(engine, reader):
     queue = engine.new_queue()
     fill(queue, 3)
-    source = reader(engine, queue, minRowsPerTrigger=50, maxRowsPerTrigger=100)
+    source = reader(queue, minRowsPerTrigger=50, maxRowsPerTrigger=100)
     source.prepareForTriggerAvailableNow()
     start = source.initialOffset()
     assert source.latestOffset(start, source.getDefaultReadLimit())["seq"] == 1
-    other = reader(engine, queue, minRowsPerTrigger=50, maxRowsPerTrigger=100, consumer="once")
+    other = reader(queue, minRowsPerTrigger=50, maxRowsPerTrigger=100, consumer="once")
     fill(queue, 3)
     assert other.latestOffset(other.initialOffset(), ReadAllAvailable())["seq"] == 1  # Trigger.Once
 
