@@ -54,8 +54,8 @@ def _hex(text: str, width: int) -> str:
 def row_tag(stage_tag: str) -> str:
     """The tag the rows of ``stage_tag`` carry in the queue table, listed as unpublished beside it.
 
-    12 base-36 digits (lowercase letters and digits) of the stage tag's hash, 62 bits: as many as 15 hex
-    digits would carry, in 3 bytes less of every row the sink writes, which on narrow rows is a whole
+    12 base-36 digits (lowercase letters and digits) of the stage tag's hash, 62 bits: more than 15 hex
+    digits carry (60), in 3 bytes less of every row the sink writes, which on narrow rows is a whole
     8-byte step of the table's row alignment (docs/evidence.md). Shorter than the writer key that starts
     every range of stage tags, such a string either is a prefix of a range's bounds (and sorts below both)
     or differs from both at the same place, so no range of stage tags ever lists a row tag. Letters of
