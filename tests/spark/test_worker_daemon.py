@@ -1,4 +1,4 @@
-"""A local session's Python workers exit quietly when the JVM stops reading them (sqlqueue.spark.daemon).
+"""A session's Python workers exit quietly when the JVM stops reading them (sqlqueue.spark.daemon).
 
 Each case starts a session of its own in a subprocess: what a worker prints reaches the JVM's stderr,
 which a test cannot capture inside the session it shares.
@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from tests.conftest import ROOT
+from tests.support.engines import Engine
 
 pytestmark = pytest.mark.spark
 
@@ -33,10 +34,47 @@ spark.stop()
 """
 
 
-def shows(*daemon: str) -> subprocess.CompletedProcess:
+# A session writes through sqlqueue, then waits until Spark has closed the idle workers of the Python
+# processes it planned with (a minute after their last use), each forked from pyspark's daemon.
+IDLES = """
+import os, sys, time
+from sqlqueue.spark.session import build_session
+
+def planning_workers():
+    found = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                args = f.read().split(b"\\0")
+            with open(f"/proc/{pid}/stat") as f:
+                parent = f.read().rsplit(")", 1)[1].split()[1]
+        except OSError:
+            continue
+        if b"pyspark.daemon" in args and any(a.startswith(b"pyspark.sql.worker.") for a in args):
+            found[pid] = parent
+    return [pid for pid, parent in found.items() if parent in found]  # the daemons' children
+
+spark = build_session("planning-idle")
+rows = spark.range(3).selectExpr("cast(id as string) as payload")
+rows.write.format("sqlqueue").option("url", sys.argv[1]).option("queue", sys.argv[2]).mode("append").save()
+print("planning", len(planning_workers()), flush=True)
+deadline = time.monotonic() + 240
+while planning_workers() and time.monotonic() < deadline:
+    time.sleep(1)
+print("left", len(planning_workers()), flush=True)
+spark.stop()
+"""
+
+
+def run(script: str, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "connector")}
-    done = subprocess.run([sys.executable, "-c", SHOWS, *daemon], env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", script, *args], env=env, capture_output=True, text=True, timeout=400)
     assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def shows(*daemon: str) -> subprocess.CompletedProcess:
+    done = run(SHOWS, *daemon)
     assert done.stdout.count("rows [0, 2]") == 3
     return done
 
@@ -49,3 +87,16 @@ def test_pyspark_s_own_daemon_prints_the_failed_flush():
     """Why sqlqueue's daemon exists: pyspark's prints the failed flush of a worker the JVM stopped
     reading (over Unix sockets, which build_session turns on, about once per show())."""
     assert "BrokenPipeError" in shows("pyspark.daemon").stderr
+
+
+def test_the_processes_spark_plans_with_close_their_idle_workers_quietly(tmp_path):
+    """Spark plans a Python data source's reads and writes in processes forked from pyspark's daemon
+    whatever spark.python.daemon.module says, and closes their idle workers after a minute: over Unix
+    sockets each printed a BrokenPipeError then, in any stream that ran that long."""
+    engine = Engine("sqlite", {"url": f"sqlite:///{tmp_path}/queue.db"})
+    queue = engine.new_queue()
+    done = run(IDLES, engine.options["url"], str(queue.table))
+    counts = dict(line.split() for line in done.stdout.splitlines() if line.startswith(("planning", "left")))
+    assert int(counts["planning"]) > 0, "the write forked no planning worker to wait for"
+    assert counts["left"] == "0"
+    assert "Traceback" not in done.stderr

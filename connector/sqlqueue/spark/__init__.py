@@ -9,10 +9,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .daemon import quiet_planning
+
 if TYPE_CHECKING:
     from .source import SqlQueueDataSource, register
 
 __all__ = ["SqlQueueDataSource", "register"]
+
+# Spark's driver plans with Python processes forked from pyspark's daemon; each imports this package
+# before it runs anything else of sqlqueue's. There this keeps their idle workers' last flush quiet
+# (daemon.py); anywhere else it does nothing.
+quiet_planning()
 
 
 def __getattr__(name: str) -> Any:
