@@ -55,7 +55,8 @@ TUNING: dict[str, str] = {
     # (benchmarks/bench_stages.py; docs/performance.md, "Tuning"). A Python process whose JVM side closes
     # first (a show() of a UDF's rows, a query stopped mid-batch) then fails its last write, where over TCP
     # that write mostly goes through: pyspark prints the BrokenPipeError, which DAEMON_MODULE keeps out
-    # of a local master's task workers, and sqlqueue.spark's import out of the processes Spark plans with.
+    # of a local master's task workers, and sqlqueue.spark.quiet out of the idle processes Spark plans
+    # sqlqueue's data source with.
     # Where the platform has no Unix sockets pyspark refuses the setting, so it is left unset there.
     **({UNIX_SOCKETS: "true"} if hasattr(socket, "AF_UNIX") else {}),
 }
