@@ -39,8 +39,9 @@ spark.stop()
 # processes it planned with (a minute after their last use): the children of the pyspark daemons that
 # this script's JVM started for pyspark.sql.worker modules.
 IDLES = """
-import os, sys, time
+import os, sys
 from sqlqueue.spark.session import build_session
+from sqlqueue.testing.streams import wait_until
 
 def planning_workers():
     processes = {}
@@ -62,9 +63,7 @@ spark = build_session("planning-idle")
 rows = spark.range(3).selectExpr("cast(id as string) as payload")
 rows.write.format("sqlqueue").option("url", sys.argv[1]).option("queue", sys.argv[2]).mode("append").save()
 print("planning", len(planning_workers()), flush=True)
-deadline = time.monotonic() + 240
-while planning_workers() and time.monotonic() < deadline:
-    time.sleep(1)
+wait_until(lambda: not planning_workers(), timeout=240, interval=1)
 print("left", len(planning_workers()), flush=True)
 spark.stop()
 """

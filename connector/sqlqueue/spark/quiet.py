@@ -53,9 +53,10 @@ def quiet_planning() -> None:
     Anywhere else, and should pyspark's daemon have no ``worker`` to wrap, it does nothing."""
     main = sys.modules.get("__main__")
     spec = getattr(main, "__spec__", None)
-    if main is None or spec is None or spec.name != PYSPARK_DAEMON or not sys.argv[1:2]:
+    argument = sys.argv[1] if len(sys.argv) > 1 else ""
+    if main is None or spec is None or spec.name != PYSPARK_DAEMON or not argument.startswith(PLANNING):
         return
     names = vars(main)  # the daemon's globals, where its loop looks ``worker`` up
     worker = names.get("worker")
-    if sys.argv[1].startswith(PLANNING) and callable(worker):
+    if callable(worker):
         names["worker"] = quiet(worker)
