@@ -4,7 +4,10 @@ database in the same run.
     make bench        # or: .venv/bin/python benchmarks/bench_sink.py --rows 200000 --repeat 3 --engines postgres sqlite
 
 Raw: the dialect's bulk path (COPY on PostgreSQL, executemany in one transaction on SQLite)
-inserting ready rows straight into a fresh queue table from Python tuples built beforehand.
+inserting ready rows straight into a fresh queue table from Python tuples built beforehand. On PostgreSQL
+also the same COPY run in parallel, the tuples cut into one run for each of Spark's cores, each copied by a
+process of its own, as a user could load a batch; with it the ratio of df.write (whose tasks copy in
+parallel too) to that.
 Sink: ``df.write.format("sqlqueue").mode("append")`` of the same rows (cached in Spark) into another
 fresh queue table, timed from the call to its return: tasks write unpublished rows, then the commit
 publishes them. And the same rows streamed from parquet files through ``writeStream.format("sqlqueue")``,
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import multiprocessing
 import re
 import shutil
 import statistics
@@ -66,6 +70,36 @@ def raw_insert(engine: Engine, rows: list[tuple]) -> Callable[[], None]:
     def write() -> None:
         with queue.transaction() as cur:
             queue.producing.insert(cur, DOMAIN, rows)
+
+    return write
+
+
+def parallel_raw_insert(engine: Engine, rows: list[tuple], processes: int) -> Callable[[], None]:
+    """The raw insert as a user could run it in parallel with no code of sqlqueue's: the tuples cut into
+    ``processes`` runs, each copied by a process of its own (forked, so no tuple is sent to it) through
+    psycopg's COPY on its own connection, committing on its own."""
+    table = engine.new_queue(domain=DOMAIN).table
+    size = -(-len(rows) // processes)
+    runs = [rows[start : start + size] for start in range(0, len(rows), size)]
+    names = ", ".join(column.name for column in DOMAIN)
+
+    def copy(part: list[tuple]) -> None:
+        with (
+            raw_connection(engine) as conn,
+            conn.cursor() as cur,
+            cur.copy(f"COPY {table} ({names}) FROM STDIN") as copying,
+        ):
+            for row in part:
+                copying.write_row(row)
+
+    def write() -> None:
+        children = [multiprocessing.get_context("fork").Process(target=copy, args=(part,)) for part in runs]
+        for child in children:
+            child.start()
+        for child in children:
+            child.join()
+        if any(child.exitcode for child in children):
+            raise RuntimeError(f"a process of the parallel raw insert failed: {[c.exitcode for c in children]}")
 
     return write
 
@@ -150,6 +184,8 @@ def fresh_start(engine: Engine) -> None:
 
 
 RAW = "raw bulk insert"
+PARALLEL_RAW = "raw bulk insert, one process a core"
+DF_WRITE = "sink, df.write"
 SINK_STREAM = "sink, writeStream (with query start)"
 USER_STREAM = "foreachBatch + raw insert (with query start)"
 
@@ -310,11 +346,13 @@ def main() -> None:
             print(f" {name}:")
             contenders = {
                 RAW: lambda engine=engine: raw_insert(engine, rows),
-                "sink, df.write": lambda engine=engine: sink_write(engine, df),
+                DF_WRITE: lambda engine=engine: sink_write(engine, df),
                 SINK_STREAM: lambda engine=engine: sink_stream(engine, spark, f"{work}/in", work),
                 USER_STREAM: lambda engine=engine: user_stream(engine, spark, f"{work}/in", work),
             }
             if name == "postgres" and server:
+                cores = spark.sparkContext.defaultParallelism  # df.write's tasks at once
+                contenders[PARALLEL_RAW] = lambda engine=engine, cores=cores: parallel_raw_insert(engine, rows, cores)
                 log_durations(engine)
                 before_each = functools.partial(fresh_start, engine)
                 runs = rounds(args.repeat, contenders, postmaster(server), before_each, server.root / "log")
@@ -322,6 +360,9 @@ def main() -> None:
                 runs = rounds(args.repeat, contenders)
             show(args.rows, runs, against=RAW)
             show_copies(args.rows, args.micro_batches, runs)
+            if PARALLEL_RAW in runs:
+                ratios = [p.seconds / w.seconds for p, w in zip(runs[PARALLEL_RAW], runs[DF_WRITE], strict=True)]
+                print(f"  df.write / the raw insert, one process a core: {ratio_spread(ratios)}")
             ratios = [
                 rate(r.steady) / rate(u.steady) for r, u in zip(runs[SINK_STREAM], runs[USER_STREAM], strict=True)
             ]
