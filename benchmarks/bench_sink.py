@@ -76,30 +76,39 @@ def raw_insert(engine: Engine, rows: list[tuple]) -> Callable[[], None]:
 
 def parallel_raw_insert(engine: Engine, rows: list[tuple], processes: int) -> Callable[[], None]:
     """The raw insert as a user could run it in parallel with no code of sqlqueue's: the tuples cut into
-    ``processes`` runs, each copied by a process of its own (forked, so no tuple is sent to it) through
-    psycopg's COPY on its own connection, committing on its own."""
+    ``processes`` parts, each copied by a process of its own (forked, so no tuple is sent to it) through
+    psycopg's COPY on its own connection, committing on its own. The processes start and connect before
+    the clock does, as the raw insert connects before its own.
+
+    Forked from a process with Spark's threads and sockets: the child touches neither, and multiprocessing
+    ends it with ``os._exit``, so nothing of the parent's is flushed or closed from it."""
     table = engine.new_queue(domain=DOMAIN).table
-    size = -(-len(rows) // processes)
-    runs = [rows[start : start + size] for start in range(0, len(rows), size)]
+    size = max(1, -(-len(rows) // processes))
+    parts = [rows[start : start + size] for start in range(0, len(rows), size)]
     names = ", ".join(column.name for column in DOMAIN)
+    fork = multiprocessing.get_context("fork")
+    connected, go = fork.Barrier(len(parts) + 1), fork.Event()
 
     def copy(part: list[tuple]) -> None:
-        with (
-            raw_connection(engine) as conn,
-            conn.cursor() as cur,
-            cur.copy(f"COPY {table} ({names}) FROM STDIN") as copying,
-        ):
-            for row in part:
-                copying.write_row(row)
+        with raw_connection(engine) as conn, conn.cursor() as cur:
+            connected.wait()
+            go.wait()
+            with cur.copy(f"COPY {table} ({names}) FROM STDIN") as copying:
+                for row in part:
+                    copying.write_row(row)
+
+    children = [fork.Process(target=copy, args=(part,)) for part in parts]
+    for child in children:
+        child.start()
+    connected.wait(timeout=60)
 
     def write() -> None:
-        children = [multiprocessing.get_context("fork").Process(target=copy, args=(part,)) for part in runs]
-        for child in children:
-            child.start()
+        go.set()
         for child in children:
             child.join()
         if any(child.exitcode for child in children):
-            raise RuntimeError(f"a process of the parallel raw insert failed: {[c.exitcode for c in children]}")
+            failed = [child.exitcode for child in children]
+            raise RuntimeError(f"a process of the parallel raw insert failed: {failed}")
 
     return write
 
