@@ -5,8 +5,8 @@ database in the same run.
 
 Raw: the dialect's bulk path (COPY on PostgreSQL, executemany in one transaction on SQLite)
 inserting ready rows straight into a fresh queue table from Python tuples built beforehand. On PostgreSQL
-also the same COPY run in parallel, the tuples cut into one run for each of Spark's cores, each copied by a
-process of its own, as a user could load a batch; with it the ratio of df.write (whose tasks copy in
+also the same COPY run in parallel, the tuples cut into one part for each of Spark's cores, each copied by
+a process of its own, as a user could load a batch; with it the ratio of df.write (whose tasks copy in
 parallel too) to that.
 Sink: ``df.write.format("sqlqueue").mode("append")`` of the same rows (cached in Spark) into another
 fresh queue table, timed from the call to its return: tasks write unpublished rows, then the commit
