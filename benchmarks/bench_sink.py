@@ -24,10 +24,11 @@ PostgreSQL each run starts with the earlier runs' tables dropped and a CHECKPOIN
 Payloads are short (``order <n>``) unless --payload-bytes fills them (100: rows of the size
 bench_source.py drains).
 
-What bounds the stream on PostgreSQL, from the server's log of each statement's end and duration: its
-COPYs after the first micro-batch, rows over the seconds they ran, against the raw insert's COPY (the
-database's cost of a row each way), and how long the database waited for Spark between one micro-batch's
-COPY and the next (the task's end, the commit, Spark's logs and the next trigger's planning).
+What bounds the stream on PostgreSQL, from the server's log of each statement's end, duration and
+transaction: its COPYs after the first micro-batch (a micro-batch's, from the first one's start to the last
+one's end), rows over the seconds they ran, against the raw insert's COPY (the database's cost of a row each
+way), and how long the database waited for Spark between one micro-batch's COPYs and the next's (the task's
+end, the commit, Spark's logs and the next trigger's planning).
 """
 
 from __future__ import annotations
@@ -205,27 +206,36 @@ def rate(steady: Steady | None) -> float:
     return rows / seconds
 
 
-# A COPY's start and end, seconds since the epoch.
+# A transaction's COPYs, from the first one's start to the last one's end, seconds since the epoch.
 Span = tuple[float, float]
-# A line of PostgreSQL's log for a statement that ended (log_line_prefix's default '%m [%p] ', then
-# log_min_duration_statement's "duration: ... ms  statement: ..."), a COPY.
-COPY_LINE = re.compile(r"^(\S+ \S+) \S+ \[\d+\] LOG:  duration: ([\d.]+) ms  statement: COPY ", re.MULTILINE)
+# The server's log line prefix: its default ('%m [%p] ') and the transaction's id.
+LOG_PREFIX = "%m [%p] %x "
+# A line of PostgreSQL's log for a statement that ended (LOG_PREFIX, then log_min_duration_statement's
+# "duration: ... ms  statement: ..."), a COPY.
+COPY_LINE = re.compile(r"^(\S+ \S+) \S+ \[\d+\] (\d+) LOG:  duration: ([\d.]+) ms  statement: COPY ", re.MULTILINE)
 
 
 def log_durations(engine: Engine) -> None:
-    """Have the server log every statement with its duration (COPY_LINE)."""
+    """Have the server log every statement with its duration and transaction (COPY_LINE)."""
     with raw_connection(engine) as conn:
         conn.execute("ALTER SYSTEM SET log_min_duration_statement = 0")
+        conn.execute(f"ALTER SYSTEM SET log_line_prefix = '{LOG_PREFIX}'")
         conn.execute("SELECT pg_reload_conf()")
 
 
 def copies(log: Path, since: int) -> tuple[Span, ...]:
-    """The COPYs the server's ``log`` records after its first ``since`` bytes, in the order they began."""
+    """The COPYs the server's ``log`` records after its first ``since`` bytes, those of one transaction as
+    one span (a sink task loads its rows in a few COPYs, sqlqueue.numbering), in the order they began."""
     with log.open("rb") as f:
         f.seek(since)
         text = f.read().decode(errors="replace")
-    ends = ((datetime.fromisoformat(stamp).timestamp(), float(ms) / 1000) for stamp, ms in COPY_LINE.findall(text))
-    return tuple(sorted((end - seconds, end) for end, seconds in ends))
+    spans: dict[str, Span] = {}
+    for stamp, xid, ms in COPY_LINE.findall(text):
+        end = datetime.fromisoformat(stamp).timestamp()
+        start = end - float(ms) / 1000
+        first, last = spans.get(xid, (start, end))
+        spans[xid] = (min(first, start), max(last, end))
+    return tuple(sorted(spans.values()))
 
 
 @dataclass(frozen=True)
@@ -292,7 +302,7 @@ def show_copies(rows: int, micro_batches: int, runs: dict[str, list[Run]]) -> No
     waits: list[float] = []  # ms from one of its COPYs' end to the next one's start
     for raw, stream in zip(runs[RAW], runs[SINK_STREAM], strict=True):
         if len(raw.copies) != 1 or len(stream.copies) != micro_batches or micro_batches < 2 or not stream.steady:
-            continue  # no log, or a stream whose micro-batches did not each COPY once
+            continue  # no log, or a stream whose micro-batches did not each copy in one transaction
         (start, end), later = raw.copies[0], stream.copies[1:]
         loading.append(stream.steady[0] / sum(b - a for a, b in later))
         ratios.append(loading[-1] * (end - start) / rows)

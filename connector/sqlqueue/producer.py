@@ -212,6 +212,7 @@ class Producer:
         counted = _counting(rows)
         if counted is None:  # an empty task needs no connection
             return Written(tag, 0)
+        step = self.queue.id_step()  # read from the catalog outside the transaction, once a process
         with self.queue.transaction() as cur:
             if self.ledger.contains(cur, batch_id):
                 return Written(tag, 0)
@@ -225,16 +226,18 @@ class Producer:
             if self.queue.producing.stages(columns):
                 self.queue.producing.stage(cur, columns, counted, tag)
             else:
-                self._write_listed(cur, columns, counted, tag)
+                self._write_listed(cur, columns, counted, tag, step)
         return Written(tag, counted.count)
 
-    def _write_listed(self, cur: Any, columns: Sequence[Column], counted: TextRows | _Counted, tag: str) -> None:
+    def _write_listed(
+        self, cur: Any, columns: Sequence[Column], counted: TextRows | _Counted, tag: str, step: int
+    ) -> None:
         """Into the table itself under ``tag``'s row tag, both listed as unpublished: ``tag`` with the id
         range the rows took and their count (publish and discard select it by range), the row tag with
-        none (the claim looks it up)."""
+        none (the claim looks it up). ``step``: the table's (Queue.id_step)."""
         carried = row_tag(tag)
         id_after = scalar(cur, self.sql.last_id(self.table))
-        self.queue.producing.insert_unpublished(cur, columns, counted, carried)
+        self.queue.producing.insert_unpublished(cur, columns, counted, carried, step)
         id_upto = scalar(cur, self.sql.last_id(self.table))
         register = self.sql.register_unpublished(self.table)
         execute(cur, register, tag=tag, id_after=id_after, id_upto=id_upto, row_count=counted.count)

@@ -34,6 +34,7 @@ from .groups import PER_GROUP, Grouping
 from .identifiers import TableName
 from .kinds import TableKind, kind_for
 from .kinds.catalog import exact_columns
+from .numbering import Blocks, segments
 from .profile import COUNTS, NATIVE, ROLE_TYPES, TIMES, Profile
 from .schema import LIFECYCLE_TYPES, STAGE_TAG, Column, Included, QueueSpec, Subtype, keyed
 from .textrows import TextRows
@@ -217,6 +218,11 @@ class Queue:
     def columns(self) -> tuple[Column, ...]:
         """The table's columns as the database reports them."""
         return self.kind.columns(self)
+
+    def id_step(self) -> int:
+        """How far apart the table's identity hands out ids: 1, or the size of the blocks a sink task names
+        its rows' ids from (sqlqueue.numbering)."""
+        return self.kind.id_step(self)
 
     def subtypes(self) -> tuple[Subtype, ...]:
         """The tables that extend this one by its key (Profile.include), as the catalog describes them."""
@@ -440,9 +446,9 @@ class Consuming:
         self, order: str, limit: int, values: dict[str, Any], taken: list[Any] | None, waited: list[int] | None
     ) -> int:
         """A claim held as runs (dialects.statements.runs): in the claims' turn, the ids and waits of up to
-        ``limit`` ready rows, then a run recorded for each stretch of consecutive ids among them. One
-        transaction whatever the limit: it locks no row."""
-        runs, table = self.queue.dialect.runs, self.queue.table
+        ``limit`` ready rows, then a run recorded for each stretch of them no other row can be inside (runs_of).
+        One transaction whatever the limit: it locks no row."""
+        runs, table, step = self.queue.dialect.runs, self.queue.table, self.queue.id_step()
         bound = self.bound_column() if values["max_id"] is not None else None
         pick = runs.pick(table, self.claim_profile(order), bound)
         turn, record = runs.turn(table), runs.record(table)
@@ -452,7 +458,8 @@ class Consuming:
             rows = execute(cur, pick, **values, **self.queue.bindings(), limit=limit).fetchall()
             ids = [int(row[0]) for row in rows]
             if ids:  # pyodbc refuses an executemany of no rows
-                cur.executemany(record.sql, [record.bind({**values, "first": a, "last": b}) for a, b in runs_of(ids)])
+                held = runs_of(ids, step)
+                cur.executemany(record.sql, [record.bind({**values, "first": a, "last": b}) for a, b in held])
         if taken is not None:
             taken.extend(ids)
         if waited is not None:
@@ -875,11 +882,25 @@ class Producing:
         self.queue.engine.insert_many(cur, self.queue.table, columns, encoded, skip_duplicates=keyed(columns))
 
     def insert_unpublished(
-        self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str
+        self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str, id_step: int = 1
     ) -> None:
         """Insert rows under ``stage_tag`` inside the caller's transaction ``cur``; claimable once the
-        tag is not in the unpublished table (``Producer`` lists it there in the same transaction)."""
+        tag is not in the unpublished table (``Producer`` lists it there in the same transaction). Text rows
+        into a table whose identity steps by ``id_step`` (Queue.id_step) above 1 go with ids of their own
+        (sqlqueue.numbering)."""
+        if id_step > 1 and isinstance(rows, TextRows) and self._sends_as_is(columns):
+            self._load_numbered(cur, columns, rows, stage_tag, id_step)
+            return
         self._load_under(cur, self.queue.table, columns, rows, stage_tag)
+
+    def _load_numbered(self, cur: Any, columns: Sequence[Column], rows: TextRows, stage_tag: str, step: int) -> None:
+        engine, table = self.queue.engine, self.queue.table
+        reserve = self.queue.dialect.sink.identity_blocks(table)
+        assert reserve is not None, "only an engine that hands out ids in blocks makes a table step by more than 1"
+        blocks = Blocks(step, lambda n: [int(first) for (first,) in execute(cur, reserve, blocks=n).fetchall()])
+        target, loaded = engine.table(table), [Column("id", "bigint", False), *columns, STAGE_TAG]
+        for segment in segments(rows.pieces((stage_tag,)), blocks):
+            engine.load_text(cur, target, loaded, segment)
 
     @property
     def lists_unpublished(self) -> bool:
@@ -1103,12 +1124,25 @@ def _staged_rows(acks: Sequence[Ack], fields: Sequence[str], keys: int) -> list[
     return [(n, *a.key, *carried(a)) for n, a in enumerate(acks)]
 
 
-def runs_of(ids: Sequence[int]) -> list[tuple[int, int]]:
-    """``ids`` as runs of consecutive ids, each (first, last), in order."""
+def runs_of(ids: Sequence[int], step: int = 1) -> list[tuple[int, int]]:
+    """``ids`` as runs, each (first, last), in order: stretches of ids between two of which no row can have
+    an id. Consecutive ids, and where the identity steps by ``step`` (sqlqueue.numbering) the ids on either
+    side of a block's start: the last a row can hold in one block (its first, filled by a default, or its
+    last) and the first in the next (its first, or the one after that, which a sink task's block starts at)."""
     runs: list[tuple[int, int]] = []
     for i in sorted(ids):
-        if runs and runs[-1][1] + 1 == i:
+        if runs and _adjacent(runs[-1][1], i, step):
             runs[-1] = (runs[-1][0], i)
         else:
             runs.append((i, i))
     return runs
+
+
+def _adjacent(before: int, after: int, step: int) -> bool:
+    """No row can have an id between ``before`` and ``after`` (runs_of)."""
+    if after == before + 1:
+        return True
+    if step == 1:
+        return False
+    (block, at), (next_block, next_at) = divmod(before - 1, step), divmod(after - 1, step)
+    return next_block == block + 1 and at in (0, step - 1) and next_at in (0, 1)

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from .numbering import Piece
+
 
 @runtime_checkable
 class TextRows(Protocol):
@@ -30,4 +32,8 @@ class TextRows(Protocol):
 
     def text(self, tail: tuple[str, ...]) -> Iterator[bytes]:
         """The rows as chunks of text, each row followed by the values ``tail``."""
+        ...
+
+    def pieces(self, tail: tuple[str, ...]) -> Iterator[Piece]:
+        """The rows as pieces that render as ``text`` does, each led by the ids it is given, if any."""
         ...

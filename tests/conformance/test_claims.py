@@ -13,6 +13,7 @@ import pytest
 from sqlqueue.consumer import ClaimPolicy, Consumer
 from sqlqueue.queue import DONE_OUTCOME, RETRY_OUTCOME, Ack, Queue
 from sqlqueue.testing import assert_queue_holds
+from tests.support.ids import ids
 
 
 def fill(queue, n: int) -> None:
@@ -62,7 +63,7 @@ def test_a_claim_on_a_table_with_child_tables_takes_only_the_rows_it_locked(engi
         cur.execute(f"CREATE TABLE {table}_child () INHERITS ({table})")
         cur.execute(
             f"INSERT INTO {table}_child (id, state, consumer, claim_seq, payload) "
-            "SELECT 1000 + i, 'claimed', 'other', 1, 'held' FROM generate_series(1, 10) AS i"
+            "SELECT 1000000 + i, 'claimed', 'other', 1, 'held' FROM generate_series(1, 10) AS i"
         )
     fresh = engine.queue(table)  # reads what the table is anew
     assert not fresh.consuming.addressed()
@@ -107,7 +108,7 @@ def test_a_claim_commits_each_chunk_in_a_transaction_of_its_own(engine, monkeypa
     assert queue.consuming.claim("c1", 1, 25, chunk=10, order=engine.order) == 25
     assert transactions == [[10], [10], [5]]
     monkeypatch.undo()
-    assert claimed_ids(queue, "c1", 0, 1) == list(range(1, 26))
+    assert claimed_ids(queue, "c1", 0, 1) == ids(queue)[:25]
 
 
 def test_claimed_rows_are_not_claimed_again(engine):
@@ -124,7 +125,7 @@ def test_fifo_claim_takes_the_oldest_rows(engine):
     queue = engine.new_queue()
     fill(queue, 10)
     queue.consuming.claim("c1", 1, 3, order="fifo")
-    assert claimed_ids(queue, "c1", 0, 1) == [1, 2, 3]
+    assert claimed_ids(queue, "c1", 0, 1) == ids(queue)[:3]
 
 
 def test_advance_serves_rows_tagged_before_a_crash_instead_of_claiming_more(engine):
@@ -136,7 +137,7 @@ def test_advance_serves_rows_tagged_before_a_crash_instead_of_claiming_more(engi
     consumer = engine.consumer(queue, "c1", ClaimPolicy(order=engine.order))
     assert consumer.advance(0, 5) == 1
     assert consumer.last_claimed_rows == 3
-    assert claimed_ids(queue, "c1", 0, 1) == [1, 2, 3]
+    assert claimed_ids(queue, "c1", 0, 1) == ids(queue)[:3]
 
 
 def test_advance_returns_the_start_when_nothing_is_ready(engine):
@@ -183,22 +184,23 @@ def test_completion_leaves_later_claims_alone(engine):
     queue.consuming.claim("c1", 1, 4, order=engine.order)
     queue.consuming.claim("c1", 2, 4, order=engine.order)
     queue.consuming.complete("c1", 1)
-    assert claimed_ids(queue, "c1", 1, 2) == [5, 6, 7, 8]
+    assert claimed_ids(queue, "c1", 1, 2) == ids(queue)[:4]  # the first four are gone
     assert claimed_ids(queue, "c1", 0, 1) == []
 
 
 def test_partitions_cover_every_claimed_row_exactly_once(engine):
     queue = engine.new_queue()
     fill(queue, 103)
+    every = ids(queue)
     queue.consuming.claim("c1", 1, 50, order=engine.order)
     queue.consuming.claim("c1", 2, 53, order=engine.order)
     bounds = queue.consuming.partition_bounds("c1", 0, 2, 4)
     assert len(bounds) == 4
-    ids = []
+    read = []
     for lo, hi in bounds:
         for rows in queue.consuming.read_claimed("c1", 0, 2, lo, hi, ["id"]):
-            ids += [r[0] for r in rows]
-    assert sorted(ids) == list(range(1, 104))
+            read += [r[0] for r in rows]
+    assert sorted(read) == every
 
 
 def test_bounded_claim_ignores_rows_enqueued_after_the_bound(engine):
@@ -305,14 +307,15 @@ def test_rows_handed_back_while_others_claim_are_held_by_one_claimer_at_a_time(e
 def test_prefetch_claims_the_next_batch_while_the_current_one_is_processed(engine):
     queue = engine.new_queue()
     fill(queue, 10)
+    every = ids(queue)
     consumer = Consumer(queue, "c1", ClaimPolicy(order=engine.order, prefetch=True))
     assert consumer.advance(0, 4) == 1
     consumer.close()  # waits for the background claim
-    assert claimed_ids(queue, "c1", 1, 2) == [5, 6, 7, 8]
+    assert claimed_ids(queue, "c1", 1, 2) == every[4:8]
     assert consumer.advance(1, 4) == 2
     consumer.close()
-    assert claimed_ids(queue, "c1", 1, 2) == [5, 6, 7, 8]
-    assert claimed_ids(queue, "c1", 2, 3) == [9, 10]
+    assert claimed_ids(queue, "c1", 1, 2) == every[4:8]
+    assert claimed_ids(queue, "c1", 2, 3) == every[8:]
 
 
 def test_only_a_full_claim_is_followed_by_a_claim_ahead(engine, monkeypatch):
@@ -338,6 +341,7 @@ def test_a_claim_plans_its_read_ranges_as_the_table_would(engine):
 def test_spark_committing_a_batch_the_claim_ahead_completes_does_not_wait_for_it(engine):
     queue = engine.new_queue()
     fill(queue, 12)
+    every = ids(queue)
     consumer = Consumer(queue, "c1", ClaimPolicy(order=engine.order, prefetch=True))
     assert consumer.advance(0, 4) == 1
     assert consumer.advance(1, 4) == 2  # the thread that claims ahead completes claim 1, then claims 3
@@ -348,7 +352,7 @@ def test_spark_committing_a_batch_the_claim_ahead_completes_does_not_wait_for_it
         assert not committed.is_alive()
     consumer.close()
     assert claimed_ids(queue, "c1", 0, 1) == []
-    assert claimed_ids(queue, "c1", 2, 3) == [9, 10, 11, 12]
+    assert claimed_ids(queue, "c1", 2, 3) == every[8:]
 
 
 def test_reading_a_batch_this_run_claimed_does_not_wait_for_the_claim_ahead(engine):

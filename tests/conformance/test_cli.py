@@ -15,6 +15,7 @@ from sqlqueue.queue import Ack, Upkeep
 from sqlqueue.schema import LAYOUT, Column
 from tests.support.clock import move_back, set_times
 from tests.support.engines import config_file, fresh_name
+from tests.support.ids import ids
 from tests.support.layouts import fill_layout1, layout1_queue
 
 
@@ -90,11 +91,13 @@ def test_stats_shows_rows_per_state_and_the_oldest_age(run):
 
 def test_stats_shows_the_oldest_claimable_row_and_the_waits_of_recent_claims(run):
     run.queue.enqueue([{"payload": p} for p in "abc"])
-    run.queue.consuming.claim("c", 1, 2, order=run.order)  # rows 1 and 2
+    first, second, third = ids(run.queue)
+    run.queue.consuming.claim("c", 1, 2, order=run.order)  # the first two
     claimed = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=5)
-    set_times(run.queue, "claimed_at", {1: claimed, 2: claimed})
-    set_times(run.queue, "enqueued_at", {1: claimed - dt.timedelta(seconds=10), 2: claimed - dt.timedelta(seconds=20)})
-    move_back(run.queue, "enqueued_at", 7200, ids=[3])
+    set_times(run.queue, "claimed_at", {first: claimed, second: claimed})
+    enqueued = {first: claimed - dt.timedelta(seconds=10), second: claimed - dt.timedelta(seconds=20)}
+    set_times(run.queue, "enqueued_at", enqueued)
+    move_back(run.queue, "enqueued_at", 7200, ids=[third])
     status, out, err = run("stats")
     assert status == 0, err
     assert re.search(r"^claimable: 1 rows now \(.*\), the oldest enqueued 2:00:0\d ago$", out, re.MULTILINE), out
@@ -106,8 +109,9 @@ def test_stats_shows_the_oldest_claimable_row_and_the_waits_of_recent_claims(run
 def fail_all(queue) -> None:
     queue.enqueue([{"payload": p, "dedup_key": p} for p in "abc"])
     queue.consuming.claim("c", 1, 3, order="heap")
+    acks = [Ack((i,), "failed", "boom") for i in ids(queue)]
     with queue.transaction() as cur:
-        queue.consuming.apply_acks(cur, [Ack((i,), "failed", "boom") for i in range(1, 4)], keep=False, max_attempts=5)
+        queue.consuming.apply_acks(cur, acks, keep=False, max_attempts=5)
 
 
 def test_requeue_sends_failed_rows_back_by_dedup_key_or_all(run):
@@ -139,7 +143,7 @@ def test_purge_without_a_filter_says_first_that_it_deletes_done_rows_older_than_
     run.queue.enqueue([{"payload": p} for p in "de"])
     run.queue.consuming.claim("c", 2, 2, order=run.order)
     run.queue.consuming.complete("c", 2, keep=True)
-    move_back(run.queue, "completed_at", 8 * 86400, ids=[4])  # row 4 done 8 days ago, row 5 just now
+    move_back(run.queue, "completed_at", 8 * 86400, ids=ids(run.queue)[3:4])  # row 4 done 8 days ago, 5 just now
     said_before: list[str] = []
     real_purge = Upkeep.purge
 

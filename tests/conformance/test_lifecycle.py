@@ -11,6 +11,7 @@ from sqlqueue.consumer import ClaimPolicy
 from sqlqueue.queue import Ack
 from sqlqueue.testing import assert_queue_holds
 from tests.support.clock import move_back
+from tests.support.ids import ids
 
 UTC = dt.timezone.utc
 
@@ -122,12 +123,13 @@ def test_a_row_whose_last_lease_ran_out_failed_when_it_ran_out_not_when_it_was_n
 def test_a_row_failed_by_an_acknowledgement_failed_then(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": "x"}, {"payload": "y"}])
+    x, y = ids(queue)
     queue.consuming.claim("c", 1, 2, order=engine.order)
     with queue.transaction() as cur:
         queue.consuming.apply_acks(
-            cur, [Ack((1,), "failed", "bad"), Ack((2,), "retry", "again")], keep=False, max_attempts=1
+            cur, [Ack((x,), "failed", "bad"), Ack((y,), "retry", "again")], keep=False, max_attempts=1
         )
-    for id_ in (1, 2):
+    for id_ in (x, y):
         assert row(queue, id_)["state"] == "failed"
         assert abs((fail_time(queue, id_) - ago(0)).total_seconds()) < 60
 
@@ -180,10 +182,11 @@ def test_a_rows_own_max_attempts_overrides_the_queue_default(engine):
 def test_done_and_failed_outcomes(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": p} for p in "abc"])
+    a, b, c = ids(queue)
     queue.consuming.claim("c", 1, 3, order=engine.order)
-    ack(queue, [Ack((1,), "done"), Ack((2,), "failed", "bad input"), Ack((3,), "done")], keep=True)
-    assert [row(queue, i)["state"] for i in (1, 2, 3)] == ["done", "failed", "done"]
-    assert row(queue, 2)["last_error"] == "bad input"
+    ack(queue, [Ack((a,), "done"), Ack((b,), "failed", "bad input"), Ack((c,), "done")], keep=True)
+    assert [row(queue, i)["state"] for i in (a, b, c)] == ["done", "failed", "done"]
+    assert row(queue, b)["last_error"] == "bad input"
 
 
 def test_acknowledging_twice_changes_nothing_the_second_time(engine):
@@ -226,13 +229,14 @@ def test_purge_keeps_rows_completed_after_the_cutoff(engine):
 def test_requeue_failed_rows_by_id_by_key_or_all(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": p, "dedup_key": f"k{p}"} for p in "abcd"])
+    a, *_ = every = ids(queue)
     queue.consuming.claim("c", 1, 4, order=engine.order)
-    ack(queue, [Ack((i,), "failed", "boom") for i in (1, 2, 3, 4)])
-    assert queue.upkeep.requeue_failed(ids=[1]) == 1
+    ack(queue, [Ack((i,), "failed", "boom") for i in every])
+    assert queue.upkeep.requeue_failed(ids=[a]) == 1
     assert queue.upkeep.requeue_failed(dedup_keys=["kb"]) == 1
     assert queue.upkeep.requeue_failed() == 2
     assert queue.inspection.stats()["ready"]["rows"] == 4
-    assert row(queue, 1)["attempts"] == 0
+    assert row(queue, a)["attempts"] == 0
 
 
 @pytest.mark.babelfish_gap("update_cte", "table_hints")

@@ -18,6 +18,7 @@ from sqlqueue.producer import Producer
 from sqlqueue.schema import Column
 from sqlqueue.waits import Backlog, Waits, duration
 from tests.support.clock import move_back, set_times
+from tests.support.ids import ids
 
 T0 = dt.datetime(2026, 3, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
 
@@ -48,9 +49,10 @@ def test_a_claims_waits_are_the_nearest_rank_percentiles_of_claim_time_minus_enq
     queue.enqueue([{"payload": f"p{i}"} for i in range(n)])
     # Waits of 1.25 s, 2.25 s, ... in an order unrelated to the ids, some of them repeated.
     waits_ms = [((7 * i) % n) // 2 * 1000 + 1250 for i in range(n)]
-    set_times(queue, "enqueued_at", {i + 1: T0 - dt.timedelta(milliseconds=w) for i, w in enumerate(waits_ms)})
+    rows = ids(queue)
+    set_times(queue, "enqueued_at", {r: T0 - dt.timedelta(milliseconds=w) for r, w in zip(rows, waits_ms)})
     assert queue.consuming.claim("c", 1, n, order=engine.order) == n
-    set_times(queue, "claimed_at", dict.fromkeys(range(1, n + 1), T0))
+    set_times(queue, "claimed_at", dict.fromkeys(rows, T0))
     queue.enqueue([{"payload": "later"}])  # another claim's row, claimed as it arrives
     queue.consuming.claim("c", 2, 1, order=engine.order)
     assert queue.inspection.claim_waits("c", 1) == expected(waits_ms)
@@ -60,17 +62,18 @@ def test_the_waits_of_twenty_rows_of_one_to_twenty_seconds(engine):
     """The figures by hand: p50 is the 10th of 20 waits, p95 the 19th."""
     queue = engine.new_queue()
     queue.enqueue([{"payload": f"p{i}"} for i in range(20)])
-    set_times(queue, "enqueued_at", {i: T0 - dt.timedelta(seconds=21 - i) for i in range(1, 21)})
+    rows = ids(queue)
+    set_times(queue, "enqueued_at", {r: T0 - dt.timedelta(seconds=20 - i) for i, r in enumerate(rows)})
     queue.consuming.claim("c", 1, 20, order=engine.order)
-    set_times(queue, "claimed_at", dict.fromkeys(range(1, 21), T0))
+    set_times(queue, "claimed_at", dict.fromkeys(rows, T0))
     assert queue.inspection.claim_waits("c", 1) == Waits(20, 10_000, 19_000, 20_000)
 
 
 def test_a_consumer_reports_the_waits_of_its_claim_from_the_claim_time_the_database_recorded(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": f"p{i}"} for i in range(10)])
-    for i in range(1, 11):
-        move_back(queue, "enqueued_at", 30 * i, ids=[i])
+    for i, row in enumerate(ids(queue), 1):
+        move_back(queue, "enqueued_at", 30 * i, ids=[row])
     consumer = engine.consumer(queue, "c", ClaimPolicy(order=engine.order, prefetch=False))
     assert consumer.advance(0, 10) == 1
     waits = consumer.last_waits
@@ -106,8 +109,9 @@ def test_a_claim_with_no_rows_has_no_waits(engine):
 
 
 def spread_enqueue_times(queue, n: int) -> None:
-    """Rows 1..n enqueued 1 s, 2 s, ... n s before T0, in an order unrelated to their ids."""
-    set_times(queue, "enqueued_at", {i: T0 - dt.timedelta(seconds=(7 * i) % n + 1) for i in range(1, n + 1)})
+    """The first n rows enqueued 1 s, 2 s, ... n s before T0, in an order unrelated to their ids."""
+    rows = ids(queue)[:n]
+    set_times(queue, "enqueued_at", {r: T0 - dt.timedelta(seconds=(7 * i) % n + 1) for i, r in enumerate(rows, 1)})
 
 
 def test_a_claim_made_ahead_hands_its_waits_to_the_batch_it_serves(engine, monkeypatch):
@@ -129,7 +133,7 @@ def test_rows_claimed_before_a_crash_are_measured_from_the_table(engine):
     queue.enqueue([{"payload": f"p{i}"} for i in range(6)])
     spread_enqueue_times(queue, 6)
     queue.consuming.claim("c", 1, 6, order=engine.order)  # the offset of claim 1 was never logged
-    set_times(queue, "claimed_at", dict.fromkeys(range(1, 7), T0))  # waits of 1 s to 6 s
+    set_times(queue, "claimed_at", dict.fromkeys(ids(queue), T0))  # waits of 1 s to 6 s
     consumer = engine.consumer(queue, "c", ClaimPolicy(order=engine.order, prefetch=False))
     assert consumer.advance(0, 100) == 1
     assert consumer.last_waits == Waits(6, 3_000, 6_000, 6_000)
@@ -142,26 +146,28 @@ def test_the_backlog_ages_the_oldest_row_a_claim_could_take_by_the_database_cloc
     queue.enqueue([{"payload": "not due", "due_at": dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)}])
     Producer(queue, "w").write(0, 0, (Column("payload", "text"),), [("unpublished",)])
     queue.consuming.claim("c", 1, 1, order=engine.order)  # row 1, the oldest id: claimed, not ready any more
-    move_back(queue, "enqueued_at", 3000, ids=[1])
-    move_back(queue, "enqueued_at", 300, ids=[2])
-    move_back(queue, "enqueued_at", 600, ids=[4])  # not due yet
-    move_back(queue, "enqueued_at", 900, ids=[5])  # in a sink batch Spark has not committed
+    rows = ids(queue)
+    move_back(queue, "enqueued_at", 3000, ids=[rows[0]])
+    move_back(queue, "enqueued_at", 300, ids=[rows[1]])
+    move_back(queue, "enqueued_at", 600, ids=[rows[3]])  # not due yet
+    move_back(queue, "enqueued_at", 900, ids=[rows[4]])  # in a sink batch Spark has not committed
     backlog = queue.inspection.backlog()
     assert backlog.ready_rows == 2 == queue.inspection.count_ready()
     assert backlog.oldest_age_ms is not None and 300_000 <= backlog.oldest_age_ms < 330_000
     # The oldest by enqueue time, not the lowest id (a producer's transaction can commit an older
     # enqueue time after newer ids; on PostgreSQL now() is the transaction's start).
     queue.enqueue([{"payload": "late commit"}])
-    move_back(queue, "enqueued_at", 450, ids=[6])
+    move_back(queue, "enqueued_at", 450, ids=ids(queue)[5:])
     assert queue.inspection.backlog().oldest_age_ms >= 450_000
 
 
 def test_recent_waits_count_every_row_claimed_since_a_time_that_is_still_in_the_table(engine):
     queue = engine.new_queue()
     queue.enqueue([{"payload": f"p{i}"} for i in range(6)])
-    set_times(queue, "enqueued_at", {i: T0 - dt.timedelta(seconds=i) for i in range(1, 7)})
+    rows = ids(queue)
+    set_times(queue, "enqueued_at", {r: T0 - dt.timedelta(seconds=i) for i, r in enumerate(rows, 1)})
     queue.consuming.claim("c", 1, 6, order=engine.order)
-    set_times(queue, "claimed_at", {i: T0 for i in range(1, 5)} | {5: T0 - dt.timedelta(hours=2), 6: T0})
+    set_times(queue, "claimed_at", dict.fromkeys(rows, T0) | {rows[4]: T0 - dt.timedelta(hours=2)})
     queue.consuming.complete("c", 1, keep=True)  # rows 1-6 done and kept, claimed_at kept with them
     queue.enqueue([{"payload": "ready, never claimed"}])
     assert queue.inspection.recent_waits(T0 - dt.timedelta(minutes=1)) == Waits(5, 3_000, 6_000, 6_000)
@@ -199,8 +205,8 @@ def test_a_batch_reports_its_waits_and_the_oldest_ready_row_in_progress_and_its_
 
     queue = engine.new_queue()
     queue.enqueue([{"payload": f"p{i}"} for i in range(5)])  # rows 1-5 enqueued 2:01:00 to 2:05:00 ago
-    for i in range(1, 6):
-        move_back(queue, "enqueued_at", 7200 + 60 * i, ids=[i])
+    for i, row in enumerate(ids(queue), 1):
+        move_back(queue, "enqueued_at", 7200 + 60 * i, ids=[row])
     source = reader(engine, queue, maxRowsPerTrigger=3)
     end = source.latestOffset({"consumer": "waits", "seq": 0}, ReadMaxRows(3))
     progress = source.reportLatestOffset()

@@ -14,6 +14,7 @@ from sqlqueue.spark.jobs import run
 from sqlqueue.testing import assert_queue_holds
 from tests.conftest import ROOT
 from tests.support.engines import config_file
+from tests.support.ids import ids
 
 
 def job(name: str) -> ModuleType:
@@ -64,10 +65,9 @@ def test_queue_to_delta_with_a_dead_letter_table_moves_the_failed_rows_there(spa
     queue = engine.new_queue()
     queue.enqueue([{"payload": f"p{i}"} for i in range(30)])
     queue.consuming.claim("worker", 1, 10, order=engine.order)
+    poison = [Ack((i,), FAILED_OUTCOME, "poison") for i in ids(queue)[:10]]
     with queue.transaction() as cur:
-        queue.consuming.apply_acks(
-            cur, [Ack((i,), FAILED_OUTCOME, "poison") for i in range(1, 11)], keep=False, max_attempts=5
-        )
+        queue.consuming.apply_acks(cur, poison, keep=False, max_attempts=5)
     status = run_job(
         "queue_to_delta",
         "-c",

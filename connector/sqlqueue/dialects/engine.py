@@ -98,6 +98,9 @@ class Engine(ABC):
 
     # Whether queue rows get an index on their sink tag (see SqlServerEngine for why).
     indexes_row_tags = False
+    # How far apart the identity of a queue table this engine creates hands out ids (sqlqueue.numbering):
+    # above 1, each id it hands out starts a block of that many, whose other ids a sink task may name.
+    id_step = 1
     # Whether the ready index carries the sink tag (INCLUDE), so a claim judges a row of an unpublished
     # batch from the index alone (see PostgresEngine for where it does not help).
     ready_index_covers_tag = True
@@ -259,8 +262,17 @@ class Engine(ABC):
     def table_absent(self, table: TableName) -> str:
         """An SQL condition that holds while ``table`` does not exist (create records its layout then)."""
 
-    def identity_sql(self, column: Column) -> str:
+    def identity_sql(self, column: Column, step: int = 1) -> str:
         return f"{self.type_sql(column)} NOT NULL"
+
+    def identity_step_sql(self, table: TableName) -> str | None:
+        """A query of how far apart ``table``'s identity hands out ids; None where it is always 1."""
+        return None
+
+    def identity_blocks_sql(self, table: TableName) -> str | None:
+        """The ids ``table``'s identity hands out next, :blocks of them, each the first of its block; None
+        where it hands them out one at a time."""
+        return None
 
     def table_options(self, table: TableName) -> list[str]:
         """Statements run after CREATE TABLE (engine settings a queue table needs)."""
@@ -380,7 +392,7 @@ class Engine(ABC):
 
     def column_sql(self, column: Column, default: str | None = None) -> str:
         if default == "identity":
-            return f"{self.quote(column.name)} {self.identity_sql(column)}"
+            return f"{self.quote(column.name)} {self.identity_sql(column, self.id_step)}"
         sql = f"{self.quote(column.name)} {self.type_sql(column)}"
         if default is not None:
             sql += f" DEFAULT {self.default_sql(default)}"

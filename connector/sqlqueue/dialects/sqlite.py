@@ -61,7 +61,7 @@ class SqliteEngine(Engine):
 
     separate_primary_key = False
 
-    def identity_sql(self, column: Column) -> str:
+    def identity_sql(self, column: Column, step: int = 1) -> str:
         # Without AUTOINCREMENT SQLite reuses the ids of deleted rows, and a queue deletes them all.
         return "INTEGER PRIMARY KEY AUTOINCREMENT NOT NULL"
 

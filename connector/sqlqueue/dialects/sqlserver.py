@@ -137,7 +137,7 @@ class SqlServerEngine(Engine):
     def type_sql(self, column: Column) -> str:
         return _TYPES[column.type]
 
-    def identity_sql(self, column: Column) -> str:
+    def identity_sql(self, column: Column, step: int = 1) -> str:
         return "BIGINT IDENTITY(1, 1) NOT NULL"
 
     def now(self) -> str:

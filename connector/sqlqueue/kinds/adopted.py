@@ -128,6 +128,9 @@ class Adopted:
     def peeked(self, queue: Served) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns(queue))  # the row as the table holds it
 
+    def id_step(self, queue: Served) -> int:
+        return 1  # its key is the table's own: no claim holds runs of it, and the sink stages every batch
+
     def layout(self, queue: Served) -> int:
         raise unsupported(queue.table, self.describe(), Capability.MIGRATE.value, self.instead(Capability.MIGRATE))
 

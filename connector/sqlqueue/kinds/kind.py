@@ -151,6 +151,9 @@ class TableKind(Protocol):
     def peeked(self, queue: Served) -> tuple[str, ...]:
         """The columns ``sqlqueue peek`` shows of a ready row."""
 
+    def id_step(self, queue: Served) -> int:
+        """How far apart the table's identity hands out ids (sqlqueue.numbering): 1, or a block's size."""
+
     def layout(self, queue: Served) -> int:
         """The version of sqlqueue's own layout the table has (Capability.MIGRATE)."""
 

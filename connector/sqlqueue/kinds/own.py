@@ -53,6 +53,7 @@ class OwnLayout:
 
     def __init__(self) -> None:
         self._spelling: dict[str, str] | None = None  # lower-case name -> the table's spelling
+        self._id_step: int | None = None
 
     def describe(self) -> str:
         return "in sqlqueue's own layout"
@@ -76,6 +77,14 @@ class OwnLayout:
             raise SchemaError(f"queue table {queue.table} does not exist at {queue.spec.display}: create it first")
         portable = queue.engine.portable_type
         return tuple(LIFECYCLE_TYPES.get(n) or Column(n, portable(t), bool(nullable)) for n, t, nullable in rows)
+
+    def id_step(self, queue: Served) -> int:
+        """Read once: a table keeps the step it was made with (Engine.id_step when sqlqueue made it)."""
+        if self._id_step is None:
+            statement = queue.dialect.sink.identity_step(queue.table)
+            rows = queue.fetch(statement, {}) if statement is not None else []
+            self._id_step = int(rows[0][0]) if rows and rows[0][0] else 1
+        return self._id_step
 
     def domain_columns(self, queue: Served) -> tuple[Column, ...]:
         return tuple(c for c in self.columns(queue) if c.name not in LIFECYCLE_NAMES)

@@ -244,17 +244,38 @@ class ArrowRows:
         return batch_rows(self._counted(), self.columns, self.native)
 
     def text(self, tail: tuple[str, ...]) -> Iterator[bytes]:
-        # Arrow's CSV writer, quoting nothing, writes the tab-separated lines; _escaped leaves no character
-        # it would have to quote in a value.
-        lines = csv.WriteOptions(include_header=False, delimiter="\t", quoting_style="none", null_string="\\N")
-        for batch in self._counted():
-            arrays = [
-                _escaped(_as_text(_writable(batch.column(i), c, self.native))) for i, c in enumerate(self.columns)
-            ]
-            arrays += [pa.repeat(value, batch.num_rows) for value in tail]
-            out = io.BytesIO()
-            csv.write_csv(pa.RecordBatch.from_arrays(arrays, names=[str(i) for i in range(len(arrays))]), out, lines)
-            yield out.getvalue()
+        return (piece.text(None) for piece in self.pieces(tail))
+
+    def pieces(self, tail: tuple[str, ...]) -> Iterator[_TextBatch]:
+        return (_TextBatch(batch, self.columns, self.native, tail) for batch in self._counted())
+
+
+class _TextBatch:
+    """One record batch as bulk-load text (sqlqueue.numbering.Piece)."""
+
+    # Arrow's CSV writer, quoting nothing, writes the tab-separated lines; _escaped leaves no character it
+    # would have to quote in a value.
+    LINES = csv.WriteOptions(include_header=False, delimiter="\t", quoting_style="none", null_string="\\N")
+
+    def __init__(self, batch: pa.RecordBatch, columns: Sequence[Column], native: bool, tail: tuple[str, ...]) -> None:
+        self.batch, self.columns, self.native, self.tail = batch, columns, native, tail
+        self.rows = batch.num_rows
+
+    def text(self, ids: Sequence[range] | None) -> bytes:
+        batch, native = self.batch, self.native
+        arrays = [_escaped(_as_text(_writable(batch.column(i), c, native))) for i, c in enumerate(self.columns)]
+        arrays += [pa.repeat(value, self.rows) for value in self.tail]
+        if ids is not None:
+            arrays.insert(0, pa.concat_arrays([_numbers(part) for part in ids]))
+        out = io.BytesIO()
+        csv.write_csv(pa.RecordBatch.from_arrays(arrays, names=[str(i) for i in range(len(arrays))]), out, self.LINES)
+        return out.getvalue()
+
+
+def _numbers(ids: range) -> pa.Array:
+    """``ids`` (a step of 1) as an int64 array, built in Arrow's C++: a running sum of ones."""
+    ones = pa.repeat(pa.scalar(1, pa.int64()), len(ids))
+    return pc.add(pc.cumulative_sum(ones), ids.start - 1)
 
 
 # What COPY's text format escapes in a value, as it reads it back ("Text Format", postgresql.org/docs/

@@ -1,1 +1,1 @@
-SELECT COALESCE(SUM("sqlqueue_last_id" - "sqlqueue_first_id" + 1), 0) FROM "jobs_claims" WHERE "sqlqueue_consumer" = %s AND "sqlqueue_claim_seq" <= %s
+SELECT COUNT(*) FROM "jobs" JOIN "jobs_claims" ON "jobs"."id" BETWEEN "jobs_claims"."sqlqueue_first_id" AND "jobs_claims"."sqlqueue_last_id" WHERE "sqlqueue_consumer" = %s AND "sqlqueue_claim_seq" <= %s

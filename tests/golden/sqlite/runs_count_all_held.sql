@@ -1,1 +1,1 @@
-SELECT COALESCE(SUM("sqlqueue_last_id" - "sqlqueue_first_id" + 1), 0) FROM "jobs_claims"
+SELECT COUNT(*) FROM "jobs" JOIN "jobs_claims" ON "jobs"."id" BETWEEN "jobs_claims"."sqlqueue_first_id" AND "jobs_claims"."sqlqueue_last_id"

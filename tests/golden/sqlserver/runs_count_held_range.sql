@@ -1,1 +1,1 @@
-SELECT COALESCE(SUM([sqlqueue_last_id] - [sqlqueue_first_id] + 1), 0) FROM [dbo].[jobs_claims] WHERE [sqlqueue_consumer] = ? AND [sqlqueue_claim_seq] > ? AND [sqlqueue_claim_seq] <= ?
+SELECT COUNT(*) FROM [dbo].[jobs] JOIN [dbo].[jobs_claims] ON [jobs].[id] BETWEEN [jobs_claims].[sqlqueue_first_id] AND [jobs_claims].[sqlqueue_last_id] WHERE [sqlqueue_consumer] = ? AND [sqlqueue_claim_seq] > ? AND [sqlqueue_claim_seq] <= ?

@@ -17,7 +17,7 @@ from ...identifiers import TableName
 from ...profile import Profile
 from ...schema import STAGE_TAG, Column
 from ..engine import Engine, Statement, cached
-from .lifecycle import CONSUMER, FIRST, LAST, ONE, RANGE, ROW, SEQ, UPTO, Holding, Lifecycle
+from .lifecycle import CONSUMER, ONE, RANGE, ROW, SEQ, UPTO, Holding, Lifecycle
 from .schema import Schema
 
 
@@ -426,25 +426,16 @@ class Claims(ABC):
     def count_all_held(self, holding: Holding) -> Statement:
         """Rows every consumer holds (claimed, not completed)."""
         e = self.engine
-        if holding.runs is not None:
-            return e.compile(f"SELECT {self._run_rows()} FROM {e.table(holding.runs)}")
         state = f" WHERE {e.quote(holding.state[0])} = {e.literal(holding.state[1])}" if holding.state else ""
-        return e.compile(f"SELECT COUNT(*) FROM {e.table(holding.table)}{state}")
+        return e.compile(f"SELECT COUNT(*) FROM {self.lifecycle.source(holding)}{state}")
 
     @cached
     def count_held(self, holding: Holding, claims: str = ONE) -> Statement:
-        """Rows a consumer holds under claim :seq (ONE), or under every claim up to :upto_seq (UPTO): where runs
-        hold them, from the runs alone (every id of a run is a row the claim holds)."""
+        """Rows a consumer holds under claim :seq (ONE), or under every claim up to :upto_seq (UPTO). Where runs
+        hold them, the rows in the runs: not every id of a run is a row's (sqlqueue.numbering)."""
         e = self.engine
         held = self.lifecycle.held(holding, claims)
-        if holding.runs is not None:
-            return e.compile(f"SELECT {self._run_rows()} FROM {e.table(holding.runs)} WHERE {held}")
-        return e.compile(f"SELECT COUNT(*) FROM {e.table(holding.table)} WHERE {held}")
-
-    def _run_rows(self) -> str:
-        """The rows runs hold, summed over the runs a query selects (0 for none)."""
-        q = self.engine.quote
-        return f"COALESCE(SUM({q(LAST)} - {q(FIRST)} + 1), 0)"
+        return e.compile(f"SELECT COUNT(*) FROM {self.lifecycle.source(holding)} WHERE {held}")
 
     @cached
     def partition_bounds(self, holding: Holding, parts: int) -> Statement:

@@ -76,6 +76,19 @@ class Sink:
         return e.compile(f"SELECT COALESCE(MAX({e.quote('id')}), 0) FROM {e.table(table)}{e.skip_locked_hints()}")
 
     @cached
+    def identity_step(self, table: TableName) -> Statement | None:
+        """How far apart the table's identity hands out ids (sqlqueue.numbering); None where always 1."""
+        sql = self.engine.identity_step_sql(table)
+        return self.engine.compile(sql) if sql is not None else None
+
+    @cached
+    def identity_blocks(self, table: TableName) -> Statement | None:
+        """The first ids of :blocks blocks the table's identity hands out, one nextval each; None where it
+        hands them out one at a time."""
+        sql = self.engine.identity_blocks_sql(table)
+        return self.engine.compile(sql) if sql is not None else None
+
+    @cached
     def register_unpublished(self, table: TableName) -> Statement:
         e = self.engine
         q = e.quote
