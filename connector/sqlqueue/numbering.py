@@ -18,7 +18,23 @@ again. A task of n rows takes about log5(n / the first batch's rows) + 1 loads (
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Identity:
+    """How a queue table's identity hands out ids: ``step`` apart (1, or a block's size), and whether this
+    login may reserve blocks of them (``nextval`` needs USAGE on the identity's sequence, where inserting
+    with the default does not). A claim's runs go by the step whatever the login may do."""
+
+    step: int = 1
+    reserves: bool = False
+
+    @property
+    def names_ids(self) -> bool:
+        """Whether a sink task names its rows' ids from blocks it reserves."""
+        return self.step > 1 and self.reserves
 
 
 class Piece(Protocol):

@@ -39,6 +39,7 @@ from typing import Any
 from .dialects.engine import execute, scalar
 from .errors import DatabaseError, SchemaError
 from .ledger import Ledger
+from .numbering import Identity
 from .queue import Queue
 from .schema import PAST_HEX, Column, Included
 from .textrows import TextRows
@@ -212,7 +213,7 @@ class Producer:
         counted = _counting(rows)
         if counted is None:  # an empty task needs no connection
             return Written(tag, 0)
-        step = self.queue.id_step()  # read from the catalog outside the transaction, once a process
+        identity = self.queue.identity()  # read from the catalog outside the transaction, once a process
         with self.queue.transaction() as cur:
             if self.ledger.contains(cur, batch_id):
                 return Written(tag, 0)
@@ -226,18 +227,18 @@ class Producer:
             if self.queue.producing.stages(columns):
                 self.queue.producing.stage(cur, columns, counted, tag)
             else:
-                self._write_listed(cur, columns, counted, tag, step)
+                self._write_listed(cur, columns, counted, tag, identity)
         return Written(tag, counted.count)
 
     def _write_listed(
-        self, cur: Any, columns: Sequence[Column], counted: TextRows | _Counted, tag: str, step: int
+        self, cur: Any, columns: Sequence[Column], counted: TextRows | _Counted, tag: str, identity: Identity
     ) -> None:
         """Into the table itself under ``tag``'s row tag, both listed as unpublished: ``tag`` with the id
         range the rows took and their count (publish and discard select it by range), the row tag with
-        none (the claim looks it up). ``step``: the table's (Queue.id_step)."""
+        none (the claim looks it up). ``identity``: the table's (Queue.identity)."""
         carried = row_tag(tag)
         id_after = scalar(cur, self.sql.last_id(self.table))
-        self.queue.producing.insert_unpublished(cur, columns, counted, carried, step)
+        self.queue.producing.insert_unpublished(cur, columns, counted, carried, identity)
         id_upto = scalar(cur, self.sql.last_id(self.table))
         register = self.sql.register_unpublished(self.table)
         execute(cur, register, tag=tag, id_after=id_after, id_upto=id_upto, row_count=counted.count)

@@ -34,7 +34,7 @@ from .groups import PER_GROUP, Grouping
 from .identifiers import TableName
 from .kinds import TableKind, kind_for
 from .kinds.catalog import exact_columns
-from .numbering import Blocks, segments
+from .numbering import Blocks, Identity, segments
 from .profile import COUNTS, NATIVE, ROLE_TYPES, TIMES, Profile
 from .schema import LIFECYCLE_TYPES, STAGE_TAG, Column, Included, QueueSpec, Subtype, keyed
 from .textrows import TextRows
@@ -219,10 +219,10 @@ class Queue:
         """The table's columns as the database reports them."""
         return self.kind.columns(self)
 
-    def id_step(self) -> int:
-        """How far apart the table's identity hands out ids: 1, or the size of the blocks a sink task names
-        its rows' ids from (sqlqueue.numbering)."""
-        return self.kind.id_step(self)
+    def identity(self) -> Identity:
+        """How the table's identity hands out ids: one at a time, or in blocks a sink task may name its rows'
+        ids from (sqlqueue.numbering)."""
+        return self.kind.identity(self)
 
     def subtypes(self) -> tuple[Subtype, ...]:
         """The tables that extend this one by its key (Profile.include), as the catalog describes them."""
@@ -448,7 +448,7 @@ class Consuming:
         """A claim held as runs (dialects.statements.runs): in the claims' turn, the ids and waits of up to
         ``limit`` ready rows, then a run recorded for each stretch of them no other row can be inside (runs_of).
         One transaction whatever the limit: it locks no row."""
-        runs, table, step = self.queue.dialect.runs, self.queue.table, self.queue.id_step()
+        runs, table, step = self.queue.dialect.runs, self.queue.table, self.queue.identity().step
         bound = self.bound_column() if values["max_id"] is not None else None
         pick = runs.pick(table, self.claim_profile(order), bound)
         turn, record = runs.turn(table), runs.record(table)
@@ -882,14 +882,14 @@ class Producing:
         self.queue.engine.insert_many(cur, self.queue.table, columns, encoded, skip_duplicates=keyed(columns))
 
     def insert_unpublished(
-        self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str, id_step: int = 1
+        self, cur: Any, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str, identity: Identity
     ) -> None:
         """Insert rows under ``stage_tag`` inside the caller's transaction ``cur``; claimable once the
         tag is not in the unpublished table (``Producer`` lists it there in the same transaction). Text rows
-        into a table whose identity steps by ``id_step`` (Queue.id_step) above 1 go with ids of their own
+        go with ids of their own where the table's ``identity`` (Queue.identity) lets this login name them
         (sqlqueue.numbering)."""
-        if id_step > 1 and isinstance(rows, TextRows) and self._sends_as_is(columns):
-            self._load_numbered(cur, columns, rows, stage_tag, id_step)
+        if identity.names_ids and isinstance(rows, TextRows) and self._sends_as_is(columns):
+            self._load_numbered(cur, columns, rows, stage_tag, identity.step)
             return
         self._load_under(cur, self.queue.table, columns, rows, stage_tag)
 

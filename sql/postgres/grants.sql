@@ -10,9 +10,11 @@ GRANT CONNECT, TEMPORARY ON DATABASE ops TO sqlqueue_connector;  -- TEMPORARY: e
 GRANT USAGE ON SCHEMA public TO sqlqueue_connector;
 
 -- Source: claim and complete (UPDATE, DELETE), read (SELECT). Sink: write (INSERT), drop what an
--- aborted batch wrote (DELETE), publish dedup-keyed batches (INSERT ... SELECT). The identity
--- column needs no sequence grant.
+-- aborted batch wrote (DELETE), publish dedup-keyed batches (INSERT ... SELECT).
 GRANT SELECT, INSERT, UPDATE, DELETE ON public.orders TO sqlqueue_connector;
+-- The sink reserves blocks of ids from the identity's sequence (nextval, which needs USAGE; inserting with
+-- the default does not) and names its rows' ids itself. Without it the sink lets the table number them.
+GRANT USAGE ON SEQUENCE public.orders_id_seq TO sqlqueue_connector;
 -- Sink batches not committed yet: claims and peeks skip their rows (SELECT); the sink lists a
 -- batch (INSERT) and publishes or drops it (DELETE).
 GRANT SELECT, INSERT, DELETE ON public.orders_unpublished TO sqlqueue_connector;

@@ -70,7 +70,7 @@ def test_a_sink_task_numbers_its_rows_in_the_order_it_sends_them(queue):
     write(queue, batches(PAYLOADS))
     rows = stored(queue)
     assert [p for _, p in rows] == PAYLOADS
-    step = queue.id_step()
+    step = queue.identity().step
     assert step > 1 and not [i for i, _ in rows if (i - 1) % step == 0]  # no block's first id: a default's
 
 
@@ -110,5 +110,5 @@ def test_a_table_whose_identity_steps_by_one_keeps_taking_its_ids_from_it(queue)
         cur.execute(f"ALTER TABLE {e.table(queue.table)} ALTER COLUMN {e.quote('id')} SET INCREMENT BY 1")
     fresh = queue.__class__(queue.spec, queue.table)
     write(fresh, batches(PAYLOADS[:3000]))
-    assert fresh.id_step() == 1
+    assert fresh.identity().step == 1
     assert [i for i, _ in stored(fresh)] == list(range(1, 3001))

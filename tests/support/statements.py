@@ -473,7 +473,7 @@ def catalog(dialect: Dialect) -> list[Entry]:
         dialect.sink.count_unpublished,
     ):
         add(sink.__name__, sink)
-    for numbering in (dialect.sink.identity_step, dialect.sink.identity_blocks):  # where ids come in blocks
+    for numbering in (dialect.sink.identity, dialect.sink.identity_blocks):  # where ids come in blocks
         if (statement := numbering(t)) is not None:
             entries.append(Entry(numbering.__name__, built_by(dialect, numbering), statement.sql))
     for staged in (dialect.sink.delete_staged, dialect.sink.count_staged):

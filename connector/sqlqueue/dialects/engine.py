@@ -265,8 +265,9 @@ class Engine(ABC):
     def identity_sql(self, column: Column, step: int = 1) -> str:
         return f"{self.type_sql(column)} NOT NULL"
 
-    def identity_step_sql(self, table: TableName) -> str | None:
-        """A query of how far apart ``table``'s identity hands out ids; None where it is always 1."""
+    def identity_sql_of(self, table: TableName) -> str | None:
+        """A query of how far apart ``table``'s identity hands out ids, and whether this login may reserve
+        blocks of them (sqlqueue.numbering.Identity); None where it hands them out one at a time."""
         return None
 
     def identity_blocks_sql(self, table: TableName) -> str | None:

@@ -103,8 +103,14 @@ class PostgresEngine(Engine):
         # postgresql.org/docs/current/functions-info.html).
         return f"pg_get_serial_sequence({self.literal(self.table(table))}, 'id')"
 
-    def identity_step_sql(self, table: TableName) -> str | None:
-        return f"SELECT seqincrement FROM pg_sequence WHERE seqrelid = {self._identity(table)}::regclass"
+    def identity_sql_of(self, table: TableName) -> str | None:
+        # nextval needs USAGE (or UPDATE) on the sequence; an identity's default does not
+        # (postgresql.org/docs/current/functions-sequence.html, sql-grant.html).
+        sequence = f"{self._identity(table)}::regclass"
+        return (
+            f"SELECT seqincrement, has_sequence_privilege({sequence}, 'USAGE') FROM pg_sequence "
+            f"WHERE seqrelid = {sequence}"
+        )
 
     def identity_blocks_sql(self, table: TableName) -> str | None:
         # nextval is not rolled back with the transaction, and never hands out a number twice

@@ -26,6 +26,7 @@ from ..dialects.engine import ASSIGNED, GENERATED
 from ..errors import DatabaseError, SchemaError, unsupported
 from ..findings import OK, PROBLEM, Finding
 from ..identifiers import TableName
+from ..numbering import Identity
 from ..profile import Profile
 from ..schema import Column, Included, Subtype, picked_columns
 from ..waits import duration
@@ -128,8 +129,8 @@ class Adopted:
     def peeked(self, queue: Served) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns(queue))  # the row as the table holds it
 
-    def id_step(self, queue: Served) -> int:
-        return 1  # its key is the table's own: no claim holds runs of it, and the sink stages every batch
+    def identity(self, queue: Served) -> Identity:
+        return Identity()  # its key is the table's own: no claim holds runs of it, the sink stages every batch
 
     def layout(self, queue: Served) -> int:
         raise unsupported(queue.table, self.describe(), Capability.MIGRATE.value, self.instead(Capability.MIGRATE))

@@ -23,6 +23,7 @@ from ..dialects import Dialect
 from ..dialects.engine import Engine, Statement
 from ..findings import Finding
 from ..identifiers import TableName
+from ..numbering import Identity
 from ..profile import Profile
 from ..schema import Column, Included, Subtype
 
@@ -151,8 +152,8 @@ class TableKind(Protocol):
     def peeked(self, queue: Served) -> tuple[str, ...]:
         """The columns ``sqlqueue peek`` shows of a ready row."""
 
-    def id_step(self, queue: Served) -> int:
-        """How far apart the table's identity hands out ids (sqlqueue.numbering): 1, or a block's size."""
+    def identity(self, queue: Served) -> Identity:
+        """How the table's identity hands out ids (sqlqueue.numbering)."""
 
     def layout(self, queue: Served) -> int:
         """The version of sqlqueue's own layout the table has (Capability.MIGRATE)."""

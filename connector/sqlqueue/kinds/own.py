@@ -17,6 +17,7 @@ from ..capabilities import Capability
 from ..errors import SchemaError, layout_mismatch
 from ..findings import OK, PROBLEM, Finding, guarded
 from ..identifiers import TableName
+from ..numbering import Identity
 from ..profile import NATIVE, Profile, native
 from ..schema import (
     CLAIMED,
@@ -53,7 +54,7 @@ class OwnLayout:
 
     def __init__(self) -> None:
         self._spelling: dict[str, str] | None = None  # lower-case name -> the table's spelling
-        self._id_step: int | None = None
+        self._identity: Identity | None = None
 
     def describe(self) -> str:
         return "in sqlqueue's own layout"
@@ -78,13 +79,13 @@ class OwnLayout:
         portable = queue.engine.portable_type
         return tuple(LIFECYCLE_TYPES.get(n) or Column(n, portable(t), bool(nullable)) for n, t, nullable in rows)
 
-    def id_step(self, queue: Served) -> int:
+    def identity(self, queue: Served) -> Identity:
         """Read once: a table keeps the step it was made with (Engine.id_step when sqlqueue made it)."""
-        if self._id_step is None:
-            statement = queue.dialect.sink.identity_step(queue.table)
+        if self._identity is None:
+            statement = queue.dialect.sink.identity(queue.table)
             rows = queue.fetch(statement, {}) if statement is not None else []
-            self._id_step = int(rows[0][0]) if rows and rows[0][0] else 1
-        return self._id_step
+            self._identity = Identity(int(rows[0][0]), bool(rows[0][1])) if rows else Identity()
+        return self._identity
 
     def domain_columns(self, queue: Served) -> tuple[Column, ...]:
         return tuple(c for c in self.columns(queue) if c.name not in LIFECYCLE_NAMES)

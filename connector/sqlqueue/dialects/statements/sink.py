@@ -76,9 +76,10 @@ class Sink:
         return e.compile(f"SELECT COALESCE(MAX({e.quote('id')}), 0) FROM {e.table(table)}{e.skip_locked_hints()}")
 
     @cached
-    def identity_step(self, table: TableName) -> Statement | None:
-        """How far apart the table's identity hands out ids (sqlqueue.numbering); None where always 1."""
-        sql = self.engine.identity_step_sql(table)
+    def identity(self, table: TableName) -> Statement | None:
+        """How far apart the table's identity hands out ids and whether this login may reserve blocks of them
+        (sqlqueue.numbering.Identity); None where it hands them out one at a time."""
+        sql = self.engine.identity_sql_of(table)
         return self.engine.compile(sql) if sql is not None else None
 
     @cached

@@ -1,1 +1,0 @@
-SELECT seqincrement FROM pg_sequence WHERE seqrelid = pg_get_serial_sequence('"jobs"', 'id')::regclass
