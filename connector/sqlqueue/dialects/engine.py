@@ -265,7 +265,7 @@ class Engine(ABC):
     def identity_sql(self, column: Column, step: int = 1) -> str:
         return f"{self.type_sql(column)} NOT NULL"
 
-    def identity_sql_of(self, table: TableName) -> str | None:
+    def identity_query(self, table: TableName) -> str | None:
         """A query of how far apart ``table``'s identity hands out ids, and whether this login may reserve
         blocks of them (sqlqueue.numbering.Identity); None where it hands them out one at a time."""
         return None

@@ -103,7 +103,7 @@ class PostgresEngine(Engine):
         # postgresql.org/docs/current/functions-info.html).
         return f"pg_get_serial_sequence({self.literal(self.table(table))}, 'id')"
 
-    def identity_sql_of(self, table: TableName) -> str | None:
+    def identity_query(self, table: TableName) -> str | None:
         # nextval needs USAGE (or UPDATE) on the sequence; an identity's default does not
         # (postgresql.org/docs/current/functions-sequence.html, sql-grant.html).
         sequence = f"{self._identity(table)}::regclass"

@@ -79,7 +79,7 @@ class Sink:
     def identity(self, table: TableName) -> Statement | None:
         """How far apart the table's identity hands out ids and whether this login may reserve blocks of them
         (sqlqueue.numbering.Identity); None where it hands them out one at a time."""
-        sql = self.engine.identity_sql_of(table)
+        sql = self.engine.identity_query(table)
         return self.engine.compile(sql) if sql is not None else None
 
     @cached
