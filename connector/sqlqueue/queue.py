@@ -1128,21 +1128,24 @@ def runs_of(ids: Sequence[int], step: int = 1) -> list[tuple[int, int]]:
     """``ids`` as runs, each (first, last), in order: stretches of ids between two of which no row can have
     an id. Consecutive ids, and where the identity steps by ``step`` (sqlqueue.numbering) the ids on either
     side of a block's start: the last a row can hold in one block (its first, filled by a default, or its
-    last) and the first in the next (its first, or the one after that, which a sink task's block starts at)."""
+    last) and the first in the next (its first, or the one after it, where a sink task's rows start)."""
     runs: list[tuple[int, int]] = []
+    first = last = None
     for i in sorted(ids):
-        if runs and _adjacent(runs[-1][1], i, step):
-            runs[-1] = (runs[-1][0], i)
-        else:
-            runs.append((i, i))
+        if last is not None and (i == last + 1 or (step > 1 and _across_a_start(last, i - last, step))):
+            last = i
+            continue
+        if first is not None and last is not None:
+            runs.append((first, last))
+        first = last = i
+    if first is not None and last is not None:
+        runs.append((first, last))
     return runs
 
 
-def _adjacent(before: int, after: int, step: int) -> bool:
-    """No row can have an id between ``before`` and ``after`` (runs_of)."""
-    if after == before + 1:
-        return True
-    if step == 1:
-        return False
-    (block, at), (next_block, next_at) = divmod(before - 1, step), divmod(after - 1, step)
-    return next_block == block + 1 and at in (0, step - 1) and next_at in (0, 1)
+def _across_a_start(before: int, gap: int, step: int) -> bool:
+    """Whether ``before`` and the id ``gap`` after it are on either side of a block's start with no id
+    between them a row can hold: a default's id (its block's first) and the next block's first or second,
+    or a block's last id and the next block's second (its first left to a default, which the sink took)."""
+    at = (before - 1) % step
+    return (at == 0 and gap in (step, step + 1)) or (at == step - 1 and gap == 2)
