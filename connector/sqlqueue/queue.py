@@ -888,19 +888,7 @@ class Producing:
         tag is not in the unpublished table (``Producer`` lists it there in the same transaction). Text rows
         go with ids of their own where the table's ``identity`` (Queue.identity) lets this login name them
         (sqlqueue.numbering)."""
-        if identity.names_ids and isinstance(rows, TextRows) and self._sends_as_is(columns):
-            self._load_numbered(cur, columns, rows, stage_tag, identity.step)
-            return
-        self._load_under(cur, self.queue.table, columns, rows, stage_tag)
-
-    def _load_numbered(self, cur: Any, columns: Sequence[Column], rows: TextRows, stage_tag: str, step: int) -> None:
-        engine, table = self.queue.engine, self.queue.table
-        reserve = self.queue.dialect.sink.identity_blocks(table)
-        assert reserve is not None, "only an engine that hands out ids in blocks makes a table step by more than 1"
-        blocks = Blocks(step, lambda n: [int(first) for (first,) in execute(cur, reserve, blocks=n).fetchall()])
-        target, loaded = engine.table(table), [Column("id", "bigint", False), *columns, STAGE_TAG]
-        for segment in segments(rows.pieces((stage_tag,)), blocks):
-            engine.load_text(cur, target, loaded, segment)
+        self._load_under(cur, self.queue.table, columns, rows, stage_tag, identity.step if identity.names_ids else 1)
 
     @property
     def lists_unpublished(self) -> bool:
@@ -963,13 +951,30 @@ class Producing:
         self._load_under(cur, self.staging, columns, rows, stage_tag)
 
     def _load_under(
-        self, cur: Any, table: TableName, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str
-    ) -> None:
+        self, cur: Any, table: TableName, columns: Sequence[Column], rows: Iterable[Sequence[Any]], stage_tag: str,
+        id_step: int = 1,
+    ) -> None:  # fmt: skip
+        """Load ``rows`` into ``table`` under ``stage_tag``; text rows with ids of their own from blocks of the
+        table's identity where ``id_step`` is above 1 (sqlqueue.numbering)."""
         engine, target = self.queue.engine, self.queue.engine.table(table)
         if isinstance(rows, TextRows) and self._sends_as_is(columns):
-            engine.load_text(cur, target, [*columns, STAGE_TAG], rows.text((stage_tag,)))
+            if id_step > 1:
+                self._load_numbered(cur, table, columns, rows, stage_tag, id_step)
+            else:
+                engine.load_text(cur, target, [*columns, STAGE_TAG], rows.text((stage_tag,)))
             return
         engine.load(cur, target, [*columns, STAGE_TAG], self._encoded(columns, rows, (stage_tag,)))
+
+    def _load_numbered(
+        self, cur: Any, table: TableName, columns: Sequence[Column], rows: TextRows, stage_tag: str, step: int
+    ) -> None:
+        engine = self.queue.engine
+        reserve = self.queue.dialect.sink.identity_blocks(table)
+        assert reserve is not None, "only an engine that hands out ids in blocks makes a table step by more than 1"
+        blocks = Blocks(step, lambda n: [int(first) for (first,) in execute(cur, reserve, blocks=n).fetchall()])
+        target, loaded = engine.table(table), [Column("id", "bigint", False), *columns, STAGE_TAG]
+        for segment in segments(rows.pieces((stage_tag,)), blocks):
+            engine.load_text(cur, target, loaded, segment)
 
     def _sends_as_is(self, columns: Sequence[Column]) -> bool:
         """Whether the engine loads text rows and no value of ``columns`` needs changing first (_encoded): no time
@@ -1129,17 +1134,18 @@ def runs_of(ids: Sequence[int], step: int = 1) -> list[tuple[int, int]]:
     an id. Consecutive ids, and where the identity steps by ``step`` (sqlqueue.numbering) the ids on either
     side of a block's start: the last a row can hold in one block (its first, filled by a default, or its
     last) and the first in the next (its first, or the one after it, where a sink task's rows start)."""
+    ordered = sorted(ids)
+    if not ordered:
+        return []
     runs: list[tuple[int, int]] = []
-    first = last = None
-    for i in sorted(ids):
-        if last is not None and (i == last + 1 or (step > 1 and _across_a_start(last, i - last, step))):
+    first = last = ordered[0]
+    for i in ordered[1:]:  # no tuple an id: a claim's 50,000 ids in one statement
+        if i == last + 1 or (step > 1 and _across_a_start(last, i - last, step)):
             last = i
-            continue
-        if first is not None and last is not None:
+        else:
             runs.append((first, last))
-        first = last = i
-    if first is not None and last is not None:
-        runs.append((first, last))
+            first = last = i
+    runs.append((first, last))
     return runs
 
 
